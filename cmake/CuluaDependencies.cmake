@@ -1,0 +1,26 @@
+# Dependencies, all from Debian packages (tools/setup installs them).
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+
+# Lua 5.4 built as C++ (liblua5.4-dev), linked statically: a Lua error unwinds C++ frames, and
+# the binary runs where no Lua is installed.
+find_path(LUA_INCLUDE_DIR lua.hpp PATH_SUFFIXES lua5.4 REQUIRED)
+find_library(LUA_CXX_STATIC NAMES liblua5.4-c++.a REQUIRED)
+add_library(culua::lua STATIC IMPORTED)
+set_target_properties(culua::lua PROPERTIES
+  IMPORTED_LOCATION ${LUA_CXX_STATIC}
+  INTERFACE_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR}
+  INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR}
+  INTERFACE_LINK_LIBRARIES "m;${CMAKE_DL_LIBS}")
+
+# libedit for the REPL, linked statically (with libbsd and libmd) so the binary carries it.
+find_path(EDIT_INCLUDE_DIR editline/readline.h REQUIRED)
+find_library(EDIT_STATIC NAMES libedit.a REQUIRED)
+find_library(BSD_STATIC NAMES libbsd.a REQUIRED)
+find_library(MD_STATIC NAMES libmd.a REQUIRED)
+find_library(TINFO_LIBRARY NAMES tinfo ncurses REQUIRED)
+add_library(culua::edit INTERFACE IMPORTED)
+set_target_properties(culua::edit PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES ${EDIT_INCLUDE_DIR}
+  INTERFACE_LINK_LIBRARIES "${EDIT_STATIC};${BSD_STATIC};${MD_STATIC};${TINFO_LIBRARY}")

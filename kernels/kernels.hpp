@@ -1,0 +1,32 @@
+// Entry points of the built-in kernels. The element functors behind them (functors.cuh) are
+// written once; host:: runs them on the calling thread, cuda:: launches them on a stream.
+#pragma once
+
+#include "core/backend.hpp"
+#include "core/layout.hpp"
+
+namespace culua::kernels {
+
+namespace host {
+void fill(const StridedView& dst, const void* value);
+void copy_cast(const StridedView& dst, const StridedView& src);
+void sequence(const StridedView& dst, const SequenceSpec& spec);
+}  // namespace host
+
+#if defined(CULUA_HAVE_CUDA)
+namespace cuda {
+struct Launch {
+  void* stream;  // cudaStream_t
+  int sm_count;
+};
+// Each returns the cudaError_t of the launch (as int, so this header needs no CUDA headers).
+int fill(const StridedView& dst, const void* value, const Launch& l);
+int copy_cast(const StridedView& dst, const StridedView& src, const Launch& l);
+int sequence(const StridedView& dst, const SequenceSpec& spec, const Launch& l);
+int sleep(double seconds, const Launch& l);
+// Writes through an invalid address: a sticky error, for testing error handling.
+int fault(const Launch& l);
+}  // namespace cuda
+#endif
+
+}  // namespace culua::kernels

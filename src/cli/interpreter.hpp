@@ -1,0 +1,19 @@
+// Running Lua chunks the way the `lua` program does: protected calls with a traceback, SIGINT
+// turned into a Lua error, errors reported as "culua: message".
+#pragma once
+
+#include <lua.hpp>
+
+#include <string>
+
+namespace culua::cli {
+
+// Calls the function below `nargs` arguments on the stack, with a traceback handler and SIGINT
+// interrupting it. Leaves `nresults` results (or the error message).
+int docall(lua_State* L, int nargs, int nresults);
+// Prints the error message on top of the stack (if status != LUA_OK) and pops it.
+int report(lua_State* L, int status);
+// The interactive loop (repl.cpp).
+void run_repl(lua_State* L);
+
+}  // namespace culua::cli

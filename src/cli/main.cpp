@@ -1,0 +1,249 @@
+// The culua program: run scripts, -e chunks and -l modules, or the REPL.
+#include <unistd.h>
+#include <lua.hpp>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/interpreter.hpp"
+#include "core/error.hpp"
+#include "core/runtime.hpp"
+#include "core/version.hpp"
+#include "lua/cu_module.hpp"
+
+namespace culua::cli {
+
+namespace {
+
+// Exit status when an explicitly requested backend is unavailable (sysexits' EX_UNAVAILABLE);
+// GPU tests use it to skip on machines without a GPU.
+constexpr int kUnavailable = 69;
+
+lua_State* interrupted_state = nullptr;
+
+void stop_hook(lua_State* L, lua_Debug*) {
+  lua_sethook(L, nullptr, 0, 0);
+  luaL_error(L, "interrupted!");
+}
+
+void on_sigint(int sig) {
+  std::signal(sig, SIG_DFL);  // a second Ctrl-C kills the process
+  lua_sethook(interrupted_state, stop_hook,
+              LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
+}
+
+int traceback_handler(lua_State* L) {
+  const char* msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+struct Invocation {
+  std::vector<std::string> exec;
+  std::vector<std::string> libs;
+  // Which of -e / -l came in which order (true: -e).
+  std::vector<bool> order;
+  bool interactive = false;
+  bool version = false;
+  std::vector<std::string> script_and_args;  // script first
+  int script_index = 0;                      // position of the script in argv
+  std::vector<std::string> argv;
+};
+
+void print_version() {
+  std::printf("culua %s (%s, %s)\n", CULUA_VERSION, LUA_RELEASE,
+#if defined(CULUA_HAVE_CUDA)
+              "CUDA backend and host backend"
+#else
+              "host backend only: built without CUDA"
+#endif
+  );
+  std::fflush(stdout);
+}
+
+int run_chunk(lua_State* L, int status) {
+  if (status == LUA_OK) status = docall(L, 0, 0);
+  return report(L, status);
+}
+
+int require_module(lua_State* L, const std::string& spec) {
+  // "-l name" sets global name = require("name"); "-l g=name" sets global g.
+  const auto eq = spec.find('=');
+  const std::string global = eq == std::string::npos ? spec : spec.substr(0, eq);
+  const std::string mod = eq == std::string::npos ? spec : spec.substr(eq + 1);
+  lua_getglobal(L, "require");
+  lua_pushstring(L, mod.c_str());
+  int status = docall(L, 1, 1);
+  if (status == LUA_OK) lua_setglobal(L, global.c_str());
+  return report(L, status);
+}
+
+void create_arg_table(lua_State* L, const Invocation& inv) {
+  // As lua.c: arg[0] is the script, arg[1..] its arguments, negative indices the interpreter
+  // and its options.
+  const int script = inv.script_index;
+  const int n = static_cast<int>(inv.argv.size());
+  lua_createtable(L, n - script, script + 1);
+  for (int i = 0; i < n; ++i) {
+    lua_pushstring(L, inv.argv[static_cast<size_t>(i)].c_str());
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+}
+
+int run_script(lua_State* L, const Invocation& inv) {
+  const std::string& name = inv.script_and_args[0];
+  const char* fname = name == "-" ? nullptr : name.c_str();
+  int status = luaL_loadfile(L, fname);
+  if (status == LUA_OK) {
+    const int nargs = static_cast<int>(inv.script_and_args.size()) - 1;
+    luaL_checkstack(L, nargs, "too many script arguments");
+    for (int i = 1; i <= nargs; ++i)
+      lua_pushstring(L, inv.script_and_args[static_cast<size_t>(i)].c_str());
+    status = docall(L, nargs, LUA_MULTRET);
+  }
+  return report(L, status);
+}
+
+// Everything runs inside this protected function, as lua.c's pmain.
+int protected_main(lua_State* L) {
+  const auto& inv = *static_cast<const Invocation*>(lua_touserdata(L, 1));
+  auto& rt = *static_cast<Runtime*>(lua_touserdata(L, 2));
+  luaL_checkversion(L);
+  luaL_openlibs(L);
+  lua::open_cu(L, rt);
+  lua_setglobal(L, "cu");
+  create_arg_table(L, inv);
+  lua_gc(L, LUA_GCRESTART);
+  lua_gc(L, LUA_GCGEN, 0, 0);
+
+  if (inv.version) print_version();
+  size_t e = 0, l = 0;
+  for (bool is_exec : inv.order) {
+    int status;
+    if (is_exec) {
+      const std::string& code = inv.exec[e++];
+      status = run_chunk(L, luaL_loadbuffer(L, code.data(), code.size(), "=(command line)"));
+    } else {
+      status = require_module(L, inv.libs[l++]);
+    }
+    if (status != LUA_OK) return 0;
+  }
+  if (!inv.script_and_args.empty()) {
+    if (run_script(L, inv) != LUA_OK) return 0;
+  }
+  if (inv.interactive) {
+    run_repl(L);
+  } else if (inv.script_and_args.empty() && inv.exec.empty() && inv.libs.empty() && !inv.version) {
+    if (isatty(STDIN_FILENO)) {
+      run_repl(L);
+    } else if (run_chunk(L, luaL_loadfile(L, nullptr)) != LUA_OK) {
+      return 0;
+    }
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+}  // namespace
+
+int docall(lua_State* L, int nargs, int nresults) {
+  const int base = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, traceback_handler);
+  lua_insert(L, base);
+  interrupted_state = L;
+  std::signal(SIGINT, on_sigint);
+  const int status = lua_pcall(L, nargs, nresults, base);
+  std::signal(SIGINT, SIG_DFL);
+  lua_remove(L, base);
+  return status;
+}
+
+int report(lua_State* L, int status) {
+  if (status != LUA_OK) {
+    const char* msg = lua_tostring(L, -1);
+    std::fprintf(stderr, "culua: %s\n", msg ? msg : "(error object is not a string)");
+    std::fflush(stderr);
+    lua_pop(L, 1);
+  }
+  return status;
+}
+
+}  // namespace culua::cli
+
+int main(int argc, char** argv) {
+  using namespace culua;
+  cli::Invocation inv;
+  inv.argv.assign(argv, argv + argc);
+  std::string backend = "auto";
+  int device = 0;
+
+  CLI::App app{
+      "culua: Lua 5.4 with CUDA device arrays, streams, events and kernels.\n"
+      "Runs SCRIPT with its ARGS (global `arg`, as lua does), or the REPL."};
+  app.prefix_command();
+  app.set_version_flag("--version", std::string("culua ") + CULUA_VERSION);
+  auto* e_opt = app.add_option("-e", inv.exec, "execute string CODE")
+                    ->type_name("CODE")
+                    ->allow_extra_args(false);
+  auto* l_opt = app.add_option("-l", inv.libs, "require MODULE into global MODULE (or g=MODULE)")
+                    ->type_name("MODULE")
+                    ->allow_extra_args(false);
+  app.add_flag("-i", inv.interactive, "enter the REPL after running SCRIPT");
+  app.add_flag("-v", inv.version, "print version information");
+  app.add_option("--backend", backend,
+                 "cuda, host or auto (default: $CULUA_BACKEND, else cuda when a GPU is present)")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  app.add_option("--device", device, "CUDA device to start on (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  app.footer(
+      "Exit status: 0 on success, 1 when a script fails, 69 when a requested backend is "
+      "unavailable.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  for (const CLI::Option* o : app.parse_order()) {
+    if (o == e_opt) inv.order.push_back(true);
+    if (o == l_opt) inv.order.push_back(false);
+  }
+  inv.script_and_args = app.remaining();
+  inv.script_index = argc - static_cast<int>(inv.script_and_args.size());
+  if (inv.script_and_args.empty()) inv.script_index = argc;
+
+  RuntimeOptions options;
+  options.device = device;
+  options.backend = parse_backend(backend);
+  Runtime rt(options);
+  if (options.backend == BackendKind::Cuda) {
+    try {
+      rt.backend();
+    } catch (const Error& e) {
+      std::fprintf(stderr, "culua: %s\n", e.what());
+      return cli::kUnavailable;
+    }
+  }
+
+  lua_State* L = luaL_newstate();
+  if (!L) {
+    std::fprintf(stderr, "culua: cannot create the Lua state: not enough memory\n");
+    return 1;
+  }
+  lua_gc(L, LUA_GCSTOP);
+  lua_pushcfunction(L, cli::protected_main);
+  lua_pushlightuserdata(L, &inv);
+  lua_pushlightuserdata(L, &rt);
+  const int status = lua_pcall(L, 2, 1, 0);
+  const bool ok = status == LUA_OK && lua_toboolean(L, -1);
+  cli::report(L, status);
+  lua_close(L);  // before the runtime: finalizers free arrays through it
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,86 @@
+// The interface both backends implement. The core's array operations are written against it;
+// it knows nothing of Lua.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/layout.hpp"
+#include "core/stream.hpp"
+
+namespace culua {
+
+enum class BackendKind : uint8_t { Auto, Cuda, Host };
+std::string_view backend_name(BackendKind k);
+
+enum class Location : uint8_t { Device, Pinned, Pageable };
+std::string_view location_name(Location l);
+inline bool is_host(Location l) {
+  return l != Location::Device;
+}
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  int sm_count = 0;
+  uint64_t memory = 0;  // bytes
+  int cc_major = 0;     // 0 on the host backend
+  int cc_minor = 0;
+  uint64_t l2 = 0;  // bytes
+};
+
+struct MemoryInfo {
+  uint64_t free = 0;
+  uint64_t total = 0;
+};
+
+// arange/linspace: element i is start + i*step, computed in double (or in int64 when `integral`),
+// then converted to the element type; linspace pins the last element to `stop`.
+struct SequenceSpec {
+  bool integral = false;
+  double start = 0;
+  double step = 1;
+  int64_t istart = 0;
+  int64_t istep = 1;
+  bool pin_last = false;
+  double stop = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendKind kind() const = 0;
+
+  virtual int device_count() = 0;
+  virtual DeviceInfo device_info(int device) = 0;
+  virtual std::shared_ptr<Stream> default_stream(int device) = 0;
+  // Internal stream on which buffers used by several streams are freed.
+  virtual std::shared_ptr<Stream> release_stream(int device) = 0;
+  virtual std::shared_ptr<Stream> create_stream(int device, StreamPriority p) = 0;
+  virtual std::shared_ptr<Event> create_event(int device, bool timing) = 0;
+  virtual void synchronize_device(int device) = 0;
+
+  // Memory. `allocate` throws Error(OutOfMemory) and does not retry (the Runtime does). Device
+  // memory is allocated stream-ordered on `stream`. `deallocate` frees after the work queued on
+  // `stream` (at once when null) and never throws.
+  virtual void* allocate(size_t bytes, Location loc, int device, Stream* stream) = 0;
+  virtual void deallocate(void* p, size_t bytes, Location loc, int device,
+                          Stream* stream) noexcept = 0;
+  virtual MemoryInfo memory_info(Location loc, int device) = 0;
+  virtual void trim(int device) noexcept = 0;  // gives cached memory back
+
+  // Work queued on a stream. Pointers may be device or host memory (host memory must stay alive
+  // until the work is done).
+  virtual void memcpy(void* dst, const void* src, size_t bytes, Stream& s) = 0;
+  virtual void fill(const StridedView& dst, const void* value, Stream& s) = 0;
+  virtual void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) = 0;
+  virtual void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) = 0;
+  virtual void sleep(double seconds, Stream& s) = 0;  // keeps the stream busy
+
+  // A sticky error poisons the backend: every later call fails fast with this message.
+  virtual bool poisoned() const = 0;
+  virtual std::string poison_message() const = 0;
+};
+
+}  // namespace culua

@@ -1,0 +1,65 @@
+// A block of memory that arrays view. It remembers the streams whose queued work touches it, so
+// that it is freed stream-ordered: dropping the last reference never frees memory that queued
+// work still reads or writes, and never blocks.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "core/backend.hpp"
+
+namespace culua {
+
+class Buffer {
+ public:
+  // `alloc_stream` is the stream a device allocation was made on (null for host memory).
+  // A buffer that does not own its memory (wrapped pointers) never frees it.
+  Buffer(std::shared_ptr<Backend> backend, void* data, size_t bytes, Location loc, int device,
+         std::shared_ptr<Stream> alloc_stream, bool owned);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  Location location() const { return location_; }
+  int device() const { return device_; }
+  bool freed() const { return freed_; }
+  Backend& backend() const { return *backend_; }
+
+  // Call before queueing work on `s` that touches this buffer. The first use on a stream other
+  // than the allocating one is ordered after that stream's work (the allocation, and the fills
+  // that created the contents); host memory is ordered after pending asynchronous copies.
+  void record_use(Stream& s) {
+    if (&s == last_) return;
+    record_use_slow(s);
+  }
+  // Host memory only: call after queueing asynchronous work on `s` touching it, so that host
+  // reads and writes of the memory wait for that work.
+  void mark_pending(Stream& s);
+  // Blocks until all queued work touching the buffer is done (before host access or a read).
+  void wait_idle();
+  // Frees now, stream-ordered after all queued work that used the buffer; idempotent; never
+  // throws or blocks.
+  void release() noexcept;
+
+ private:
+  struct Use {
+    std::shared_ptr<Stream> stream;
+    std::shared_ptr<Event> pending;  // host memory: recorded after the last async op
+  };
+  void record_use_slow(Stream& s);
+
+  std::shared_ptr<Backend> backend_;
+  void* data_;
+  size_t bytes_;
+  Location location_;
+  int device_;
+  bool owned_;
+  bool freed_ = false;
+  Stream* last_ = nullptr;  // the stream of the latest record_use, for the fast path
+  std::vector<Use> uses_;   // uses_[0] is the allocating stream of device memory
+};
+
+}  // namespace culua

@@ -1,0 +1,41 @@
+// culua's exception type. The Lua bindings turn it into a Lua error; embedding code catches it.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace culua {
+
+enum class ErrorKind {
+  Value,        // a bad value: size, dtype, shape, option
+  Type,         // an argument of the wrong type
+  Index,        // an index or range outside an array
+  OutOfMemory,  // an allocation failed after every retry
+  Released,     // use of a freed array, a released stream or event
+  Unsupported,  // valid input this backend or build cannot do
+  Device,       // a recoverable CUDA error; the runtime stays usable
+  Fatal,        // a sticky CUDA error: the runtime is poisoned
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string message)
+      : std::runtime_error(std::move(message)), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+template <class... Args>
+[[noreturn]] void fail(ErrorKind kind, fmt::format_string<Args...> f, Args&&... args) {
+  throw Error(kind, fmt::format(f, std::forward<Args>(args)...));
+}
+
+// "1.5 GiB" style, for messages.
+std::string format_bytes(double bytes);
+
+}  // namespace culua

@@ -1,0 +1,340 @@
+#include "core/ops.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "kernels/kernels.hpp"
+
+namespace culua {
+
+namespace {
+
+// The stream device work on `a` goes to.
+Stream& stream_for(Runtime& rt, const Array& a, Stream* stream) {
+  if (stream) {
+    if (a.location() == Location::Device && stream->device() != a.device()) {
+      fail(ErrorKind::Value, "the stream belongs to device {} but the array to device {}",
+           stream->device(), a.device());
+    }
+    return *stream;
+  }
+  return a.location() == Location::Device ? rt.stream_for_device(a.device()) : rt.current_stream();
+}
+
+bool same_memory(const Array& a, const Array& b) {
+  if (a.buffer() != b.buffer()) return false;
+  const auto size = static_cast<int64_t>(itemsize(a.dtype()));
+  const int64_t a0 = a.layout().extent_begin() * size, a1 = a.layout().extent_end() * size;
+  const int64_t b0 = b.layout().extent_begin() * static_cast<int64_t>(itemsize(b.dtype()));
+  const int64_t b1 = b.layout().extent_end() * static_cast<int64_t>(itemsize(b.dtype()));
+  return a0 < b1 && b0 < a1;
+}
+
+bool same_layout(const Layout& a, const Layout& b) {
+  if (a.ndim != b.ndim || a.offset != b.offset) return false;
+  for (int i = 0; i < a.ndim; ++i) {
+    const auto k = static_cast<size_t>(i);
+    if (a.shape[k] != b.shape[k] || (a.shape[k] > 1 && a.strides[k] != b.strides[k])) return false;
+  }
+  return true;
+}
+
+void host_copy(const Array& dst, const Array& src) {
+  dst.buffer()->wait_idle();
+  src.buffer()->wait_idle();
+  kernels::host::copy_cast(dst.view(), src.view());
+}
+
+void device_copy(Runtime& rt, const Array& dst, const Array& src, Stream& s) {
+  Backend& b = rt.backend();
+  dst.buffer()->record_use(s);
+  src.buffer()->record_use(s);
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
+    b.memcpy(dst.data(), src.data(), dst.nbytes(), s);
+    return;
+  }
+  if (dst.device() != src.device()) {
+    fail(ErrorKind::Unsupported,
+         "copies between devices need contiguous arrays of one dtype; call contiguous() or "
+         "astype() first");
+  }
+  b.copy_cast(dst.view(), src.view(), s);
+}
+
+void host_to_device(Runtime& rt, const Array& dst, const Array& src, Stream& s, bool async) {
+  Backend& b = rt.backend();
+  Array h = src;
+  if (!src.is_contiguous()) {
+    h = empty(rt, src.shape(), src.dtype(), src.location());
+    host_copy(h, src);
+  }
+  Array d = dst;
+  if (!dst.is_contiguous() || dst.dtype() != h.dtype())
+    d = empty(rt, dst.shape(), h.dtype(), Location::Device, &s);
+  h.buffer()->record_use(s);
+  d.buffer()->record_use(s);
+  b.memcpy(d.data(), h.data(), h.nbytes(), s);
+  if (d.buffer() != dst.buffer()) {
+    dst.buffer()->record_use(s);
+    b.copy_cast(dst.view(), d.view(), s);
+  }
+  if (async) {
+    h.buffer()->mark_pending(s);
+  } else {
+    s.synchronize();
+  }
+}
+
+void device_to_host(Runtime& rt, const Array& dst, const Array& src, Stream& s, bool async) {
+  Backend& b = rt.backend();
+  Array d = src;
+  src.buffer()->record_use(s);
+  if (!src.is_contiguous() || src.dtype() != dst.dtype()) {
+    d = empty(rt, src.shape(), dst.dtype(), Location::Device, &s);
+    b.copy_cast(d.view(), src.view(), s);
+  }
+  Array h = dst;
+  if (!dst.is_contiguous()) h = empty(rt, dst.shape(), dst.dtype(), Location::Pageable);
+  h.buffer()->record_use(s);
+  b.memcpy(h.data(), d.data(), d.nbytes(), s);
+  if (async) {
+    h.buffer()->mark_pending(s);
+    return;
+  }
+  s.synchronize();
+  if (h.buffer() != dst.buffer()) host_copy(dst, h);
+}
+
+int64_t checked_count(double span, double step) {
+  const double n = std::ceil(span / step);
+  if (!(n < 9.2e18)) fail(ErrorKind::Value, "arange would have too many elements ({})", n);
+  return n > 0 ? static_cast<int64_t>(n) : 0;
+}
+
+bool fits(DType t, double v) {
+  Scalar s = Scalar::real(v);
+  unsigned char tmp[kMaxItemSize];
+  try {
+    encode_scalar(t, s, tmp);
+  } catch (const Error&) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Array empty(Runtime& rt, const Shape& shape, DType dtype, Location loc, Stream* stream) {
+  const int64_t n = checked_numel(shape, itemsize(dtype));
+  const size_t bytes = static_cast<size_t>(n) * itemsize(dtype);
+  std::shared_ptr<Buffer> buf;
+  if (loc == Location::Device) {
+    Stream& s = stream ? *stream : rt.current_stream();
+    buf = rt.allocate(bytes, loc, s.device(), &s);
+  } else {
+    buf = rt.allocate(bytes, loc, rt.device(), nullptr);
+  }
+  return Array(std::move(buf), dtype, Layout::contiguous(shape));
+}
+
+Array full(Runtime& rt, const Shape& shape, DType dtype, const Scalar& value, Location loc,
+           Stream* stream) {
+  unsigned char bytes[kMaxItemSize];
+  encode_scalar(dtype, value, bytes);  // check the value before allocating
+  Array a = empty(rt, shape, dtype, loc, stream);
+  fill(rt, a, value, stream);
+  return a;
+}
+
+void fill(Runtime& rt, const Array& a, const Scalar& value, Stream* stream) {
+  a.check_alive();
+  unsigned char bytes[kMaxItemSize];
+  encode_scalar(a.dtype(), value, bytes);
+  if (a.size() == 0) return;
+  if (is_host(a.location())) {
+    a.buffer()->wait_idle();
+    kernels::host::fill(a.view(), bytes);
+    return;
+  }
+  Stream& s = stream_for(rt, a, stream);
+  a.buffer()->record_use(s);
+  rt.backend().fill(a.view(), bytes, s);
+}
+
+Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar& step, DType dtype,
+             Location loc, Stream* stream) {
+  for (const Scalar* v : {&start, &stop, &step}) {
+    if (v->kind == Scalar::Kind::Complex || v->kind == Scalar::Kind::Bool) {
+      fail(ErrorKind::Type, "arange takes real numbers, not {}", v->str());
+    }
+  }
+  if (step.as_double() == 0) fail(ErrorKind::Value, "arange step must not be zero");
+  SequenceSpec spec;
+  int64_t n = 0;
+  const bool integral = start.kind == Scalar::Kind::Int && stop.kind == Scalar::Kind::Int &&
+                        step.kind == Scalar::Kind::Int;
+  if (integral && !is_floating(dtype) && !is_complex(dtype)) {
+    spec.integral = true;
+    spec.istart = start.i;
+    spec.istep = step.i;
+    n = checked_count(static_cast<double>(stop.i) - static_cast<double>(start.i),
+                      static_cast<double>(step.i));
+  } else {
+    spec.start = start.as_double();
+    spec.step = step.as_double();
+    n = checked_count(stop.as_double() - spec.start, spec.step);
+  }
+  if (is_integer(dtype) && n > 0) {
+    const double first = start.as_double();
+    const double last = first + static_cast<double>(n - 1) * step.as_double();
+    if (!fits(dtype, std::trunc(first)) || !fits(dtype, std::trunc(last))) {
+      fail(ErrorKind::Value, "arange values from {} to {} do not fit in {}", first, last,
+           name(dtype));
+    }
+  }
+  Shape shape{n};
+  Array a = empty(rt, shape, dtype, loc, stream);
+  if (n == 0) return a;
+  if (is_host(loc)) {
+    kernels::host::sequence(a.view(), spec);
+  } else {
+    Stream& s = stream_for(rt, a, stream);
+    rt.backend().sequence(a.view(), spec, s);
+  }
+  return a;
+}
+
+Array linspace(Runtime& rt, double a, double b, int64_t n, DType dtype, Location loc,
+               Stream* stream) {
+  if (n < 0) fail(ErrorKind::Value, "linspace count {} is negative", n);
+  SequenceSpec spec;
+  spec.start = a;
+  spec.step = n > 1 ? (b - a) / static_cast<double>(n - 1) : 0.0;
+  spec.pin_last = n > 1;
+  spec.stop = b;
+  Array out = empty(rt, Shape{n}, dtype, loc, stream);
+  if (n == 0) return out;
+  if (is_host(loc)) {
+    kernels::host::sequence(out.view(), spec);
+  } else {
+    Stream& s = stream_for(rt, out, stream);
+    rt.backend().sequence(out.view(), spec, s);
+  }
+  return out;
+}
+
+void copy(Runtime& rt, const Array& dst, const Array& src, Stream* stream) {
+  dst.check_alive("the destination array");
+  src.check_alive("the source array");
+  if (!(dst.shape() == src.shape())) {
+    fail(ErrorKind::Value, "shapes differ: destination {} and source {}", dst.shape().str(),
+         src.shape().str());
+  }
+  if (dst.size() == 0) return;
+  if (same_memory(dst, src)) {
+    if (dst.dtype() == src.dtype() && same_layout(dst.layout(), src.layout())) return;
+    // Overlapping views of one buffer: copy through a temporary.
+    copy(rt, dst, clone(rt, src, stream), stream);
+    return;
+  }
+  const bool dst_host = is_host(dst.location());
+  const bool src_host = is_host(src.location());
+  if (dst_host && src_host) {
+    host_copy(dst, src);
+    return;
+  }
+  const Array& device_side = dst_host ? src : dst;
+  Stream& s = stream_for(rt, device_side, stream);
+  if (!dst_host && !src_host) {
+    device_copy(rt, dst, src, s);
+  } else if (dst_host) {
+    device_to_host(rt, dst, src, s,
+                   stream && dst.location() == Location::Pinned && dst.is_contiguous());
+  } else {
+    host_to_device(rt, dst, src, s, stream && src.location() == Location::Pinned);
+  }
+}
+
+Array contiguous(Runtime& rt, const Array& a, Stream* stream) {
+  a.check_alive();
+  if (a.is_contiguous()) return a;
+  return clone(rt, a, stream);
+}
+
+Array clone(Runtime& rt, const Array& a, Stream* stream) {
+  return astype(rt, a, a.dtype(), stream);
+}
+
+Array astype(Runtime& rt, const Array& a, DType dtype, Stream* stream) {
+  a.check_alive();
+  Stream* alloc_on = a.location() == Location::Device ? &stream_for(rt, a, stream) : nullptr;
+  Array out = empty(rt, a.shape(), dtype, a.location(), alloc_on);
+  copy(rt, out, a, stream);
+  return out;
+}
+
+Array view_as(const Array& a, const Shape& shape) {
+  a.check_alive();
+  const Shape s = resolve_reshape(shape, a.size(), a.shape());
+  if (!a.is_contiguous()) {
+    fail(ErrorKind::Value, "view needs a contiguous array; use reshape() or contiguous()");
+  }
+  return a.with_layout(a.layout().reshaped(s));
+}
+
+Array reshape(Runtime& rt, const Array& a, const Shape& shape, Stream* stream) {
+  a.check_alive();
+  const Shape s = resolve_reshape(shape, a.size(), a.shape());
+  if (a.is_contiguous()) return a.with_layout(a.layout().reshaped(s));
+  Array c = clone(rt, a, stream);
+  return c.with_layout(c.layout().reshaped(s));
+}
+
+Array to_location(Runtime& rt, const Array& a, Location loc, Stream* stream) {
+  a.check_alive();
+  Stream* alloc_on = nullptr;
+  if (loc == Location::Device) alloc_on = stream ? stream : &rt.current_stream();
+  Array out = empty(rt, a.shape(), a.dtype(), loc, alloc_on);
+  copy(rt, out, a, stream);
+  return out;
+}
+
+Scalar read_element(Runtime& rt, const Array& element) {
+  element.check_alive();
+  unsigned char bytes[kMaxItemSize];
+  const size_t n = itemsize(element.dtype());
+  element.buffer()->wait_idle();
+  if (is_host(element.location())) {
+    std::memcpy(bytes, element.data(), n);
+  } else {
+    Stream& s = rt.stream_for_device(element.device());
+    element.buffer()->record_use(s);
+    rt.backend().memcpy(bytes, element.data(), n, s);
+    s.synchronize();
+  }
+  return decode_scalar(element.dtype(), bytes);
+}
+
+void write_element(Runtime& rt, const Array& element, const Scalar& value) {
+  fill(rt, element, value, nullptr);
+}
+
+std::vector<unsigned char> read_contiguous(Runtime& rt, const Array& a) {
+  a.check_alive();
+  std::vector<unsigned char> out(a.nbytes());
+  if (out.empty()) return out;
+  Array host = Array::wrap(rt.backend_ptr(), out.data(), a.shape(), a.dtype(), Location::Pageable,
+                           a.device());
+  copy(rt, host, a, nullptr);
+  return out;
+}
+
+void sleep(Runtime& rt, double seconds, Stream* stream) {
+  if (!(seconds >= 0) || seconds > 3600)
+    fail(ErrorKind::Value, "sleep time {} s is out of range", seconds);
+  Stream& s = stream ? *stream : rt.current_stream();
+  rt.backend().sleep(seconds, s);
+}
+
+}  // namespace culua

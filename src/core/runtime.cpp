@@ -1,0 +1,171 @@
+#include "core/runtime.hpp"
+
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "host/host_backend.hpp"
+#if defined(CULUA_HAVE_CUDA)
+#include "cuda/cuda_backend.hpp"
+#endif
+
+namespace culua {
+
+std::string_view backend_name(BackendKind k) {
+  switch (k) {
+    case BackendKind::Cuda:
+      return "cuda";
+    case BackendKind::Host:
+      return "host";
+    default:
+      return "auto";
+  }
+}
+
+std::string_view location_name(Location l) {
+  switch (l) {
+    case Location::Pinned:
+      return "pinned";
+    case Location::Pageable:
+      return "pageable";
+    default:
+      return "device";
+  }
+}
+
+BackendKind parse_backend(std::string_view s) {
+  if (s == "auto") return BackendKind::Auto;
+  if (s == "cuda") return BackendKind::Cuda;
+  if (s == "host") return BackendKind::Host;
+  fail(ErrorKind::Value, "unknown backend '{}' (expected auto, cuda or host)", s);
+}
+
+Runtime::Runtime(RuntimeOptions options) : options_(options), device_(options.device) {}
+
+Runtime::~Runtime() {
+  current_streams_.clear();
+  if (backend_ && !backend_->poisoned()) {
+    try {
+      for (int d = 0; d < backend_->device_count(); ++d) backend_->synchronize_device(d);
+    } catch (const std::exception&) {
+      // Tearing down after a device error: nothing left to wait for.
+    }
+  }
+}
+
+void Runtime::create_backend() {
+  BackendKind k = options_.backend;
+  if (k == BackendKind::Auto) {
+    if (const char* env = std::getenv("CULUA_BACKEND"); env && *env) k = parse_backend(env);
+  }
+#if defined(CULUA_HAVE_CUDA)
+  std::string why;
+  if (k == BackendKind::Auto)
+    k = cuda::device_available(&why) ? BackendKind::Cuda : BackendKind::Host;
+  if (k == BackendKind::Cuda) {
+    if (!cuda::device_available(&why)) {
+      fail(ErrorKind::Unsupported,
+           "the CUDA backend was requested but no CUDA device is usable: {}", why);
+    }
+    backend_ = cuda::make_backend();
+  }
+#else
+  if (k == BackendKind::Cuda) {
+    fail(ErrorKind::Unsupported,
+         "the CUDA backend was requested but this culua was built without the CUDA toolkit");
+  }
+#endif
+  if (!backend_) backend_ = host::make_backend(host::HostOptions{options_.host_memory_limit});
+  const int count = backend_->device_count();
+  current_streams_.assign(static_cast<size_t>(count), nullptr);
+  if (options_.device < 0 || options_.device >= count) {
+    const int requested = options_.device;
+    backend_.reset();
+    fail(ErrorKind::Value, "device {} does not exist ({} device{})", requested, count,
+         count == 1 ? "" : "s");
+  }
+  device_ = options_.device;
+}
+
+void Runtime::set_device(int device) {
+  const int count = backend().device_count();
+  if (device < 0 || device >= count) {
+    fail(ErrorKind::Index, "device {} does not exist ({} device{}, numbered from 0)", device, count,
+         count == 1 ? "" : "s");
+  }
+  device_ = device;
+}
+
+Stream& Runtime::stream_for_device(int device) {
+  Backend& b = backend();
+  auto& s = current_streams_[static_cast<size_t>(device)];
+  if (!s) s = b.default_stream(device);
+  return *s;
+}
+
+std::shared_ptr<Stream> Runtime::current_stream_ptr() {
+  stream_for_device(device());
+  return current_streams_[static_cast<size_t>(device_)];
+}
+
+void Runtime::set_current_stream(std::shared_ptr<Stream> s) {
+  backend();
+  const int d = s->device();
+  set_device(d);
+  current_streams_[static_cast<size_t>(d)] = std::move(s);
+}
+
+std::shared_ptr<Buffer> Runtime::allocate(size_t bytes, Location loc, int device, Stream* stream) {
+  Backend& b = backend();
+  std::shared_ptr<Stream> owner = stream ? stream->shared_from_this() : nullptr;
+  if (bytes == 0) return std::make_shared<Buffer>(backend_, nullptr, 0, loc, device, owner, true);
+  if (loc == Location::Device) collect_if_indebted(bytes);
+  void* p = nullptr;
+  bool out_of_memory = false;
+  try {
+    p = b.allocate(bytes, loc, device, stream);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::OutOfMemory) throw;
+    out_of_memory = true;
+  }
+  if (out_of_memory) {
+    // Unreachable arrays may hold the memory: collect them, let their stream-ordered frees
+    // complete, give cached blocks back, and try once more.
+    if (collect_garbage) collect_garbage();
+    gc_debt_ = 0;
+    b.synchronize_device(device);
+    b.trim(device);
+    try {
+      p = b.allocate(bytes, loc, device, stream);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::OutOfMemory) throw;
+      const MemoryInfo mi = b.memory_info(loc, device);
+      const std::string where =
+          loc == Location::Device
+              ? fmt::format("{} memory of device {}",
+                            b.kind() == BackendKind::Cuda ? "device" : "host-backend", device)
+              : fmt::format("{} host memory", location_name(loc));
+      fail(ErrorKind::OutOfMemory, "out of {}: requested {}, {} free of {}", where,
+           format_bytes(static_cast<double>(bytes)), format_bytes(static_cast<double>(mi.free)),
+           format_bytes(static_cast<double>(mi.total)));
+    }
+  }
+  return std::make_shared<Buffer>(backend_, p, bytes, loc, device, std::move(owner), true);
+}
+
+void Runtime::collect_if_indebted(size_t bytes) {
+  gc_debt_ += bytes;
+  if (gc_debt_ < gc_threshold_ || !collect_garbage) return;
+  gc_debt_ = 0;
+  collect_garbage();
+}
+
+void Runtime::note_explicit_free(size_t bytes, Location loc) {
+  if (loc != Location::Device) return;
+  gc_debt_ = gc_debt_ > bytes ? gc_debt_ - bytes : 0;
+}
+
+void Runtime::synchronize() {
+  backend().synchronize_device(device());
+}
+
+}  // namespace culua

@@ -1,0 +1,83 @@
+// The runtime: picks and lazily creates the backend, tracks the current device and stream, and
+// owns the allocation policy (garbage-collection pressure, out-of-memory retry).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/buffer.hpp"
+
+namespace culua {
+
+struct RuntimeOptions {
+  // Auto: the CULUA_BACKEND environment variable, else CUDA when a device is present, else host.
+  BackendKind backend = BackendKind::Auto;
+  int device = 0;
+  // Host backend only: cap on its "device" memory in bytes (0: physical memory).
+  uint64_t host_memory_limit = 0;
+};
+
+// Parses "auto", "cuda" or "host"; throws Error(Value) otherwise.
+BackendKind parse_backend(std::string_view s);
+
+class Runtime {
+ public:
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  const RuntimeOptions& options() const { return options_; }
+  // The backend, created on first use (this creates the CUDA context).
+  Backend& backend() {
+    if (!backend_) create_backend();
+    return *backend_;
+  }
+  const std::shared_ptr<Backend>& backend_ptr() {
+    if (!backend_) create_backend();
+    return backend_;
+  }
+  bool backend_created() const { return backend_ != nullptr; }
+  BackendKind kind() { return backend().kind(); }
+
+  int device() { return backend_ ? device_ : (backend(), device_); }
+  void set_device(int device);
+  // The stream that work without an explicit stream goes to, per device.
+  Stream& stream_for_device(int device);
+  Stream& current_stream() { return stream_for_device(device()); }
+  std::shared_ptr<Stream> current_stream_ptr();
+  // Makes `s` the current stream of its device and selects that device.
+  void set_current_stream(std::shared_ptr<Stream> s);
+
+  // Allocates through the backend. Out of memory: runs collect_garbage, waits for the device,
+  // trims the pools and retries once, then throws naming the requested and free bytes.
+  std::shared_ptr<Buffer> allocate(size_t bytes, Location loc, int device, Stream* stream);
+  // An array's memory was freed explicitly (not by the collector): it no longer counts as debt.
+  void note_explicit_free(size_t bytes, Location loc);
+  // Set by the Lua layer: a full garbage collection, so unreachable arrays release their memory.
+  std::function<void()> collect_garbage;
+
+  void synchronize();  // all work of the current device
+  // Sticky errors: where the first one surfaced (file:line of the script), for later messages.
+  const std::string& fatal_location() const { return fatal_location_; }
+  void set_fatal_location(std::string where) { fatal_location_ = std::move(where); }
+
+ private:
+  void create_backend();
+  void collect_if_indebted(size_t bytes);
+
+  RuntimeOptions options_;
+  std::shared_ptr<Backend> backend_;
+  int device_ = 0;
+  std::vector<std::shared_ptr<Stream>> current_streams_;  // per device; null: default stream
+  // Device bytes allocated since the last collection that were not freed explicitly. The Lua
+  // collector does not see device memory, so past a threshold we collect ourselves.
+  uint64_t gc_debt_ = 0;
+  uint64_t gc_threshold_ = uint64_t{256} << 20;
+  std::string fatal_location_;
+};
+
+}  // namespace culua

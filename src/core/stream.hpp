@@ -1,0 +1,70 @@
+// Streams and events: the backend-independent interface. A stream is a FIFO of device work; an
+// event marks a point in a stream. On CUDA they wrap cudaStream_t/cudaEvent_t; on the host
+// backend a stream is a worker thread with a queue.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+namespace culua {
+
+enum class StreamPriority : uint8_t { Normal, High, Low };
+std::string_view priority_name(StreamPriority p);
+
+class Event;
+
+class Stream : public std::enable_shared_from_this<Stream> {
+ public:
+  Stream(int device, StreamPriority priority, uint64_t id)
+      : device_(device), priority_(priority), id_(id) {}
+  virtual ~Stream() = default;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  int device() const { return device_; }
+  StreamPriority priority() const { return priority_; }
+  uint64_t id() const { return id_; }
+
+  virtual void synchronize() = 0;           // blocks until all queued work is done
+  virtual bool query() = 0;                 // true when all queued work is done
+  virtual void wait(Event& e) = 0;          // later work on this stream waits for `e`
+  virtual void* native_handle() const = 0;  // cudaStream_t on CUDA
+
+ private:
+  int device_;
+  StreamPriority priority_;
+  uint64_t id_;
+};
+
+class Event {
+ public:
+  Event(int device, bool timing) : device_(device), timing_(timing) {}
+  virtual ~Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  int device() const { return device_; }
+  bool timing() const { return timing_; }
+  bool recorded() const { return recorded_; }
+
+  void record(Stream& s);
+  void synchronize();  // a never-recorded event is complete
+  bool query();
+  // Milliseconds from this event to `later`; waits for both. Both must have been recorded with
+  // timing enabled.
+  double elapsed_ms(Event& later);
+
+ protected:
+  virtual void do_record(Stream& s) = 0;
+  virtual void do_synchronize() = 0;
+  virtual bool do_query() = 0;
+  virtual double do_elapsed_ms(Event& later) = 0;
+
+ private:
+  int device_;
+  bool timing_;
+  bool recorded_ = false;
+};
+
+}  // namespace culua

@@ -1,0 +1,291 @@
+#include "cuda/cuda_backend.hpp"
+
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+#include "core/error.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/cuda_stream.hpp"
+#include "cuda/pinned_pool.hpp"
+#include "kernels/kernels.hpp"
+
+namespace culua::cuda {
+
+bool device_available(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = fmt::format("{} ({})", cudaGetErrorName(e), cudaGetErrorString(e));
+    return false;
+  }
+  if (n == 0) {
+    if (why) *why = "no CUDA devices";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+constexpr size_t kHostAlignment = 256;
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend() {
+    int n = 0;
+    CULUA_CUDA_CHECK(*health_, cudaGetDeviceCount(&n));
+    devices_.resize(static_cast<size_t>(n));
+  }
+
+  ~CudaBackend() override {
+    for (auto& d : devices_) {
+      d.default_stream.reset();
+      d.release_stream.reset();
+      if (d.pool) cudaMemPoolDestroy(d.pool);
+    }
+  }
+
+  BackendKind kind() const override { return BackendKind::Cuda; }
+  int device_count() override { return static_cast<int>(devices_.size()); }
+
+  DeviceInfo device_info(int device) override { return state(device).info; }
+
+  std::shared_ptr<Stream> default_stream(int device) override {
+    DeviceState& d = state(device);
+    if (!d.default_stream) d.default_stream = new_stream(device, StreamPriority::Normal);
+    return d.default_stream;
+  }
+
+  std::shared_ptr<Stream> release_stream(int device) override {
+    DeviceState& d = state(device);
+    if (!d.release_stream) d.release_stream = new_stream(device, StreamPriority::Normal);
+    return d.release_stream;
+  }
+
+  std::shared_ptr<Stream> create_stream(int device, StreamPriority p) override {
+    state(device);
+    return new_stream(device, p);
+  }
+
+  std::shared_ptr<Event> create_event(int device, bool timing) override {
+    state(device);
+    return std::make_shared<CudaEvent>(device, timing, health_);
+  }
+
+  void synchronize_device(int device) override {
+    state(device);
+    CULUA_CUDA_CHECK(*health_, cudaDeviceSynchronize());
+  }
+
+  void* allocate(size_t bytes, Location loc, int device, Stream* stream) override {
+    health_->check_usable();
+    switch (loc) {
+      case Location::Device: {
+        DeviceState& d = state(device);
+        cudaStream_t s = stream ? cu(*stream) : cu(*default_stream(device));
+        void* p = nullptr;
+        CULUA_CUDA_CHECK(*health_, cudaMallocFromPoolAsync(&p, bytes, d.pool, s));
+        return p;
+      }
+      case Location::Pinned:
+        state(device);  // pinned memory needs the context
+        return pinned_.allocate(bytes);
+      case Location::Pageable: {
+        void* p = std::aligned_alloc(
+            kHostAlignment, (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment);
+        if (!p) fail(ErrorKind::OutOfMemory, "aligned_alloc failed");
+        return p;
+      }
+    }
+    return nullptr;
+  }
+
+  void deallocate(void* p, size_t, Location loc, int device, Stream* stream) noexcept override {
+    switch (loc) {
+      case Location::Device: {
+        if (health_->poisoned.load()) return;  // the context is gone; nothing can be freed
+        cudaStream_t s = stream ? cu(*stream) : nullptr;
+        if (!s) {
+          try {
+            s = cu(*default_stream(device));
+          } catch (const std::exception&) {
+            return;
+          }
+        }
+        if (cudaFreeAsync(p, s) != cudaSuccess) cudaGetLastError();
+        return;
+      }
+      case Location::Pinned:
+        pinned_.release(p, stream ? cu(*stream) : nullptr);
+        return;
+      case Location::Pageable:
+        std::free(p);  // pageable copies are synchronous: no queued work uses it
+        return;
+    }
+  }
+
+  MemoryInfo memory_info(Location loc, int device) override {
+    if (loc == Location::Device) {
+      state(device);
+      size_t free = 0, total = 0;
+      CULUA_CUDA_CHECK(*health_, cudaMemGetInfo(&free, &total));
+      return MemoryInfo{free, total};
+    }
+    return MemoryInfo{host_memory_bytes(true), host_memory_bytes(false)};
+  }
+
+  void trim(int device) noexcept override {
+    pinned_.trim();
+    if (device >= 0 && device < device_count() && devices_[static_cast<size_t>(device)].pool) {
+      cudaMemPoolTrimTo(devices_[static_cast<size_t>(device)].pool, 0);
+    }
+  }
+
+  void memcpy(void* dst, const void* src, size_t bytes, Stream& s) override {
+    health_->check_usable();
+    health_->last_op.store("memcpy");
+    CULUA_CUDA_CHECK(*health_, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cu(s)));
+  }
+
+  void fill(const StridedView& dst, const void* value, Stream& s) override {
+    health_->check_usable();
+    health_->last_op.store("fill");
+    CULUA_CUDA_CHECK(*health_,
+                     static_cast<cudaError_t>(kernels::cuda::fill(dst, value, launch(s))));
+  }
+
+  void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) override {
+    health_->check_usable();
+    health_->last_op.store("copy");
+    CULUA_CUDA_CHECK(*health_,
+                     static_cast<cudaError_t>(kernels::cuda::copy_cast(dst, src, launch(s))));
+  }
+
+  void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) override {
+    health_->check_usable();
+    health_->last_op.store("sequence");
+    CULUA_CUDA_CHECK(*health_,
+                     static_cast<cudaError_t>(kernels::cuda::sequence(dst, spec, launch(s))));
+  }
+
+  void sleep(double seconds, Stream& s) override {
+    health_->check_usable();
+    health_->last_op.store("sleep");
+    CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::sleep(seconds, launch(s))));
+  }
+
+  void fault(Stream& s) {
+    health_->check_usable();
+    health_->last_op.store("fault (test kernel)");
+    CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::fault(launch(s))));
+  }
+
+  bool poisoned() const override { return health_->poisoned.load(); }
+  std::string poison_message() const override { return health_->poison_message(); }
+
+ private:
+  struct DeviceState {
+    bool ready = false;
+    cudaMemPool_t pool = nullptr;
+    std::shared_ptr<Stream> default_stream;
+    std::shared_ptr<Stream> release_stream;
+    int priority_least = 0;
+    int priority_greatest = 0;
+    DeviceInfo info;
+  };
+
+  static cudaStream_t cu(Stream& s) { return static_cast<cudaStream_t>(s.native_handle()); }
+
+  static uint64_t host_memory_bytes(bool available);
+
+  kernels::cuda::Launch launch(Stream& s) {
+    use_device(s.device());
+    return kernels::cuda::Launch{s.native_handle(),
+                                 devices_[static_cast<size_t>(s.device())].info.sm_count};
+  }
+
+  void use_device(int device) {
+    int current = -1;
+    cudaGetDevice(&current);
+    if (current != device) CULUA_CUDA_CHECK(*health_, cudaSetDevice(device));
+  }
+
+  // The device's state, initialized on first use (this creates the context).
+  DeviceState& state(int device) {
+    health_->check_usable();
+    if (device < 0 || device >= device_count()) {
+      fail(ErrorKind::Index, "CUDA device {} does not exist ({} devices)", device, device_count());
+    }
+    use_device(device);
+    DeviceState& d = devices_[static_cast<size_t>(device)];
+    if (d.ready) return d;
+    std::lock_guard lock(init_mutex_);
+    if (d.ready) return d;
+    cudaDeviceProp prop{};
+    CULUA_CUDA_CHECK(*health_, cudaGetDeviceProperties(&prop, device));
+    d.info.index = device;
+    d.info.name = prop.name;
+    d.info.sm_count = prop.multiProcessorCount;
+    d.info.memory = prop.totalGlobalMem;
+    d.info.cc_major = prop.major;
+    d.info.cc_minor = prop.minor;
+    d.info.l2 = static_cast<uint64_t>(prop.l2CacheSize);
+    CULUA_CUDA_CHECK(*health_,
+                     cudaDeviceGetStreamPriorityRange(&d.priority_least, &d.priority_greatest));
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    CULUA_CUDA_CHECK(*health_, cudaMemPoolCreate(&d.pool, &props));
+    uint64_t threshold = std::numeric_limits<uint64_t>::max();
+    CULUA_CUDA_CHECK(*health_,
+                     cudaMemPoolSetAttribute(d.pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    d.ready = true;
+    return d;
+  }
+
+  std::shared_ptr<Stream> new_stream(int device, StreamPriority p) {
+    const DeviceState& d = devices_[static_cast<size_t>(device)];
+    const int priority = p == StreamPriority::High  ? d.priority_greatest
+                         : p == StreamPriority::Low ? d.priority_least
+                                                    : 0;
+    use_device(device);
+    cudaStream_t s = nullptr;
+    CULUA_CUDA_CHECK(*health_, cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
+    return std::make_shared<CudaStream>(s, true, device, p, next_stream_id_++, health_);
+  }
+
+  std::shared_ptr<Health> health_ = std::make_shared<Health>();
+  std::vector<DeviceState> devices_;
+  std::mutex init_mutex_;
+  PinnedPool pinned_{health_};
+  uint64_t next_stream_id_ = 0;
+};
+
+uint64_t CudaBackend::host_memory_bytes(bool available) {
+  const long page = sysconf(_SC_PAGE_SIZE);
+  const long pages = sysconf(available ? _SC_AVPHYS_PAGES : _SC_PHYS_PAGES);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+}  // namespace
+
+std::shared_ptr<Backend> make_backend() {
+  return std::make_shared<CudaBackend>();
+}
+
+void launch_fault(Backend& backend, Stream& s) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  if (!cuda) fail(ErrorKind::Unsupported, "launch_fault needs the CUDA backend");
+  cuda->fault(s);
+}
+
+}  // namespace culua::cuda

@@ -1,0 +1,226 @@
+#include "host/host_backend.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "kernels/kernels.hpp"
+
+namespace culua::host {
+
+namespace {
+
+constexpr size_t kAlignment = 256;
+
+uint64_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+uint64_t available_memory() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (f >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  const long pages = sysconf(_SC_AVPHYS_PAGES);
+  return pages > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE))
+                   : 0;
+}
+
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "CPU";
+}
+
+}  // namespace
+
+std::shared_ptr<Backend> make_backend(const HostOptions& options) {
+  return std::make_shared<HostBackend>(options);
+}
+
+HostBackend::HostBackend(const HostOptions& options)
+    : options_(options), physical_memory_(physical_memory()) {}
+
+HostBackend::~HostBackend() {
+  default_stream_.reset();
+  release_stream_.reset();
+  std::lock_guard lock(mutex_);
+  for (auto& w : workers_) {
+    {
+      std::lock_guard qlock(w.queue->m);
+      w.queue->closing = true;
+    }
+    w.queue->work_ready.notify_one();
+  }
+  for (auto& w : workers_) w.thread.join();
+}
+
+void HostBackend::check_usable() const {
+  if (health_->poisoned.load()) fail(ErrorKind::Fatal, "{}", poison_message());
+}
+
+std::string HostBackend::poison_message() const {
+  std::lock_guard lock(health_->m);
+  return health_->message;
+}
+
+DeviceInfo HostBackend::device_info(int device) {
+  DeviceInfo d;
+  d.index = device;
+  const unsigned threads = std::thread::hardware_concurrency();
+  d.name =
+      fmt::format("host backend: {} ({} thread{})", cpu_name(), threads, threads == 1 ? "" : "s");
+  d.sm_count = static_cast<int>(threads);
+  d.memory = options_.memory_limit ? options_.memory_limit : physical_memory_;
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  d.l2 = l2 > 0 ? static_cast<uint64_t>(l2) : 0;
+  return d;
+}
+
+std::shared_ptr<HostStream> HostBackend::new_stream(int device, StreamPriority p) {
+  auto q = std::make_shared<WorkQueue>();
+  q->health = health_;
+  {
+    std::lock_guard lock(mutex_);
+    // Join the workers of streams that were dropped and have drained.
+    for (size_t i = 0; i < workers_.size();) {
+      bool finished;
+      {
+        std::lock_guard qlock(workers_[i].queue->m);
+        finished = workers_[i].queue->finished;
+      }
+      if (finished) {
+        workers_[i].thread.join();
+        workers_[i] = std::move(workers_.back());
+        workers_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    workers_.push_back(Worker{std::thread(run_worker, q), q});
+  }
+  return std::make_shared<HostStream>(q, device, p, next_stream_id_++);
+}
+
+std::shared_ptr<Stream> HostBackend::default_stream(int device) {
+  check_usable();
+  if (!default_stream_) default_stream_ = new_stream(device, StreamPriority::Normal);
+  return default_stream_;
+}
+
+std::shared_ptr<Stream> HostBackend::release_stream(int device) {
+  if (!release_stream_) release_stream_ = new_stream(device, StreamPriority::Normal);
+  return release_stream_;
+}
+
+std::shared_ptr<Stream> HostBackend::create_stream(int device, StreamPriority p) {
+  check_usable();
+  return new_stream(device, p);
+}
+
+std::shared_ptr<Event> HostBackend::create_event(int device, bool timing) {
+  return std::make_shared<HostEvent>(device, timing);
+}
+
+void HostBackend::synchronize_device(int) {
+  std::vector<std::shared_ptr<WorkQueue>> queues;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& w : workers_) queues.push_back(w.queue);
+  }
+  for (auto& q : queues) {
+    std::unique_lock lock(q->m);
+    const uint64_t target = q->enqueued;
+    q->work_done.wait(lock, [&] { return q->completed >= target || q->finished; });
+  }
+  check_usable();
+}
+
+HostStream& HostBackend::host_stream(Stream& s) {
+  return dynamic_cast<HostStream&>(s);
+}
+
+void* HostBackend::allocate(size_t bytes, Location loc, int, Stream*) {
+  check_usable();
+  if (loc == Location::Device) {
+    const uint64_t limit = options_.memory_limit ? options_.memory_limit : physical_memory_;
+    if (live_device_bytes_.load() + bytes > limit) {
+      fail(ErrorKind::OutOfMemory, "host backend memory limit reached");
+    }
+  }
+  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (!p) fail(ErrorKind::OutOfMemory, "aligned_alloc failed");
+  if (loc == Location::Device) live_device_bytes_ += bytes;
+  return p;
+}
+
+void HostBackend::deallocate(void* p, size_t bytes, Location loc, int, Stream* stream) noexcept {
+  auto release = [p, bytes, loc, live = &live_device_bytes_] {
+    std::free(p);
+    if (loc == Location::Device) *live -= bytes;
+  };
+  if (!stream) {
+    release();
+    return;
+  }
+  try {
+    host_stream(*stream).enqueue(release);
+  } catch (const std::exception&) {
+    // Could not queue the free (out of host memory): leak rather than free memory in use.
+  }
+}
+
+MemoryInfo HostBackend::memory_info(Location loc, int) {
+  if (loc == Location::Device) {
+    const uint64_t limit = options_.memory_limit ? options_.memory_limit : physical_memory_;
+    const uint64_t live = live_device_bytes_.load();
+    return MemoryInfo{live < limit ? limit - live : 0, limit};
+  }
+  return MemoryInfo{available_memory(), physical_memory_};
+}
+
+void HostBackend::memcpy(void* dst, const void* src, size_t bytes, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([dst, src, bytes] { std::memcpy(dst, src, bytes); });
+}
+
+void HostBackend::fill(const StridedView& dst, const void* value, Stream& s) {
+  check_usable();
+  std::array<unsigned char, 16> v{};
+  std::memcpy(v.data(), value, itemsize(dst.dtype));
+  host_stream(s).enqueue([dst, v] { kernels::host::fill(dst, v.data()); });
+}
+
+void HostBackend::copy_cast(const StridedView& dst, const StridedView& src, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([dst, src] { kernels::host::copy_cast(dst, src); });
+}
+
+void HostBackend::sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([dst, spec] { kernels::host::sequence(dst, spec); });
+}
+
+void HostBackend::sleep(double seconds, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue(
+      [seconds] { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); });
+}
+
+}  // namespace culua::host

@@ -1,0 +1,73 @@
+// The host backend: the same semantics as the CUDA backend, run on the CPU.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "host/host_stream.hpp"
+
+namespace culua::host {
+
+struct HostOptions {
+  uint64_t memory_limit = 0;  // cap on "device" memory in bytes; 0: physical memory
+};
+
+std::shared_ptr<Backend> make_backend(const HostOptions& options);
+
+class HostBackend final : public Backend {
+ public:
+  explicit HostBackend(const HostOptions& options);
+  ~HostBackend() override;
+
+  BackendKind kind() const override { return BackendKind::Host; }
+  int device_count() override { return 1; }
+  DeviceInfo device_info(int device) override;
+  std::shared_ptr<Stream> default_stream(int device) override;
+  std::shared_ptr<Stream> release_stream(int device) override;
+  std::shared_ptr<Stream> create_stream(int device, StreamPriority p) override;
+  std::shared_ptr<Event> create_event(int device, bool timing) override;
+  void synchronize_device(int device) override;
+
+  void* allocate(size_t bytes, Location loc, int device, Stream* stream) override;
+  void deallocate(void* p, size_t bytes, Location loc, int device,
+                  Stream* stream) noexcept override;
+  MemoryInfo memory_info(Location loc, int device) override;
+  void trim(int) noexcept override {}
+
+  void memcpy(void* dst, const void* src, size_t bytes, Stream& s) override;
+  void fill(const StridedView& dst, const void* value, Stream& s) override;
+  void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) override;
+  void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) override;
+  void sleep(double seconds, Stream& s) override;
+
+  bool poisoned() const override { return health_->poisoned.load(); }
+  std::string poison_message() const override;
+
+  uint64_t live_device_bytes() const { return live_device_bytes_.load(); }
+
+ private:
+  void check_usable() const;
+  HostStream& host_stream(Stream& s);
+  std::shared_ptr<HostStream> new_stream(int device, StreamPriority p);
+
+  HostOptions options_;
+  uint64_t physical_memory_;
+  std::atomic<uint64_t> live_device_bytes_{0};
+  std::atomic<uint64_t> next_stream_id_{0};
+  std::shared_ptr<Health> health_ = std::make_shared<Health>();
+  std::mutex mutex_;  // guards the members below
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<WorkQueue> queue;
+  };
+  std::vector<Worker> workers_;
+  std::shared_ptr<Stream> default_stream_;
+  std::shared_ptr<Stream> release_stream_;
+};
+
+}  // namespace culua::host

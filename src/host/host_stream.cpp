@@ -1,0 +1,137 @@
+#include "host/host_stream.hpp"
+
+#include <exception>
+
+#include "core/error.hpp"
+
+namespace culua::host {
+
+void Health::fail(const std::string& what) noexcept {
+  std::lock_guard lock(m);
+  if (!poisoned.load()) message = what;
+  poisoned.store(true);
+}
+
+void run_worker(const std::shared_ptr<WorkQueue>& q) {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(q->m);
+      q->work_ready.wait(lock, [&] { return !q->tasks.empty() || q->closing; });
+      if (q->tasks.empty()) {
+        q->finished = true;
+        q->work_done.notify_all();
+        return;
+      }
+      task = std::move(q->tasks.front());
+      q->tasks.pop_front();
+    }
+    // A failed task poisons the backend, as a sticky CUDA error does. Later tasks still run so
+    // that events complete and nothing waits forever.
+    try {
+      task();
+    } catch (const std::exception& e) {
+      q->health->fail(std::string("host backend task failed: ") + e.what());
+    }
+    task = nullptr;  // release what the task captured before reporting completion
+    {
+      std::lock_guard lock(q->m);
+      ++q->completed;
+    }
+    q->work_done.notify_all();
+  }
+}
+
+HostStream::HostStream(std::shared_ptr<WorkQueue> queue, int device, StreamPriority p, uint64_t id)
+    : Stream(device, p, id), queue_(std::move(queue)) {}
+
+HostStream::~HostStream() {
+  {
+    std::lock_guard lock(queue_->m);
+    queue_->closing = true;
+  }
+  queue_->work_ready.notify_one();
+}
+
+void HostStream::enqueue(std::function<void()> task) {
+  {
+    std::lock_guard lock(queue_->m);
+    queue_->tasks.push_back(std::move(task));
+    ++queue_->enqueued;
+  }
+  queue_->work_ready.notify_one();
+}
+
+void HostStream::synchronize() {
+  std::unique_lock lock(queue_->m);
+  const uint64_t target = queue_->enqueued;
+  queue_->work_done.wait(lock, [&] { return queue_->completed >= target; });
+}
+
+bool HostStream::query() {
+  std::lock_guard lock(queue_->m);
+  return queue_->completed >= queue_->enqueued;
+}
+
+void HostStream::wait(Event& e) {
+  if (!e.recorded()) return;  // as in CUDA: waiting for a never-recorded event is a no-op
+  auto& he = dynamic_cast<HostEvent&>(e);
+  std::shared_ptr<EventState> st = he.state();
+  uint64_t generation;
+  {
+    std::lock_guard lock(st->m);
+    generation = st->recorded;
+  }
+  enqueue([st, generation] {
+    std::unique_lock lock(st->m);
+    st->done.wait(lock, [&] { return st->completed >= generation; });
+  });
+}
+
+void HostEvent::do_record(Stream& s) {
+  auto& hs = dynamic_cast<HostStream&>(s);
+  uint64_t generation;
+  {
+    std::lock_guard lock(state_->m);
+    generation = ++state_->recorded;
+  }
+  hs.enqueue([st = state_, generation] {
+    {
+      std::lock_guard lock(st->m);
+      if (generation > st->completed) {
+        st->completed = generation;
+        st->when = std::chrono::steady_clock::now();
+      }
+    }
+    st->done.notify_all();
+  });
+}
+
+void HostEvent::do_synchronize() {
+  std::unique_lock lock(state_->m);
+  const uint64_t target = state_->recorded;
+  state_->done.wait(lock, [&] { return state_->completed >= target; });
+}
+
+bool HostEvent::do_query() {
+  std::lock_guard lock(state_->m);
+  return state_->completed >= state_->recorded;
+}
+
+double HostEvent::do_elapsed_ms(Event& later) {
+  auto& other = dynamic_cast<HostEvent&>(later);
+  do_synchronize();
+  other.do_synchronize();
+  std::chrono::steady_clock::time_point a, b;
+  {
+    std::lock_guard lock(state_->m);
+    a = state_->when;
+  }
+  {
+    std::lock_guard lock(other.state_->m);
+    b = other.state_->when;
+  }
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace culua::host

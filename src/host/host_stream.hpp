@@ -1,0 +1,85 @@
+// The host backend's streams and events: each stream is a worker thread draining a FIFO of tasks,
+// so work queued on it runs asynchronously, in order, as on a GPU.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/stream.hpp"
+
+namespace culua::host {
+
+// Failure state shared by a backend and its workers: a task that throws poisons the backend.
+struct Health {
+  std::mutex m;
+  std::atomic<bool> poisoned{false};
+  std::string message;
+  void fail(const std::string& what) noexcept;
+};
+
+// State shared by a stream's handle and its worker thread (which outlives the handle until the
+// queue is drained).
+struct WorkQueue {
+  std::mutex m;
+  std::condition_variable work_ready;
+  std::condition_variable work_done;
+  std::deque<std::function<void()>> tasks;
+  uint64_t enqueued = 0;
+  uint64_t completed = 0;
+  bool closing = false;   // the handle is gone: drain, then exit
+  bool finished = false;  // the worker has exited
+  std::shared_ptr<Health> health;
+};
+
+// The worker thread's loop.
+void run_worker(const std::shared_ptr<WorkQueue>& q);
+
+class HostStream final : public Stream {
+ public:
+  HostStream(std::shared_ptr<WorkQueue> queue, int device, StreamPriority p, uint64_t id);
+  ~HostStream() override;
+
+  void enqueue(std::function<void()> task);
+  void synchronize() override;
+  bool query() override;
+  void wait(Event& e) override;
+  void* native_handle() const override { return queue_.get(); }
+
+ private:
+  std::shared_ptr<WorkQueue> queue_;
+};
+
+// Completion state of an event: a generation counter per record, and the time the worker reached
+// the latest completed record.
+struct EventState {
+  std::mutex m;
+  std::condition_variable done;
+  uint64_t recorded = 0;
+  uint64_t completed = 0;
+  std::chrono::steady_clock::time_point when{};
+};
+
+class HostEvent final : public Event {
+ public:
+  HostEvent(int device, bool timing)
+      : Event(device, timing), state_(std::make_shared<EventState>()) {}
+  const std::shared_ptr<EventState>& state() const { return state_; }
+
+ protected:
+  void do_record(Stream& s) override;
+  void do_synchronize() override;
+  bool do_query() override;
+  double do_elapsed_ms(Event& later) override;
+
+ private:
+  std::shared_ptr<EventState> state_;
+};
+
+}  // namespace culua::host

@@ -1,0 +1,611 @@
+// cu.Array: the userdata, its methods and properties, and the functions that create arrays
+// (cu.empty, cu.array, cu.arange, cu.host.*, ...) or move them (cu.copy).
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/ops.hpp"
+#include "lua/binding.hpp"
+
+namespace culua::lua {
+
+namespace {
+
+constexpr const char* kArrayType = "cu.Array";
+
+// Trailing arguments shared by the creation functions: [dtype] [options].
+struct Trailing {
+  DType dtype = DType::F32;
+  bool has_dtype = false;
+  int opts = 0;  // stack index of the options table, 0 when absent
+};
+
+Trailing trailing(lua_State* L, int idx, std::initializer_list<const char*> allowed) {
+  Trailing t;
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    t.dtype = check_dtype(L, idx);
+    t.has_dtype = true;
+    ++idx;
+  }
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    check_options(L, idx, allowed);
+    t.opts = idx;
+    if (get_option(L, idx, "dtype")) {
+      if (t.has_dtype) luaL_error(L, "dtype given twice (argument and option)");
+      t.dtype = check_dtype(L, -1);
+      t.has_dtype = true;
+      lua_pop(L, 1);
+    }
+    ++idx;
+  } else if (idx <= lua_gettop(L) && lua_isnil(L, idx)) {
+    ++idx;
+  } else if (!lua_isnone(L, idx)) {
+    luaL_error(L, "bad argument #%d: expected a dtype string or an options table, got %s", idx,
+               luaL_typename(L, idx));
+  }
+  if (idx <= lua_gettop(L)) luaL_error(L, "unexpected argument #%d", idx);
+  return t;
+}
+
+Location host_location(lua_State* L, int opts) {
+  return opt_boolean(L, opts, "pinned", false) ? Location::Pinned : Location::Pageable;
+}
+
+// --- creation -----------------------------------------------------------------------------
+
+// cu.* creates device arrays (with stream=), cu.host.* host arrays (with pinned=).
+template <bool Host>
+struct Creation {
+  Trailing t;
+  Location loc;
+  Stream* stream;
+
+  Creation(lua_State* L, int idx) {
+    if constexpr (Host) {
+      t = trailing(L, idx, {"dtype", "pinned"});
+      loc = host_location(L, t.opts);
+      stream = nullptr;
+    } else {
+      t = trailing(L, idx, {"dtype", "stream"});
+      loc = Location::Device;
+      stream = opt_stream(L, t.opts);
+    }
+  }
+};
+
+template <bool Host>
+int create_empty(lua_State* L) {
+  const Shape shape = check_shape(L, 1);
+  const Creation<Host> c(L, 2);
+  ArrayBox* box = new_array(L);
+  box->array = empty(runtime(L), shape, c.t.dtype, c.loc, c.stream);
+  return 1;
+}
+
+template <bool Host>
+int create_full_value(lua_State* L, const Scalar& value, int trailing_idx) {
+  const Shape shape = check_shape(L, 1);
+  const Creation<Host> c(L, trailing_idx);
+  ArrayBox* box = new_array(L);
+  box->array = full(runtime(L), shape, c.t.dtype, value, c.loc, c.stream);
+  return 1;
+}
+
+template <bool Host>
+int create_zeros(lua_State* L) {
+  return create_full_value<Host>(L, Scalar::integer(0), 2);
+}
+template <bool Host>
+int create_ones(lua_State* L) {
+  return create_full_value<Host>(L, Scalar::integer(1), 2);
+}
+template <bool Host>
+int create_full(lua_State* L) {
+  const Scalar v = check_scalar(L, 2);
+  return create_full_value<Host>(L, v, 3);
+}
+
+// Nested Lua tables to arrays.
+struct TableData {
+  Shape shape;
+  std::vector<Scalar> values;
+  bool all_bool = true;
+  bool any_complex = false;
+};
+
+void collect(lua_State* L, int idx, int dim, TableData& d) {
+  luaL_checkstack(L, 2, "nested table too deep");
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
+  if (n != d.shape[dim]) {
+    luaL_error(L, "ragged nested table: a row at depth %d has %I elements, expected %I", dim + 1, n,
+               lua_Integer(d.shape[dim]));
+  }
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    if (dim + 1 < d.shape.ndim) {
+      if (lua_type(L, -1) != LUA_TTABLE) {
+        luaL_error(L, "ragged nested table: expected a table at depth %d, got %s", dim + 2,
+                   luaL_typename(L, -1));
+      }
+      collect(L, lua_gettop(L), dim + 1, d);
+    } else {
+      if (lua_type(L, -1) == LUA_TTABLE) {
+        luaL_error(L, "ragged nested table: unexpected table at depth %d", dim + 2);
+      }
+      const Scalar v = check_scalar(L, -1);
+      d.all_bool = d.all_bool && v.kind == Scalar::Kind::Bool;
+      d.any_complex = d.any_complex || v.kind == Scalar::Kind::Complex;
+      d.values.push_back(v);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+TableData read_table(lua_State* L, int idx) {
+  TableData d;
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    d.values.push_back(check_scalar(L, idx));  // a scalar makes a 0-d array
+    d.all_bool = d.values[0].kind == Scalar::Kind::Bool;
+    d.any_complex = d.values[0].kind == Scalar::Kind::Complex;
+    return d;
+  }
+  // The shape follows the first element at each depth; collect() checks every row against it.
+  lua_pushvalue(L, idx);
+  for (;;) {
+    const auto n = static_cast<int64_t>(lua_rawlen(L, -1));
+    d.shape.push(n);
+    if (n == 0) break;
+    lua_rawgeti(L, -1, 1);
+    if (lua_type(L, -1) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      break;
+    }
+    lua_remove(L, -2);
+  }
+  lua_pop(L, 1);
+  checked_numel(d.shape, 1);
+  d.values.reserve(static_cast<size_t>(d.shape.numel()));
+  if (d.shape.numel() > 0 || d.shape.ndim == 1) collect(L, lua_absindex(L, idx), 0, d);
+  if (d.values.empty()) d.all_bool = false;
+  return d;
+}
+
+Array array_from(lua_State* L, int idx, const Trailing& t, Location loc, Stream* s) {
+  Runtime& rt = runtime(L);
+  if (ArrayBox* src = test_array(L, idx)) {
+    src->array.check_alive("the source array");
+    Array out = empty(rt, src->array.shape(), t.has_dtype ? t.dtype : src->array.dtype(), loc, s);
+    copy(rt, out, src->array, s);
+    return out;
+  }
+  const TableData d = read_table(L, idx);
+  const DType dtype = t.has_dtype     ? t.dtype
+                      : d.any_complex ? DType::C64
+                      : d.all_bool    ? DType::Bool
+                                      : DType::F32;
+  const size_t size = itemsize(dtype);
+  std::vector<unsigned char> bytes(d.values.size() * size);
+  for (size_t i = 0; i < d.values.size(); ++i) encode_scalar(dtype, d.values[i], &bytes[i * size]);
+  Array out = empty(rt, d.shape, dtype, loc, s);
+  if (is_host(loc)) {
+    if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+  } else if (!bytes.empty()) {
+    copy(rt, out,
+         Array::wrap(rt.backend_ptr(), bytes.data(), d.shape, dtype, Location::Pageable, 0));
+  }
+  return out;
+}
+
+template <bool Host>
+int create_array(lua_State* L) {
+  luaL_checkany(L, 1);
+  const Creation<Host> c(L, 2);
+  ArrayBox* box = new_array(L);
+  box->array = array_from(L, 1, c.t, c.loc, c.stream);
+  return 1;
+}
+
+Scalar check_real(lua_State* L, int idx, const char* what) {
+  if (lua_type(L, idx) != LUA_TNUMBER) {
+    luaL_error(L, "%s must be a number, got %s", what, luaL_typename(L, idx));
+  }
+  return check_scalar(L, idx);
+}
+
+int l_arange(lua_State* L) {
+  // arange(n), arange(start, stop [, step]); then [dtype] [options]
+  int nums = 0;
+  while (nums < 3 && lua_type(L, nums + 1) == LUA_TNUMBER) ++nums;
+  if (nums == 0) luaL_error(L, "arange needs a number of elements or start and stop");
+  Scalar start = Scalar::integer(0), stop, step = Scalar::integer(1);
+  if (nums == 1) {
+    stop = check_real(L, 1, "n");
+  } else {
+    start = check_real(L, 1, "start");
+    stop = check_real(L, 2, "stop");
+    if (nums == 3) step = check_real(L, 3, "step");
+  }
+  const Trailing t = trailing(L, nums + 1, {"dtype", "stream"});
+  Stream* s = opt_stream(L, t.opts);
+  ArrayBox* box = new_array(L);
+  box->array = arange(runtime(L), start, stop, step, t.dtype, Location::Device, s);
+  return 1;
+}
+
+int l_linspace(lua_State* L) {
+  const double a = check_real(L, 1, "start").as_double();
+  const double b = check_real(L, 2, "stop").as_double();
+  const int64_t n = check_integer(L, 3, "count");
+  const Trailing t = trailing(L, 4, {"dtype", "stream"});
+  Stream* s = opt_stream(L, t.opts);
+  ArrayBox* box = new_array(L);
+  box->array = linspace(runtime(L), a, b, n, t.dtype, Location::Device, s);
+  return 1;
+}
+
+int l_copy(lua_State* L) {
+  Array& dst = check_array(L, 1);
+  Array& src = check_array(L, 2);
+  check_options(L, 3, {"stream"});
+  Stream* s = opt_stream(L, 3);
+  copy(runtime(L), dst, src, s);
+  lua_settop(L, 1);
+  return 1;
+}
+
+// --- the cu.Array type -----------------------------------------------------------------------
+
+void push_shape(lua_State* L, const Array& a) {
+  lua_createtable(L, a.ndim(), 0);
+  for (int i = 0; i < a.ndim(); ++i) {
+    lua_pushinteger(L, a.layout().shape[static_cast<size_t>(i)]);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+int a_view(lua_State* L) {
+  Array& a = check_array(L, 1);
+  const Shape s = check_shape_args(L, 2);
+  push_array(L, view_as(a, s));
+  return 1;
+}
+
+int a_reshape(lua_State* L) {
+  Array& a = check_array(L, 1);
+  const Shape s = check_shape_args(L, 2);
+  push_array(L, reshape(runtime(L), a, s));
+  return 1;
+}
+
+int check_dim(lua_State* L, int idx, const Array& a) {
+  const int64_t d = check_integer(L, idx, "dimension");
+  if (d < 1 || d > a.ndim()) {
+    luaL_error(L, "dimension %I is out of range 1..%d", lua_Integer(d), a.ndim());
+  }
+  return static_cast<int>(d - 1);
+}
+
+int a_narrow(lua_State* L) {
+  Array& a = check_array(L, 1);
+  const int dim = check_dim(L, 2, a);
+  const int64_t start = check_integer(L, 3, "start");
+  const int64_t len = check_integer(L, 4, "length");
+  if (start < 1) luaL_error(L, "start %I is out of range: indices start at 1", lua_Integer(start));
+  push_array(L, a.with_layout(a.layout().narrow(dim, start - 1, len)));
+  return 1;
+}
+
+int a_transpose(lua_State* L) {
+  Array& a = check_array(L, 1);
+  if (lua_isnoneornil(L, 2)) {
+    if (a.ndim() < 2) {
+      lua_settop(L, 1);
+      return 1;
+    }
+    push_array(L, a.with_layout(a.layout().transpose(a.ndim() - 2, a.ndim() - 1)));
+    return 1;
+  }
+  const int d1 = check_dim(L, 2, a);
+  const int d2 = check_dim(L, 3, a);
+  push_array(L, a.with_layout(a.layout().transpose(d1, d2)));
+  return 1;
+}
+
+int a_contiguous(lua_State* L) {
+  Array& a = check_array(L, 1);
+  check_options(L, 2, {"stream"});
+  if (a.is_contiguous()) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  Stream* s = opt_stream(L, 2);
+  ArrayBox* box = new_array(L);
+  box->array = contiguous(runtime(L), a, s);
+  return 1;
+}
+
+int a_astype(lua_State* L) {
+  Array& a = check_array(L, 1);
+  const DType t = check_dtype(L, 2);
+  check_options(L, 3, {"stream"});
+  Stream* s = opt_stream(L, 3);
+  ArrayBox* box = new_array(L);
+  box->array = astype(runtime(L), a, t, s);
+  return 1;
+}
+
+int a_clone(lua_State* L) {
+  Array& a = check_array(L, 1);
+  check_options(L, 2, {"stream"});
+  Stream* s = opt_stream(L, 2);
+  ArrayBox* box = new_array(L);
+  box->array = clone(runtime(L), a, s);
+  return 1;
+}
+
+int a_fill(lua_State* L) {
+  Array& a = check_array(L, 1);
+  const Scalar v = check_scalar(L, 2);
+  check_options(L, 3, {"stream"});
+  fill(runtime(L), a, v, opt_stream(L, 3));
+  lua_settop(L, 1);
+  return 1;
+}
+
+// The one release of an array handle: __close and :free() free the memory (stream-ordered),
+// __gc only drops this handle's reference. Both are idempotent.
+int a_free(lua_State* L) {
+  ArrayBox* box = test_array(L, 1);
+  if (!box) return luaL_typeerror(L, 1, kArrayType);
+  if (box->array.buffer()) {
+    if (!box->array.buffer()->freed()) {
+      runtime(L).note_explicit_free(box->array.buffer()->bytes(), box->array.location());
+      box->array.buffer()->release();
+    }
+    box->array.reset();
+  }
+  return 0;
+}
+
+int a_gc(lua_State* L) {
+  auto* box = static_cast<ArrayBox*>(lua_touserdata(L, 1));
+  box->array.reset();
+  return 0;
+}
+
+Array single_element(const Array& a) {
+  if (a.size() != 1) {
+    fail(ErrorKind::Value, "item() needs an array of one element; this one has shape {}",
+         a.shape().str());
+  }
+  Layout l;
+  l.offset = a.layout().offset;
+  return a.with_layout(l);
+}
+
+int a_item(lua_State* L) {
+  Array& a = check_array(L, 1);
+  push_scalar(L, read_element(runtime(L), single_element(a)));
+  return 1;
+}
+
+void push_nested(lua_State* L, const Array& a, const unsigned char* data, int dim, size_t& offset) {
+  luaL_checkstack(L, 3, "array too deep for totable");
+  const int64_t n = a.layout().shape[static_cast<size_t>(dim)];
+  lua_createtable(L, static_cast<int>(n), 0);
+  const size_t size = itemsize(a.dtype());
+  for (int64_t i = 0; i < n; ++i) {
+    if (dim + 1 == a.ndim()) {
+      push_scalar(L, decode_scalar(a.dtype(), data + offset));
+      offset += size;
+    } else {
+      push_nested(L, a, data, dim + 1, offset);
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+int a_totable(lua_State* L) {
+  Array& a = check_array(L, 1);
+  const std::vector<unsigned char> bytes = read_contiguous(runtime(L), a);
+  if (a.ndim() == 0) {
+    push_scalar(L, decode_scalar(a.dtype(), bytes.data()));
+    return 1;
+  }
+  size_t offset = 0;
+  push_nested(L, a, bytes.data(), 0, offset);
+  return 1;
+}
+
+int a_to_host(lua_State* L) {
+  Array& a = check_array(L, 1);
+  check_options(L, 2, {"pinned", "stream"});
+  const Location loc = host_location(L, 2);
+  Stream* s = opt_stream(L, 2);
+  ArrayBox* box = new_array(L);
+  box->array = to_location(runtime(L), a, loc, s);
+  return 1;
+}
+
+int a_to_device(lua_State* L) {
+  Array& a = check_array(L, 1);
+  check_options(L, 2, {"stream"});
+  Stream* s = opt_stream(L, 2);
+  ArrayBox* box = new_array(L);
+  box->array = to_location(runtime(L), a, Location::Device, s);
+  return 1;
+}
+
+int a_tostring(lua_State* L) {
+  ArrayBox* box = test_array(L, 1);
+  if (!box) return luaL_typeerror(L, 1, kArrayType);
+  const std::string s = format_array(runtime(L), box->array);
+  lua_pushlstring(L, s.data(), s.size());
+  return 1;
+}
+
+int a_len(lua_State* L) {
+  Array& a = check_array(L, 1);
+  if (a.ndim() == 0) luaL_error(L, "a 0-d array has no length; use :item()");
+  lua_pushinteger(L, a.layout().shape[0]);
+  return 1;
+}
+
+bool push_property(lua_State* L, const Array& a, const char* key) {
+  if (std::strcmp(key, "freed") == 0) {
+    lua_pushboolean(L, !a.alive());
+    return true;
+  }
+  a.check_alive();
+  if (std::strcmp(key, "shape") == 0) {
+    push_shape(L, a);
+  } else if (std::strcmp(key, "dtype") == 0) {
+    const auto n = name(a.dtype());
+    lua_pushlstring(L, n.data(), n.size());
+  } else if (std::strcmp(key, "ndim") == 0) {
+    lua_pushinteger(L, a.ndim());
+  } else if (std::strcmp(key, "size") == 0) {
+    lua_pushinteger(L, a.size());
+  } else if (std::strcmp(key, "nbytes") == 0) {
+    lua_pushinteger(L, static_cast<lua_Integer>(a.nbytes()));
+  } else if (std::strcmp(key, "location") == 0) {
+    const auto n = location_name(a.location());
+    lua_pushlstring(L, n.data(), n.size());
+  } else if (std::strcmp(key, "device") == 0) {
+    lua_pushinteger(L, a.device());
+  } else if (std::strcmp(key, "strides") == 0) {
+    lua_createtable(L, a.ndim(), 0);
+    for (int i = 0; i < a.ndim(); ++i) {
+      lua_pushinteger(L, a.layout().strides[static_cast<size_t>(i)]);
+      lua_rawseti(L, -2, i + 1);
+    }
+  } else if (std::strcmp(key, "is_contiguous") == 0) {
+    lua_pushboolean(L, a.is_contiguous());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+int a_index(lua_State* L) {
+  ArrayBox* box = test_array(L, 1);
+  if (!box) return luaL_typeerror(L, 1, kArrayType);
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+    if (push_property(L, box->array, lua_tostring(L, 2))) return 1;
+    return luaL_error(L, "cu.Array has no field or method '%s'", lua_tostring(L, 2));
+  }
+  Array& a = check_array(L, 1);
+  if (a.ndim() == 0) luaL_error(L, "cannot index a 0-d array; use :item()");
+  const int64_t i = check_index(L, 2, a.layout().shape[0]);
+  Array row = a.with_layout(a.layout().select(i));
+  if (row.ndim() == 0) {
+    push_scalar(L, read_element(runtime(L), row));
+  } else {
+    push_array(L, std::move(row));
+  }
+  return 1;
+}
+
+int a_newindex(lua_State* L) {
+  Array& a = check_array(L, 1);
+  if (lua_type(L, 2) != LUA_TNUMBER) {
+    return luaL_error(L, "cannot set field '%s' of a cu.Array", luaL_tolstring(L, 2, nullptr));
+  }
+  if (a.ndim() == 0) luaL_error(L, "cannot index a 0-d array; use :fill()");
+  const int64_t i = check_index(L, 2, a.layout().shape[0]);
+  Array row = a.with_layout(a.layout().select(i));
+  if (ArrayBox* src = test_array(L, 3)) {
+    copy(runtime(L), row, src->array);
+  } else if (is_scalar(L, 3)) {
+    write_element(runtime(L), row, check_scalar(L, 3));
+  } else {
+    luaL_error(L, "cannot assign a %s to an array element", luaL_typename(L, 3));
+  }
+  return 0;
+}
+
+const luaL_Reg kMethods[] = {
+    {"view", entry<a_view>},
+    {"reshape", entry<a_reshape>},
+    {"narrow", entry<a_narrow>},
+    {"transpose", entry<a_transpose>},
+    {"contiguous", entry<a_contiguous>},
+    {"astype", entry<a_astype>},
+    {"clone", entry<a_clone>},
+    {"fill", entry<a_fill>},
+    {"free", entry<a_free>},
+    {"item", entry<a_item>},
+    {"totable", entry<a_totable>},
+    {"to_host", entry<a_to_host>},
+    {"to_device", entry<a_to_device>},
+    {nullptr, nullptr},
+};
+
+const luaL_Reg kMetamethods[] = {
+    {"__gc", entry<a_gc>},   {"__close", entry<a_free>},        {"__tostring", entry<a_tostring>},
+    {"__len", entry<a_len>}, {"__newindex", entry<a_newindex>}, {nullptr, nullptr},
+};
+
+const luaL_Reg kModuleFunctions[] = {
+    {"empty", entry<create_empty<false>>},
+    {"zeros", entry<create_zeros<false>>},
+    {"ones", entry<create_ones<false>>},
+    {"full", entry<create_full<false>>},
+    {"array", entry<create_array<false>>},
+    {"arange", entry<l_arange>},
+    {"linspace", entry<l_linspace>},
+    {"copy", entry<l_copy>},
+    {nullptr, nullptr},
+};
+
+const luaL_Reg kHostFunctions[] = {
+    {"empty", entry<create_empty<true>>}, {"zeros", entry<create_zeros<true>>},
+    {"ones", entry<create_ones<true>>},   {"full", entry<create_full<true>>},
+    {"array", entry<create_array<true>>}, {nullptr, nullptr},
+};
+
+}  // namespace
+
+ArrayBox* new_array(lua_State* L) {
+  auto* box = static_cast<ArrayBox*>(lua_newuserdatauv(L, sizeof(ArrayBox), 0));
+  new (box) ArrayBox{};
+  luaL_setmetatable(L, kArrayType);
+  return box;
+}
+
+void push_array(lua_State* L, Array a) {
+  new_array(L)->array = std::move(a);
+}
+
+ArrayBox* test_array(lua_State* L, int idx) {
+  void* p = lua_touserdata(L, idx);
+  if (!p || !has_metatable(L, idx, context(L).array_mt)) return nullptr;
+  return static_cast<ArrayBox*>(p);
+}
+
+Array& check_array(lua_State* L, int idx) {
+  ArrayBox* box = test_array(L, idx);
+  if (!box) luaL_typeerror(L, idx, kArrayType);
+  box->array.check_alive();
+  return box->array;
+}
+
+void register_array(lua_State* L) {
+  luaL_newmetatable(L, kArrayType);
+  context(L).array_mt = lua_topointer(L, -1);
+  luaL_setfuncs(L, kMetamethods, 0);
+  luaL_newlib(L, kMethods);
+  lua_pushcclosure(L, entry<a_index>, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  luaL_setfuncs(L, kModuleFunctions, 0);
+  luaL_newlib(L, kHostFunctions);
+  lua_setfield(L, -2, "host");
+}
+
+}  // namespace culua::lua

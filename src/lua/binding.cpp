@@ -1,0 +1,212 @@
+#include "lua/binding.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <new>
+
+#include "core/error.hpp"
+
+namespace culua::lua {
+
+namespace {
+
+std::string where(lua_State* L) {
+  luaL_where(L, 1);
+  std::string w = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  while (!w.empty() && (w.back() == ' ' || w.back() == ':')) w.pop_back();
+  return w.empty() ? "?" : w;
+}
+
+// The Lua-visible name of the running C function ("empty", "to_host"), for message prefixes.
+std::string function_name(lua_State* L) {
+  lua_Debug ar;
+  if (!lua_getstack(L, 0, &ar) || !lua_getinfo(L, "n", &ar) || !ar.name) return {};
+  if (ar.namewhat && std::strcmp(ar.namewhat, "metamethod") == 0) return {};
+  return ar.name;
+}
+
+}  // namespace
+
+std::string error_message(lua_State* L, const std::exception& e) {
+  std::string msg;
+  if (dynamic_cast<const std::bad_alloc*>(&e)) {
+    msg = "out of host memory";
+  } else {
+    msg = e.what();
+  }
+  if (const auto* err = dynamic_cast<const Error*>(&e); err && err->kind() == ErrorKind::Fatal) {
+    Runtime& rt = runtime(L);
+    if (rt.fatal_location().empty()) rt.set_fatal_location(where(L));
+    msg += " (first raised at " + rt.fatal_location() + ")";
+  }
+  const std::string fn = function_name(L);
+  return fn.empty() ? msg : fn + ": " + msg;
+}
+
+int64_t check_integer(lua_State* L, int idx, const char* what) {
+  if (lua_type(L, idx) != LUA_TNUMBER) {
+    luaL_error(L, "%s must be an integer, got %s", what, luaL_typename(L, idx));
+  }
+  if (lua_isinteger(L, idx)) return lua_tointeger(L, idx);
+  const double d = lua_tonumber(L, idx);
+  if (std::isnan(d) || std::isinf(d) || std::trunc(d) != d) {
+    luaL_error(L, "%s must be an integer, got %s", what, lua_tostring(L, idx));
+  }
+  if (d >= 9223372036854775808.0 || d < -9223372036854775808.0) {
+    luaL_error(L, "%s %s overflows a 64-bit integer", what, lua_tostring(L, idx));
+  }
+  return static_cast<int64_t>(d);
+}
+
+Shape check_shape(lua_State* L, int idx) {
+  idx = lua_absindex(L, idx);
+  Shape s;
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    s.push(check_integer(L, idx, "size"));
+  } else if (lua_type(L, idx) == LUA_TTABLE) {
+    const lua_Integer n = luaL_len(L, idx);
+    if (n > kMaxDims)
+      luaL_error(L, "shape has %d dimensions; at most %d are supported", int(n), kMaxDims);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, idx, i);
+      s.push(check_integer(L, -1, "size"));
+      lua_pop(L, 1);
+    }
+  } else {
+    luaL_error(L, "shape must be an integer or a table of integers, got %s", luaL_typename(L, idx));
+  }
+  checked_numel(s, 1);
+  return s;
+}
+
+Shape check_shape_args(lua_State* L, int idx) {
+  if (lua_type(L, idx) == LUA_TTABLE) return check_shape(L, idx);
+  Shape s;
+  const int top = lua_gettop(L);
+  if (idx > top) luaL_error(L, "a shape is required");
+  for (int i = idx; i <= top; ++i) s.push(check_integer(L, i, "size"));
+  return s;
+}
+
+DType check_dtype(lua_State* L, int idx) {
+  if (lua_type(L, idx) != LUA_TSTRING) {
+    luaL_error(L, "dtype must be a string such as \"f32\", got %s", luaL_typename(L, idx));
+  }
+  size_t len = 0;
+  const char* s = lua_tolstring(L, idx, &len);
+  if (auto t = parse_dtype(std::string_view(s, len))) return *t;
+  const std::string names(dtype_names());
+  return static_cast<DType>(
+      luaL_error(L, "unknown dtype '%s' (expected one of %s)", s, names.c_str()));
+}
+
+int64_t check_index(lua_State* L, int idx, int64_t length) {
+  const int64_t i = check_integer(L, idx, "index");
+  if (i >= 1 && i <= length) return i - 1;
+  if (i < 0 && -i <= length) return length + i;
+  if (i == 0)
+    luaL_error(L, "index 0 is out of range: indices start at 1 (1..%I)", lua_Integer(length));
+  return luaL_error(L, "index %I is out of range 1..%I", lua_Integer(i), lua_Integer(length));
+}
+
+bool is_scalar(lua_State* L, int idx) {
+  const int t = lua_type(L, idx);
+  return t == LUA_TNUMBER || t == LUA_TBOOLEAN ||
+         (t == LUA_TUSERDATA && has_metatable(L, idx, context(L).complex_mt));
+}
+
+Scalar check_scalar(lua_State* L, int idx) {
+  switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+      return lua_isinteger(L, idx) ? Scalar::integer(lua_tointeger(L, idx))
+                                   : Scalar::real(lua_tonumber(L, idx));
+    case LUA_TBOOLEAN:
+      return Scalar::boolean(lua_toboolean(L, idx));
+    case LUA_TUSERDATA:
+      if (has_metatable(L, idx, context(L).complex_mt)) {
+        const auto* z = static_cast<const double*>(lua_touserdata(L, idx));
+        return Scalar::complex(z[0], z[1]);
+      }
+      break;
+    default:
+      break;
+  }
+  luaL_error(L, "expected a number, boolean or cu.complex value, got %s", luaL_typename(L, idx));
+  return {};
+}
+
+void push_scalar(lua_State* L, const Scalar& v) {
+  switch (v.kind) {
+    case Scalar::Kind::Bool:
+      lua_pushboolean(L, v.b);
+      return;
+    case Scalar::Kind::Int:
+      lua_pushinteger(L, v.i);
+      return;
+    case Scalar::Kind::Float:
+      lua_pushnumber(L, v.re);
+      return;
+    case Scalar::Kind::Complex: {
+      auto* z = static_cast<double*>(lua_newuserdatauv(L, 2 * sizeof(double), 0));
+      z[0] = v.re;
+      z[1] = v.im;
+      luaL_setmetatable(L, "cu.Complex");
+      return;
+    }
+  }
+}
+
+bool is_options(lua_State* L, int idx) {
+  return lua_type(L, idx) == LUA_TTABLE && !has_metatable(L, idx, context(L).array_mt);
+}
+
+void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed) {
+  if (lua_isnoneornil(L, idx)) return;
+  idx = lua_absindex(L, idx);
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    bool ok = false;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const char* key = lua_tostring(L, -1);
+      for (const char* a : allowed) ok = ok || std::strcmp(a, key) == 0;
+    }
+    if (!ok) {
+      std::string names;
+      for (const char* a : allowed) names += std::string(names.empty() ? "" : ", ") + a;
+      lua_pushvalue(L, -1);
+      const char* key = luaL_tolstring(L, -1, nullptr);
+      luaL_error(L, "unknown option '%s' (this function takes: %s)", key, names.c_str());
+    }
+  }
+}
+
+bool get_option(lua_State* L, int idx, const char* key) {
+  if (idx == 0 || lua_type(L, idx) != LUA_TTABLE) return false;
+  if (lua_getfield(L, idx, key) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return false;
+  }
+  return true;
+}
+
+Stream* opt_stream(lua_State* L, int opts_idx) {
+  if (!get_option(L, opts_idx, "stream")) return nullptr;
+  Stream* s = test_stream(L, -1);
+  if (!s) luaL_error(L, "option 'stream' must be a cu.Stream, got %s", luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return s;
+}
+
+bool opt_boolean(lua_State* L, int opts_idx, const char* key, bool fallback) {
+  if (!get_option(L, opts_idx, key)) return fallback;
+  if (!lua_isboolean(L, -1))
+    luaL_error(L, "option '%s' must be a boolean, got %s", key, luaL_typename(L, -1));
+  const bool v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+}  // namespace culua::lua

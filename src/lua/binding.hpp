@@ -1,0 +1,104 @@
+// Shared machinery of the Lua bindings: the per-state context, the trampoline that turns C++
+// exceptions into Lua errors, and argument conversion. Only src/lua includes Lua's headers.
+#pragma once
+
+#include <lua.hpp>
+
+#include <exception>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include "core/array.hpp"
+#include "core/runtime.hpp"
+#include "core/scalar.hpp"
+
+namespace culua::lua {
+
+// One per lua_State, owned by the state (a userdata in the registry), reachable through the
+// state's extra space. Metatable addresses allow a type check without a string lookup.
+struct Context {
+  Runtime* rt = nullptr;
+  lua_State* main = nullptr;
+  const void* array_mt = nullptr;
+  const void* stream_mt = nullptr;
+  const void* event_mt = nullptr;
+  const void* complex_mt = nullptr;
+};
+
+inline Context& context(lua_State* L) {
+  return **static_cast<Context**>(lua_getextraspace(L));
+}
+inline Runtime& runtime(lua_State* L) {
+  return *context(L).rt;
+}
+
+// Converts the exception in flight into the message of a Lua error (and notes where a fatal
+// device error first surfaced).
+std::string error_message(lua_State* L, const std::exception& e);
+
+// The one trampoline of every C function registered with Lua. A Lua error raised inside F (a
+// `lua_longjmp*` thrown by the C++ build of Lua) is not caught here and unwinds through.
+template <lua_CFunction F>
+int entry(lua_State* L) {
+  std::string message;
+  try {
+    return F(L);
+  } catch (const std::exception& e) {
+    message = error_message(L, e);
+  }
+  return luaL_error(L, "%s", message.c_str());
+}
+
+// Is the value at idx a userdata whose metatable is `mt`?
+inline bool has_metatable(lua_State* L, int idx, const void* mt) {
+  if (!lua_getmetatable(L, idx)) return false;
+  const bool same = lua_topointer(L, -1) == mt;
+  lua_pop(L, 1);
+  return same;
+}
+
+// Sizes and indices.
+int64_t check_integer(lua_State* L, int idx, const char* what);
+Shape check_shape(lua_State* L, int idx);
+// A shape from a table at idx, or from the integers idx..top.
+Shape check_shape_args(lua_State* L, int idx);
+DType check_dtype(lua_State* L, int idx);
+// 1-based index (negative counts from the end) into a dimension of `length`; returns 0-based.
+int64_t check_index(lua_State* L, int idx, int64_t length);
+
+// Scalars: numbers, booleans and cu.complex values.
+bool is_scalar(lua_State* L, int idx);
+Scalar check_scalar(lua_State* L, int idx);
+void push_scalar(lua_State* L, const Scalar& v);
+
+// Options tables. check_options raises on keys not in `allowed` (catches typos).
+bool is_options(lua_State* L, int idx);
+void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed);
+// Pushes opts[key] and returns true when present; otherwise pushes nothing.
+bool get_option(lua_State* L, int idx, const char* key);
+Stream* opt_stream(lua_State* L, int opts_idx);
+bool opt_boolean(lua_State* L, int opts_idx, const char* key, bool fallback);
+
+// Arrays (array.cpp).
+struct ArrayBox {
+  Array array;
+};
+ArrayBox* new_array(lua_State* L);  // pushes an empty cu.Array
+void push_array(lua_State* L, Array a);
+Array& check_array(lua_State* L, int idx);    // raises for non-arrays and freed arrays
+ArrayBox* test_array(lua_State* L, int idx);  // null when not a cu.Array
+
+// Streams and events (stream.cpp, event.cpp).
+void push_stream(lua_State* L, std::shared_ptr<Stream> s);
+Stream& check_stream(lua_State* L, int idx);
+Stream* test_stream(lua_State* L, int idx);
+Event* test_event(lua_State* L, int idx);
+
+// Registration of each type: metatables and the functions they add to the module table at -1.
+void register_array(lua_State* L);
+void register_stream(lua_State* L);
+void register_event(lua_State* L);
+void register_complex(lua_State* L);
+
+}  // namespace culua::lua

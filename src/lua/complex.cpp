@@ -1,0 +1,112 @@
+// cu.complex(re, im): complex scalars with arithmetic, accepted wherever a scalar is.
+#include <cmath>
+#include <complex>
+
+#include "lua/binding.hpp"
+
+namespace culua::lua {
+
+namespace {
+
+constexpr const char* kComplexType = "cu.Complex";
+
+std::complex<double> to_complex(lua_State* L, int idx) {
+  if (lua_type(L, idx) == LUA_TNUMBER) return {lua_tonumber(L, idx), 0.0};
+  if (lua_type(L, idx) == LUA_TUSERDATA && has_metatable(L, idx, context(L).complex_mt)) {
+    const auto* z = static_cast<const double*>(lua_touserdata(L, idx));
+    return {z[0], z[1]};
+  }
+  luaL_error(L, "complex arithmetic needs numbers or cu.complex values, got %s",
+             luaL_typename(L, idx));
+  return {};
+}
+
+void push(lua_State* L, std::complex<double> z) {
+  push_scalar(L, Scalar::complex(z.real(), z.imag()));
+}
+
+int l_complex(lua_State* L) {
+  const double re = luaL_checknumber(L, 1);
+  const double im = luaL_optnumber(L, 2, 0.0);
+  push(L, {re, im});
+  return 1;
+}
+
+int c_add(lua_State* L) {
+  push(L, to_complex(L, 1) + to_complex(L, 2));
+  return 1;
+}
+int c_sub(lua_State* L) {
+  push(L, to_complex(L, 1) - to_complex(L, 2));
+  return 1;
+}
+int c_mul(lua_State* L) {
+  push(L, to_complex(L, 1) * to_complex(L, 2));
+  return 1;
+}
+int c_div(lua_State* L) {
+  push(L, to_complex(L, 1) / to_complex(L, 2));
+  return 1;
+}
+int c_pow(lua_State* L) {
+  push(L, std::pow(to_complex(L, 1), to_complex(L, 2)));
+  return 1;
+}
+int c_unm(lua_State* L) {
+  push(L, -to_complex(L, 1));
+  return 1;
+}
+int c_eq(lua_State* L) {
+  lua_pushboolean(L, to_complex(L, 1) == to_complex(L, 2));
+  return 1;
+}
+int c_abs(lua_State* L) {
+  lua_pushnumber(L, std::abs(to_complex(L, 1)));
+  return 1;
+}
+int c_conj(lua_State* L) {
+  push(L, std::conj(to_complex(L, 1)));
+  return 1;
+}
+
+int c_tostring(lua_State* L) {
+  const std::complex<double> z = to_complex(L, 1);
+  lua_pushstring(L, Scalar::complex(z.real(), z.imag()).str().c_str());
+  return 1;
+}
+
+int c_index(lua_State* L) {
+  const std::complex<double> z = to_complex(L, 1);
+  const char* key = luaL_checkstring(L, 2);
+  const std::string_view k = key;
+  if (k == "re") {
+    lua_pushnumber(L, z.real());
+  } else if (k == "im") {
+    lua_pushnumber(L, z.imag());
+  } else if (k == "abs") {
+    lua_pushcfunction(L, entry<c_abs>);
+  } else if (k == "conj") {
+    lua_pushcfunction(L, entry<c_conj>);
+  } else {
+    return luaL_error(L, "cu.complex has no field '%s'", key);
+  }
+  return 1;
+}
+
+}  // namespace
+
+void register_complex(lua_State* L) {
+  luaL_newmetatable(L, kComplexType);
+  context(L).complex_mt = lua_topointer(L, -1);
+  const luaL_Reg meta[] = {{"__add", entry<c_add>},     {"__sub", entry<c_sub>},
+                           {"__mul", entry<c_mul>},     {"__div", entry<c_div>},
+                           {"__pow", entry<c_pow>},     {"__unm", entry<c_unm>},
+                           {"__eq", entry<c_eq>},       {"__tostring", entry<c_tostring>},
+                           {"__index", entry<c_index>}, {nullptr, nullptr}};
+  luaL_setfuncs(L, meta, 0);
+  lua_pop(L, 1);
+  lua_pushcfunction(L, entry<l_complex>);
+  lua_setfield(L, -2, "complex");
+}
+
+}  // namespace culua::lua

@@ -1,0 +1,157 @@
+// The `cu` module table: device queries, synchronization, clocks, and the wiring of the types.
+#include <chrono>
+#include <new>
+
+#include "core/error.hpp"
+#include "core/ops.hpp"
+#include "core/version.hpp"
+#include "lua/binding.hpp"
+#include "lua/cu_module.hpp"
+#include "lua/embedded_modules.hpp"
+
+namespace culua::lua {
+
+namespace {
+
+constexpr const char* kContextKey = "cu.context";
+
+void push_device_info(lua_State* L, const DeviceInfo& d, bool cuda) {
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, d.index);
+  lua_setfield(L, -2, "index");
+  lua_pushstring(L, d.name.c_str());
+  lua_setfield(L, -2, "name");
+  lua_pushinteger(L, d.sm_count);
+  lua_setfield(L, -2, "sm_count");
+  lua_pushinteger(L, static_cast<lua_Integer>(d.memory));
+  lua_setfield(L, -2, "memory");
+  lua_pushinteger(L, static_cast<lua_Integer>(d.l2));
+  lua_setfield(L, -2, "l2");
+  if (cuda) {
+    lua_pushfstring(L, "%d.%d", d.cc_major, d.cc_minor);
+    lua_setfield(L, -2, "cc");
+  }
+}
+
+int l_devices(lua_State* L) {
+  Backend& b = runtime(L).backend();
+  const int n = b.device_count();
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; ++i) {
+    push_device_info(L, b.device_info(i), b.kind() == BackendKind::Cuda);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+int l_device(lua_State* L) {
+  Runtime& rt = runtime(L);
+  if (!lua_isnoneornil(L, 1)) {
+    const int64_t d = check_integer(L, 1, "device");
+    if (d < 0 || d >= rt.backend().device_count()) {
+      luaL_error(L, "device %I does not exist (devices are numbered 0..%d)", lua_Integer(d),
+                 rt.backend().device_count() - 1);
+    }
+    rt.set_device(static_cast<int>(d));
+  }
+  lua_pushinteger(L, rt.device());
+  return 1;
+}
+
+int l_sync(lua_State* L) {
+  runtime(L).synchronize();
+  return 0;
+}
+
+int l_clock(lua_State* L) {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  lua_pushnumber(L, std::chrono::duration<double>(now).count());
+  return 1;
+}
+
+int l_sleep(lua_State* L) {
+  const double ms = luaL_checknumber(L, 1);
+  check_options(L, 2, {"stream"});
+  sleep(runtime(L), ms / 1000.0, opt_stream(L, 2));
+  return 0;
+}
+
+// Fields computed on first access, so that loading the module never touches the GPU.
+int module_index(lua_State* L) {
+  const char* key = lua_tostring(L, 2);
+  if (key && std::string_view(key) == "backend") {
+    const auto n = backend_name(runtime(L).kind());
+    lua_pushlstring(L, n.data(), n.size());
+    return 1;
+  }
+  return 0;
+}
+
+int load_embedded(lua_State* L) {
+  const auto* m = static_cast<const EmbeddedModule*>(lua_touserdata(L, lua_upvalueindex(1)));
+  if (luaL_loadbufferx(L, m->source, std::strlen(m->source), m->chunkname, "t") != LUA_OK) {
+    return lua_error(L);
+  }
+  lua_pushstring(L, m->name);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+int context_gc(lua_State* L) {
+  auto* ctx = static_cast<Context*>(lua_touserdata(L, 1));
+  if (ctx->rt) ctx->rt->collect_garbage = nullptr;
+  return 0;
+}
+
+}  // namespace
+
+void open_cu(lua_State* L, Runtime& rt) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_State* main = lua_tothread(L, -1);
+  lua_pop(L, 1);
+
+  auto* ctx = static_cast<Context*>(lua_newuserdatauv(L, sizeof(Context), 0));
+  new (ctx) Context{};
+  ctx->rt = &rt;
+  ctx->main = main;
+  lua_newtable(L);
+  lua_pushcfunction(L, entry<context_gc>);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, kContextKey);
+  *static_cast<Context**>(lua_getextraspace(main)) = ctx;
+  if (L != main) *static_cast<Context**>(lua_getextraspace(L)) = ctx;
+  // The collector cannot see device memory: the runtime asks for full collections when device
+  // allocations pile up, and before retrying one that ran out of memory.
+  rt.collect_garbage = [main] { lua_gc(main, LUA_GCCOLLECT); };
+
+  lua_newtable(L);
+  register_complex(L);
+  register_array(L);
+  register_stream(L);
+  register_event(L);
+  const luaL_Reg functions[] = {{"devices", entry<l_devices>}, {"device", entry<l_device>},
+                                {"sync", entry<l_sync>},       {"clock", entry<l_clock>},
+                                {"sleep", entry<l_sleep>},     {nullptr, nullptr}};
+  luaL_setfuncs(L, functions, 0);
+  lua_pushliteral(L, CULUA_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_newtable(L);
+  lua_pushcfunction(L, entry<module_index>);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, "cu");
+  lua_pop(L, 1);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  for (const EmbeddedModule* m = kEmbeddedModules; m->name; ++m) {
+    lua_pushlightuserdata(L, const_cast<EmbeddedModule*>(m));
+    lua_pushcclosure(L, entry<load_embedded>, 1);
+    lua_setfield(L, -2, m->name);
+  }
+  lua_pop(L, 1);
+}
+
+}  // namespace culua::lua

@@ -1,0 +1,233 @@
+// cu.Stream, cu.stream(), cu.current_stream() and cu.use_stream().
+#include <new>
+
+#include "core/error.hpp"
+#include "lua/binding.hpp"
+
+namespace culua::lua {
+
+namespace {
+
+constexpr const char* kStreamType = "cu.Stream";
+constexpr const char* kScopeType = "cu.StreamScope";
+constexpr const char* kStreamObjects = "cu.stream_objects";  // weak: Stream* -> its userdata
+
+struct StreamBox {
+  std::shared_ptr<Stream> stream;
+};
+
+struct ScopeBox {
+  std::shared_ptr<Stream> previous;
+  bool closed = false;
+};
+
+StreamBox* test_box(lua_State* L, int idx) {
+  void* p = lua_touserdata(L, idx);
+  if (!p || !has_metatable(L, idx, context(L).stream_mt)) return nullptr;
+  return static_cast<StreamBox*>(p);
+}
+
+StreamPriority check_priority(lua_State* L, int opts) {
+  if (!get_option(L, opts, "priority")) return StreamPriority::Normal;
+  const char* p = lua_tostring(L, -1);
+  StreamPriority result = StreamPriority::Normal;
+  if (!p) {
+    luaL_error(L, "option 'priority' must be \"high\", \"normal\" or \"low\"");
+  } else if (std::string_view(p) == "high") {
+    result = StreamPriority::High;
+  } else if (std::string_view(p) == "low") {
+    result = StreamPriority::Low;
+  } else if (std::string_view(p) != "normal") {
+    luaL_error(L, "unknown stream priority '%s' (expected high, normal or low)", p);
+  }
+  lua_pop(L, 1);
+  return result;
+}
+
+int l_stream(lua_State* L) {
+  check_options(L, 1, {"priority"});
+  const StreamPriority p = check_priority(L, 1);
+  Runtime& rt = runtime(L);
+  push_stream(L, rt.backend().create_stream(rt.device(), p));
+  return 1;
+}
+
+int l_current_stream(lua_State* L) {
+  push_stream(L, runtime(L).current_stream_ptr());
+  return 1;
+}
+
+int l_use_stream(lua_State* L) {
+  Stream& s = check_stream(L, 1);
+  Runtime& rt = runtime(L);
+  auto* scope = static_cast<ScopeBox*>(lua_newuserdatauv(L, sizeof(ScopeBox), 0));
+  new (scope) ScopeBox{};
+  luaL_setmetatable(L, kScopeType);
+  scope->previous = rt.current_stream_ptr();
+  rt.set_current_stream(s.shared_from_this());
+  return 1;
+}
+
+int scope_close(lua_State* L) {
+  auto* scope = static_cast<ScopeBox*>(luaL_checkudata(L, 1, kScopeType));
+  if (scope->closed) return 0;
+  scope->closed = true;
+  std::shared_ptr<Stream> previous = std::move(scope->previous);
+  if (previous) runtime(L).set_current_stream(std::move(previous));
+  return 0;
+}
+
+int scope_gc(lua_State* L) {
+  // Dropped without <close>: the stream stays current (restoring at a random collection would
+  // change the current stream under running code).
+  auto* scope = static_cast<ScopeBox*>(lua_touserdata(L, 1));
+  scope->previous.reset();
+  return 0;
+}
+
+int s_sync(lua_State* L) {
+  check_stream(L, 1).synchronize();
+  return 0;
+}
+
+int s_done(lua_State* L) {
+  lua_pushboolean(L, check_stream(L, 1).query());
+  return 1;
+}
+
+int s_wait(lua_State* L) {
+  Stream& s = check_stream(L, 1);
+  if (Event* e = test_event(L, 2)) {
+    s.wait(*e);
+  } else if (Stream* other = test_stream(L, 2)) {
+    if (other != &s) {
+      auto ev = runtime(L).backend().create_event(other->device(), false);
+      ev->record(*other);
+      s.wait(*ev);
+    }
+  } else {
+    luaL_error(L, "wait takes a cu.Event or a cu.Stream, got %s", luaL_typename(L, 2));
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+int s_release(lua_State* L) {
+  StreamBox* box = test_box(L, 1);
+  if (!box) return luaL_typeerror(L, 1, kStreamType);
+  box->stream.reset();
+  return 0;
+}
+
+int s_tostring(lua_State* L) {
+  StreamBox* box = test_box(L, 1);
+  if (!box) return luaL_typeerror(L, 1, kStreamType);
+  if (!box->stream) {
+    lua_pushliteral(L, "cu.Stream(<released>)");
+    return 1;
+  }
+  const Stream& s = *box->stream;
+  const auto p = priority_name(s.priority());
+  lua_pushfstring(L, "cu.Stream(id=%I, device=%d, priority=%s)", lua_Integer(s.id()), s.device(),
+                  std::string(p).c_str());
+  return 1;
+}
+
+int s_index(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+  }
+  Stream& s = check_stream(L, 1);
+  const char* key = lua_tostring(L, 2);
+  const std::string_view k = key ? key : "";
+  if (k == "device") {
+    lua_pushinteger(L, s.device());
+  } else if (k == "priority") {
+    const auto p = priority_name(s.priority());
+    lua_pushlstring(L, p.data(), p.size());
+  } else if (k == "id") {
+    lua_pushinteger(L, static_cast<lua_Integer>(s.id()));
+  } else {
+    return luaL_error(L, "cu.Stream has no field or method '%s'", luaL_tolstring(L, 2, nullptr));
+  }
+  return 1;
+}
+
+const luaL_Reg kMethods[] = {
+    {"sync", entry<s_sync>},
+    {"done", entry<s_done>},
+    {"wait", entry<s_wait>},
+    {nullptr, nullptr},
+};
+
+}  // namespace
+
+void push_stream(lua_State* L, std::shared_ptr<Stream> s) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kStreamObjects);
+  if (lua_rawgetp(L, -1, s.get()) == LUA_TUSERDATA) {
+    StreamBox* box = test_box(L, -1);
+    if (box && box->stream == s) {
+      lua_remove(L, -2);
+      return;
+    }
+  }
+  lua_pop(L, 1);
+  const void* key = s.get();
+  auto* box = static_cast<StreamBox*>(lua_newuserdatauv(L, sizeof(StreamBox), 0));
+  new (box) StreamBox{};
+  luaL_setmetatable(L, kStreamType);
+  box->stream = std::move(s);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, -3, key);
+  lua_remove(L, -2);
+}
+
+Stream* test_stream(lua_State* L, int idx) {
+  StreamBox* box = test_box(L, idx);
+  if (!box) return nullptr;
+  if (!box->stream) luaL_error(L, "the stream was released");
+  return box->stream.get();
+}
+
+Stream& check_stream(lua_State* L, int idx) {
+  Stream* s = test_stream(L, idx);
+  if (!s) luaL_typeerror(L, idx, kStreamType);
+  return *s;
+}
+
+void register_stream(lua_State* L) {
+  lua_newtable(L);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_pushvalue(L, -1);
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, kStreamObjects);
+
+  luaL_newmetatable(L, kStreamType);
+  context(L).stream_mt = lua_topointer(L, -1);
+  const luaL_Reg meta[] = {{"__gc", entry<s_release>},
+                           {"__close", entry<s_release>},
+                           {"__tostring", entry<s_tostring>},
+                           {nullptr, nullptr}};
+  luaL_setfuncs(L, meta, 0);
+  luaL_newlib(L, kMethods);
+  lua_pushcclosure(L, entry<s_index>, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+
+  luaL_newmetatable(L, kScopeType);
+  const luaL_Reg scope_meta[] = {
+      {"__close", entry<scope_close>}, {"__gc", entry<scope_gc>}, {nullptr, nullptr}};
+  luaL_setfuncs(L, scope_meta, 0);
+  lua_pop(L, 1);
+
+  const luaL_Reg functions[] = {{"stream", entry<l_stream>},
+                                {"current_stream", entry<l_current_stream>},
+                                {"use_stream", entry<l_use_stream>},
+                                {nullptr, nullptr}};
+  luaL_setfuncs(L, functions, 0);
+}
+
+}  // namespace culua::lua

@@ -39,6 +39,22 @@ BackendKind parse_backend(std::string_view s) {
   fail(ErrorKind::Value, "unknown backend '{}' (expected auto, cuda or host)", s);
 }
 
+uint64_t parse_byte_size(std::string_view s) {
+  uint64_t value = 0;
+  size_t i = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
+    value = value * 10 + static_cast<uint64_t>(s[i] - '0');
+  const std::string_view suffix = s.substr(i);
+  int shift = -1;
+  if (suffix.empty() || suffix == "B") shift = 0;
+  if (suffix == "K" || suffix == "KiB") shift = 10;
+  if (suffix == "M" || suffix == "MiB") shift = 20;
+  if (suffix == "G" || suffix == "GiB") shift = 30;
+  if (i == 0 || shift < 0)
+    fail(ErrorKind::Value, "cannot read '{}' as a byte size (like 512M or 2G)", s);
+  return value << shift;
+}
+
 Runtime::Runtime(RuntimeOptions options) : options_(options), device_(options.device) {}
 
 Runtime::~Runtime() {
@@ -74,7 +90,13 @@ void Runtime::create_backend() {
          "the CUDA backend was requested but this culua was built without the CUDA toolkit");
   }
 #endif
-  if (!backend_) backend_ = host::make_backend(host::HostOptions{options_.host_memory_limit});
+  if (!backend_) {
+    uint64_t limit = options_.host_memory_limit;
+    if (const char* env = std::getenv("CULUA_HOST_MEMORY_LIMIT"); !limit && env && *env) {
+      limit = parse_byte_size(env);
+    }
+    backend_ = host::make_backend(host::HostOptions{limit});
+  }
   const int count = backend_->device_count();
   current_streams_.assign(static_cast<size_t>(count), nullptr);
   if (options_.device < 0 || options_.device >= count) {

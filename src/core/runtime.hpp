@@ -16,9 +16,13 @@ struct RuntimeOptions {
   // Auto: the CULUA_BACKEND environment variable, else CUDA when a device is present, else host.
   BackendKind backend = BackendKind::Auto;
   int device = 0;
-  // Host backend only: cap on its "device" memory in bytes (0: physical memory).
+  // Host backend only: cap on its "device" memory in bytes (0: $CULUA_HOST_MEMORY_LIMIT, else
+  // physical memory).
   uint64_t host_memory_limit = 0;
 };
+
+// "512M", "2G", "1048576": bytes (suffixes K, M, G are powers of 1024).
+uint64_t parse_byte_size(std::string_view s);
 
 // Parses "auto", "cuda" or "host"; throws Error(Value) otherwise.
 BackendKind parse_backend(std::string_view s);

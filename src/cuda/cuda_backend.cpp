@@ -1,6 +1,7 @@
 #include "cuda/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -22,7 +23,14 @@ bool device_available(std::string* why) {
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    if (why) *why = fmt::format("{} ({})", cudaGetErrorName(e), cudaGetErrorString(e));
+    if (!why) return false;
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver) {
+      *why = "no NVIDIA driver is installed (libcuda.so.1 not found)";
+    } else {
+      dlclose(driver);
+      *why = fmt::format("{} ({})", cudaGetErrorName(e), cudaGetErrorString(e));
+    }
     return false;
   }
   if (n == 0) {

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every GPU test from an already-built build folder, with relative paths only, so a build
+# made elsewhere can be carried to a GPU machine and tested there.
+#   tests/run_gpu_tests.sh [BUILD_DIR]      (default: build; run from anywhere)
+# Writes one log, $OUT/gpu-tests.log when OUT is set (the device tool), else gpu-tests.log.
+# Exit status: 0 when every test passed, 1 otherwise (a skipped test counts as a failure here:
+# this script exists to run them).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+log=${OUT:-.}/gpu-tests.log
+: >"$log"
+passed=0
+failed=()
+
+run() {
+  local name=$1
+  shift
+  local start=$SECONDS
+  {
+    echo "=== $name: $*"
+    "$@"
+  } >>"$log" 2>&1
+  local rc=$?
+  if ((rc == 0)); then
+    passed=$((passed + 1))
+    printf '%-40s ok (%ds)\n' "$name" $((SECONDS - start))
+  else
+    failed+=("$name")
+    printf '%-40s FAILED (exit %d)\n' "$name" "$rc"
+    echo "=== $name exited $rc" >>"$log"
+  fi
+}
+
+run gpu.catch "$build/tests/culua_gpu_tests"
+run gpu.fatal_error "$build/tests/culua_gpu_fatal_test"
+for t in tests/lua/test_*.lua tests/gpu/test_*.lua; do
+  run "lua.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"
+done
+run cli "$build/culua" tests/cli/test_cli.lua "$build/culua"
+run quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
+run unit "$build/tests/culua_unit_tests"
+
+echo "$passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}"
+echo "log: $log"
+((${#failed[@]} == 0))

@@ -19,6 +19,7 @@ local s = cu.stream()
 local _ <close> = cu.use_stream(s)
 local ha = cu.arange(n * n):reshape(n, n):to_host({ pinned = true })
 local hb = cu.linspace(-1, 1, n * n):reshape(n, n):to_host({ pinned = true })
+local hc = cu.host.empty({ n, n }, { pinned = true })
 local a, b = cu.empty({ n, n }), cu.empty({ n, n })
 local c = cu.empty({ n, n })
 cu.sync()
@@ -45,9 +46,8 @@ phase(function() -- kernels: only queued; the data stays on the device (ping-pon
   end
   cu.copy(c, a:transpose(), { stream = s })
 end)
-local hc
-phase(function() -- download: a synchronous copy, so it waits for everything queued before it
-  hc = c:to_host()
+phase(function() -- download: no stream given, so the copy is synchronous: it waits for all the
+  cu.copy(hc, c) --  work queued before it, then copies
 end)
 marks[#marks]:sync()
 

@@ -6,6 +6,7 @@
 # Exit status: 0 when every test passed, 1 otherwise (a skipped test counts as a failure here:
 # this script exists to run them).
 set -uo pipefail
+shopt -s nullglob
 cd "$(dirname "$0")/.."
 build=${1:-build}
 log=${OUT:-.}/gpu-tests.log

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/ops.hpp"
@@ -10,14 +12,76 @@ namespace culua {
 
 namespace {
 
-// Up to 8 significant digits (the shortest text that reads back for 32-bit and narrower floats);
-// floats always show a point ("1.") as numpy does.
-std::string format_real(double v, bool narrow) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::string s = narrow ? fmt::format("{}", static_cast<float>(v)) : fmt::format("{:.8g}", v);
-  if (s.find_first_of(".e") == std::string::npos) s += ".";
-  return s;
+// Shortest decimal that reads back as the same element of `t`: its significant digits and
+// decimal exponent (the text is d.ddd * 10^exp).
+struct Decimal {
+  int digits;
+  int exp;
+};
+
+bool reads_back(double parsed, double v, DType t) {
+  switch (t) {
+    case DType::F64:
+    case DType::C128:
+      return parsed == v;
+    case DType::F16:
+      return half::from_double(parsed).bits == half::from_double(v).bits;
+    case DType::BF16:
+      return bfloat16::from_double(parsed).bits == bfloat16::from_double(v).bits;
+    default:
+      return static_cast<float>(parsed) == static_cast<float>(v);
+  }
+}
+
+Decimal shortest(double v, DType t) {
+  for (int p = 1; p <= 17; ++p) {
+    const std::string s = fmt::format("{:.{}e}", v, p - 1);
+    if (reads_back(std::strtod(s.c_str(), nullptr), v, t) || p == 17) {
+      return Decimal{p, std::atoi(s.c_str() + s.find('e') + 1)};
+    }
+  }
+  return Decimal{17, 0};
+}
+
+// numpy's choice: scientific notation when the magnitudes are far apart or extreme; at most 8
+// digits after the point; every float shows a point ("1.").
+std::vector<std::string> format_reals(const std::vector<double>& values, DType t) {
+  double max_abs = 0, min_abs = HUGE_VAL;
+  for (double v : values) {
+    if (std::isfinite(v) && v != 0) {
+      max_abs = std::max(max_abs, std::fabs(v));
+      min_abs = std::min(min_abs, std::fabs(v));
+    }
+  }
+  const bool sci = max_abs >= 1e8 || (max_abs > 0 && (min_abs < 1e-4 || max_abs / min_abs > 1e3));
+  constexpr int kPrecision = 8;
+  int mantissa = 0;
+  if (sci) {
+    for (double v : values) {
+      if (std::isfinite(v)) mantissa = std::max(mantissa, shortest(v, t).digits - 1);
+    }
+    mantissa = std::min(mantissa, kPrecision);
+  }
+  std::vector<std::string> out;
+  out.reserve(values.size());
+  for (double v : values) {
+    if (std::isnan(v)) {
+      out.emplace_back("nan");
+    } else if (std::isinf(v)) {
+      out.emplace_back(v > 0 ? "inf" : "-inf");
+    } else if (sci) {
+      std::string s = fmt::format("{:.{}e}", v, mantissa);
+      if (mantissa == 0) s.insert(s.find('e'), ".");
+      out.push_back(std::move(s));
+    } else {
+      const Decimal d = shortest(v, t);
+      const int frac = std::clamp(d.digits - 1 - d.exp, 0, kPrecision);
+      std::string s = fmt::format("{:.{}f}", v, frac);
+      if (frac == 0) s += ".";
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
 }
 
 struct Summary {
@@ -63,13 +127,31 @@ class Writer {
     const Array& c = s.compact;
     const auto* base = static_cast<const unsigned char*>(c.data());
     const size_t size = itemsize(dtype);
-    for (int64_t i = 0; i < c.size(); ++i) {
-      text_.push_back(element(decode_scalar(dtype, base + static_cast<size_t>(i) * size),
-                              dtype != DType::F64 && dtype != DType::C128));
+    const auto n = static_cast<size_t>(c.size());
+    std::vector<Scalar> values(n);
+    for (size_t i = 0; i < n; ++i) values[i] = decode_scalar(dtype, base + i * size);
+    if (is_floating(dtype) || is_complex(dtype)) {
+      std::vector<double> re(n), im(n);
+      for (size_t i = 0; i < n; ++i) {
+        re[i] = values[i].re;
+        im[i] = values[i].im;
+      }
+      text_ = format_reals(re, dtype);
+      if (is_complex(dtype)) {
+        const std::vector<std::string> imag = format_reals(im, dtype);
+        for (size_t i = 0; i < n; ++i) {
+          text_[i] += (imag[i][0] == '-' ? "" : "+") + imag[i] + "j";
+        }
+      }
+    } else {
+      for (const Scalar& v : values) {
+        text_.push_back(v.kind == Scalar::Kind::Bool ? (v.b ? "true" : "false")
+                                                     : std::to_string(v.i));
+      }
     }
     // Align on the decimal point when every element is in fixed notation, as numpy does.
     size_t int_width = 0, frac_width = 0;
-    bool fixed = dtype != DType::C64 && dtype != DType::C128;
+    bool fixed = is_floating(dtype);
     for (const std::string& t : text_) {
       const auto dot = t.find('.');
       fixed = fixed && dot != std::string::npos && t.find('e') == std::string::npos;
@@ -96,23 +178,6 @@ class Writer {
   }
 
  private:
-  static std::string element(const Scalar& v, bool narrow) {
-    switch (v.kind) {
-      case Scalar::Kind::Bool:
-        return v.b ? "true" : "false";
-      case Scalar::Kind::Int:
-        return std::to_string(v.i);
-      case Scalar::Kind::Float:
-        return format_real(v.re, narrow);
-      case Scalar::Kind::Complex: {
-        std::string im = format_real(v.im, narrow);
-        if (im[0] != '-') im = "+" + im;
-        return format_real(v.re, narrow) + im + "j";
-      }
-    }
-    return "?";
-  }
-
   void rec(std::string& out, int dim, int64_t& offset, size_t column) {
     const Array& c = s_.compact;
     const int ndim = c.ndim();

@@ -246,6 +246,11 @@ void copy(Runtime& rt, const Array& dst, const Array& src, Stream* stream) {
   }
   const Array& device_side = dst_host ? src : dst;
   Stream& s = stream_for(rt, device_side, stream);
+  if (dst_host != src_host && !stream) {
+    // A synchronous transfer sees all the work issued before it on any stream, as an element
+    // read does.
+    device_side.buffer()->wait_idle();
+  }
   if (!dst_host && !src_host) {
     device_copy(rt, dst, src, s);
   } else if (dst_host) {

@@ -19,6 +19,12 @@ double Scalar::as_double() const {
   }
 }
 
+namespace {
+std::string real_text(double v) {
+  return std::isnan(v) ? "nan" : fmt::format("{}", v);
+}
+}  // namespace
+
 std::string Scalar::str() const {
   switch (kind) {
     case Kind::Bool:
@@ -26,9 +32,9 @@ std::string Scalar::str() const {
     case Kind::Int:
       return std::to_string(i);
     case Kind::Float:
-      return fmt::format("{}", re);
+      return real_text(re);
     case Kind::Complex:
-      return fmt::format("{}{:+}j", re, im);
+      return real_text(re) + (std::isnan(im) || im >= 0 ? "+" : "") + real_text(im) + "j";
   }
   return "?";
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/host_memory.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_stream.hpp"
 #include "cuda/pinned_pool.hpp"
@@ -42,8 +43,6 @@ bool device_available(std::string* why) {
 
 namespace {
 
-constexpr size_t kHostAlignment = 256;
-
 class CudaBackend final : public Backend {
  public:
   CudaBackend() {
@@ -63,7 +62,28 @@ class CudaBackend final : public Backend {
   BackendKind kind() const override { return BackendKind::Cuda; }
   int device_count() override { return static_cast<int>(devices_.size()); }
 
-  DeviceInfo device_info(int device) override { return state(device).info; }
+  // Reads the properties without creating the device's context (cu.devices() on a machine with
+  // eight GPUs must not create eight contexts).
+  DeviceInfo device_info(int device) override {
+    health_->check_usable();
+    if (device < 0 || device >= device_count()) {
+      fail(ErrorKind::Index, "CUDA device {} does not exist ({} devices)", device, device_count());
+    }
+    DeviceState& d = devices_[static_cast<size_t>(device)];
+    std::lock_guard lock(init_mutex_);
+    if (d.info.sm_count == 0) {
+      cudaDeviceProp prop{};
+      CULUA_CUDA_CHECK(*health_, cudaGetDeviceProperties(&prop, device));
+      d.info.index = device;
+      d.info.name = prop.name;
+      d.info.sm_count = prop.multiProcessorCount;
+      d.info.memory = prop.totalGlobalMem;
+      d.info.cc_major = prop.major;
+      d.info.cc_minor = prop.minor;
+      d.info.l2 = static_cast<uint64_t>(prop.l2CacheSize);
+    }
+    return d.info;
+  }
 
   std::shared_ptr<Stream> default_stream(int device) override {
     DeviceState& d = state(device);
@@ -106,16 +126,15 @@ class CudaBackend final : public Backend {
         state(device);  // pinned memory needs the context
         return pinned_.allocate(bytes);
       case Location::Pageable: {
-        void* p = std::aligned_alloc(
-            kHostAlignment, (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment);
-        if (!p) fail(ErrorKind::OutOfMemory, "aligned_alloc failed");
+        void* p = allocate_host_memory(bytes);
+        if (!p) fail(ErrorKind::OutOfMemory, "host allocation failed");
         return p;
       }
     }
     return nullptr;
   }
 
-  void deallocate(void* p, size_t, Location loc, int device, Stream* stream) noexcept override {
+  void deallocate(void* p, size_t bytes, Location loc, int device, Stream* stream) noexcept override {
     switch (loc) {
       case Location::Device: {
         if (health_->poisoned.load()) return;  // the context is gone; nothing can be freed
@@ -134,7 +153,7 @@ class CudaBackend final : public Backend {
         pinned_.release(p, stream ? cu(*stream) : nullptr);
         return;
       case Location::Pageable:
-        std::free(p);  // pageable copies are synchronous: no queued work uses it
+        free_host_memory(p, bytes);  // pageable copies are synchronous: no queued work uses it
         return;
     }
   }
@@ -234,17 +253,9 @@ class CudaBackend final : public Backend {
     use_device(device);
     DeviceState& d = devices_[static_cast<size_t>(device)];
     if (d.ready) return d;
+    device_info(device);
     std::lock_guard lock(init_mutex_);
     if (d.ready) return d;
-    cudaDeviceProp prop{};
-    CULUA_CUDA_CHECK(*health_, cudaGetDeviceProperties(&prop, device));
-    d.info.index = device;
-    d.info.name = prop.name;
-    d.info.sm_count = prop.multiProcessorCount;
-    d.info.memory = prop.totalGlobalMem;
-    d.info.cc_major = prop.major;
-    d.info.cc_minor = prop.minor;
-    d.info.l2 = static_cast<uint64_t>(prop.l2CacheSize);
     CULUA_CUDA_CHECK(*health_,
                      cudaDeviceGetStreamPriorityRange(&d.priority_least, &d.priority_greatest));
     cudaMemPoolProps props{};

@@ -8,13 +8,12 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/host_memory.hpp"
 #include "kernels/kernels.hpp"
 
 namespace culua::host {
 
 namespace {
-
-constexpr size_t kAlignment = 256;
 
 uint64_t physical_memory() {
   const long pages = sysconf(_SC_PHYS_PAGES);
@@ -163,16 +162,15 @@ void* HostBackend::allocate(size_t bytes, Location loc, int, Stream*) {
       fail(ErrorKind::OutOfMemory, "host backend memory limit reached");
     }
   }
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded);
-  if (!p) fail(ErrorKind::OutOfMemory, "aligned_alloc failed");
+  void* p = allocate_host_memory(bytes);
+  if (!p) fail(ErrorKind::OutOfMemory, "host allocation failed");
   if (loc == Location::Device) live_device_bytes_ += bytes;
   return p;
 }
 
 void HostBackend::deallocate(void* p, size_t bytes, Location loc, int, Stream* stream) noexcept {
   auto release = [p, bytes, loc, live = &live_device_bytes_] {
-    std::free(p);
+    free_host_memory(p, bytes);
     if (loc == Location::Device) *live -= bytes;
   };
   if (!stream) {

@@ -14,7 +14,7 @@ void Health::fail(const std::string& what) noexcept {
 
 void run_worker(const std::shared_ptr<WorkQueue>& q) {
   for (;;) {
-    std::function<void()> task;
+    Task task;
     {
       std::unique_lock lock(q->m);
       q->work_ready.wait(lock, [&] { return !q->tasks.empty() || q->closing; });
@@ -28,17 +28,31 @@ void run_worker(const std::shared_ptr<WorkQueue>& q) {
     }
     // A failed task poisons the backend, as a sticky CUDA error does. Later tasks still run so
     // that events complete and nothing waits forever.
-    try {
-      task();
-    } catch (const std::exception& e) {
-      q->health->fail(std::string("host backend task failed: ") + e.what());
+    if (task.work) {
+      try {
+        task.work();
+      } catch (const std::exception& e) {
+        q->health->fail(std::string("host backend task failed: ") + e.what());
+      }
+      task.work = nullptr;  // release what the task captured before reporting completion
     }
-    task = nullptr;  // release what the task captured before reporting completion
+    const auto reached = std::chrono::steady_clock::now();
     {
       std::lock_guard lock(q->m);
       ++q->completed;
     }
     q->work_done.notify_all();
+    if (task.event) {
+      EventState& st = *task.event;
+      {
+        std::lock_guard lock(st.m);
+        if (task.generation > st.completed) {
+          st.completed = task.generation;
+          st.when = reached;
+        }
+      }
+      st.done.notify_all();
+    }
   }
 }
 
@@ -53,10 +67,19 @@ HostStream::~HostStream() {
   queue_->work_ready.notify_one();
 }
 
-void HostStream::enqueue(std::function<void()> task) {
+void HostStream::enqueue(std::function<void()> work) {
   {
     std::lock_guard lock(queue_->m);
-    queue_->tasks.push_back(std::move(task));
+    queue_->tasks.push_back(Task{std::move(work), nullptr, 0});
+    ++queue_->enqueued;
+  }
+  queue_->work_ready.notify_one();
+}
+
+void HostStream::enqueue_event(std::shared_ptr<EventState> event, uint64_t generation) {
+  {
+    std::lock_guard lock(queue_->m);
+    queue_->tasks.push_back(Task{nullptr, std::move(event), generation});
     ++queue_->enqueued;
   }
   queue_->work_ready.notify_one();
@@ -95,16 +118,7 @@ void HostEvent::do_record(Stream& s) {
     std::lock_guard lock(state_->m);
     generation = ++state_->recorded;
   }
-  hs.enqueue([st = state_, generation] {
-    {
-      std::lock_guard lock(st->m);
-      if (generation > st->completed) {
-        st->completed = generation;
-        st->when = std::chrono::steady_clock::now();
-      }
-    }
-    st->done.notify_all();
-  });
+  hs.enqueue_event(state_, generation);
 }
 
 void HostEvent::do_synchronize() {

@@ -24,13 +24,24 @@ struct Health {
   void fail(const std::string& what) noexcept;
 };
 
+struct EventState;
+
+// One entry of a stream's queue: work to run, or an event to complete when the worker reaches it
+// (after the queue counts everything before it as done, so that a stream whose last event has
+// completed also reports itself idle).
+struct Task {
+  std::function<void()> work;
+  std::shared_ptr<EventState> event;
+  uint64_t generation = 0;
+};
+
 // State shared by a stream's handle and its worker thread (which outlives the handle until the
 // queue is drained).
 struct WorkQueue {
   std::mutex m;
   std::condition_variable work_ready;
   std::condition_variable work_done;
-  std::deque<std::function<void()>> tasks;
+  std::deque<Task> tasks;
   uint64_t enqueued = 0;
   uint64_t completed = 0;
   bool closing = false;   // the handle is gone: drain, then exit
@@ -46,7 +57,8 @@ class HostStream final : public Stream {
   HostStream(std::shared_ptr<WorkQueue> queue, int device, StreamPriority p, uint64_t id);
   ~HostStream() override;
 
-  void enqueue(std::function<void()> task);
+  void enqueue(std::function<void()> work);
+  void enqueue_event(std::shared_ptr<EventState> event, uint64_t generation);
   void synchronize() override;
   bool query() override;
   void wait(Event& e) override;

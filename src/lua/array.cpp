@@ -28,12 +28,14 @@ Trailing trailing(lua_State* L, int idx, std::initializer_list<const char*> allo
     t.dtype = check_dtype(L, idx);
     t.has_dtype = true;
     ++idx;
+  } else if (idx < lua_gettop(L) && lua_isnil(L, idx)) {
+    ++idx;  // f(shape, nil, {opts}): no dtype argument
   }
   if (lua_type(L, idx) == LUA_TTABLE) {
     check_options(L, idx, allowed);
     t.opts = idx;
     if (get_option(L, idx, "dtype")) {
-      if (t.has_dtype) luaL_error(L, "dtype given twice (argument and option)");
+      if (t.has_dtype) fail(ErrorKind::Value, "dtype given twice (argument and option)");
       t.dtype = check_dtype(L, -1);
       t.has_dtype = true;
       lua_pop(L, 1);
@@ -42,10 +44,10 @@ Trailing trailing(lua_State* L, int idx, std::initializer_list<const char*> allo
   } else if (idx <= lua_gettop(L) && lua_isnil(L, idx)) {
     ++idx;
   } else if (!lua_isnone(L, idx)) {
-    luaL_error(L, "bad argument #%d: expected a dtype string or an options table, got %s", idx,
-               luaL_typename(L, idx));
+    fail(ErrorKind::Type, "bad argument #{}: expected a dtype string or an options table, got {}",
+         idx, luaL_typename(L, idx));
   }
-  if (idx <= lua_gettop(L)) luaL_error(L, "unexpected argument #%d", idx);
+  if (idx <= lua_gettop(L)) fail(ErrorKind::Value, "unexpected argument #{}", idx);
   return t;
 }
 
@@ -119,20 +121,20 @@ void collect(lua_State* L, int idx, int dim, TableData& d) {
   luaL_checkstack(L, 2, "nested table too deep");
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
   if (n != d.shape[dim]) {
-    luaL_error(L, "ragged nested table: a row at depth %d has %I elements, expected %I", dim + 1, n,
-               lua_Integer(d.shape[dim]));
+    fail(ErrorKind::Value, "ragged nested table: a row at depth {} has {} elements, expected {}",
+         dim + 1, n, lua_Integer(d.shape[dim]));
   }
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, idx, i);
     if (dim + 1 < d.shape.ndim) {
       if (lua_type(L, -1) != LUA_TTABLE) {
-        luaL_error(L, "ragged nested table: expected a table at depth %d, got %s", dim + 2,
-                   luaL_typename(L, -1));
+        fail(ErrorKind::Type, "ragged nested table: expected a table at depth {}, got {}", dim + 2,
+             luaL_typename(L, -1));
       }
       collect(L, lua_gettop(L), dim + 1, d);
     } else {
       if (lua_type(L, -1) == LUA_TTABLE) {
-        luaL_error(L, "ragged nested table: unexpected table at depth %d", dim + 2);
+        fail(ErrorKind::Value, "ragged nested table: unexpected table at depth {}", dim + 2);
       }
       const Scalar v = check_scalar(L, -1);
       d.all_bool = d.all_bool && v.kind == Scalar::Kind::Bool;
@@ -167,7 +169,7 @@ TableData read_table(lua_State* L, int idx) {
   lua_pop(L, 1);
   checked_numel(d.shape, 1);
   d.values.reserve(static_cast<size_t>(d.shape.numel()));
-  if (d.shape.numel() > 0 || d.shape.ndim == 1) collect(L, lua_absindex(L, idx), 0, d);
+  collect(L, lua_absindex(L, idx), 0, d);  // checks every row, also when some are empty
   if (d.values.empty()) d.all_bool = false;
   return d;
 }
@@ -209,7 +211,7 @@ int create_array(lua_State* L) {
 
 Scalar check_real(lua_State* L, int idx, const char* what) {
   if (lua_type(L, idx) != LUA_TNUMBER) {
-    luaL_error(L, "%s must be a number, got %s", what, luaL_typename(L, idx));
+    fail(ErrorKind::Type, "{} must be a number, got {}", what, luaL_typename(L, idx));
   }
   return check_scalar(L, idx);
 }
@@ -218,7 +220,7 @@ int l_arange(lua_State* L) {
   // arange(n), arange(start, stop [, step]); then [dtype] [options]
   int nums = 0;
   while (nums < 3 && lua_type(L, nums + 1) == LUA_TNUMBER) ++nums;
-  if (nums == 0) luaL_error(L, "arange needs a number of elements or start and stop");
+  if (nums == 0) fail(ErrorKind::Value, "arange needs a number of elements or start and stop");
   Scalar start = Scalar::integer(0), stop, step = Scalar::integer(1);
   if (nums == 1) {
     stop = check_real(L, 1, "n");
@@ -282,7 +284,7 @@ int a_reshape(lua_State* L) {
 int check_dim(lua_State* L, int idx, const Array& a) {
   const int64_t d = check_integer(L, idx, "dimension");
   if (d < 1 || d > a.ndim()) {
-    luaL_error(L, "dimension %I is out of range 1..%d", lua_Integer(d), a.ndim());
+    fail(ErrorKind::Index, "dimension {} is out of range 1..{}", lua_Integer(d), a.ndim());
   }
   return static_cast<int>(d - 1);
 }
@@ -292,7 +294,8 @@ int a_narrow(lua_State* L) {
   const int dim = check_dim(L, 2, a);
   const int64_t start = check_integer(L, 3, "start");
   const int64_t len = check_integer(L, 4, "length");
-  if (start < 1) luaL_error(L, "start %I is out of range: indices start at 1", lua_Integer(start));
+  if (start < 1)
+    fail(ErrorKind::Index, "start {} is out of range: indices start at 1", lua_Integer(start));
   push_array(L, a.with_layout(a.layout().narrow(dim, start - 1, len)));
   return 1;
 }
@@ -448,7 +451,7 @@ int a_tostring(lua_State* L) {
 
 int a_len(lua_State* L) {
   Array& a = check_array(L, 1);
-  if (a.ndim() == 0) luaL_error(L, "a 0-d array has no length; use :item()");
+  if (a.ndim() == 0) fail(ErrorKind::Value, "a 0-d array has no length; use :item()");
   lua_pushinteger(L, a.layout().shape[0]);
   return 1;
 }
@@ -497,10 +500,10 @@ int a_index(lua_State* L) {
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
     if (push_property(L, box->array, lua_tostring(L, 2))) return 1;
-    return luaL_error(L, "cu.Array has no field or method '%s'", lua_tostring(L, 2));
+    fail(ErrorKind::Index, "cu.Array has no field or method '{}'", lua_tostring(L, 2));
   }
   Array& a = check_array(L, 1);
-  if (a.ndim() == 0) luaL_error(L, "cannot index a 0-d array; use :item()");
+  if (a.ndim() == 0) fail(ErrorKind::Value, "cannot index a 0-d array; use :item()");
   const int64_t i = check_index(L, 2, a.layout().shape[0]);
   Array row = a.with_layout(a.layout().select(i));
   if (row.ndim() == 0) {
@@ -514,9 +517,9 @@ int a_index(lua_State* L) {
 int a_newindex(lua_State* L) {
   Array& a = check_array(L, 1);
   if (lua_type(L, 2) != LUA_TNUMBER) {
-    return luaL_error(L, "cannot set field '%s' of a cu.Array", luaL_tolstring(L, 2, nullptr));
+    fail(ErrorKind::Value, "cannot set field '{}' of a cu.Array", luaL_tolstring(L, 2, nullptr));
   }
-  if (a.ndim() == 0) luaL_error(L, "cannot index a 0-d array; use :fill()");
+  if (a.ndim() == 0) fail(ErrorKind::Value, "cannot index a 0-d array; use :fill()");
   const int64_t i = check_index(L, 2, a.layout().shape[0]);
   Array row = a.with_layout(a.layout().select(i));
   if (ArrayBox* src = test_array(L, 3)) {
@@ -524,7 +527,7 @@ int a_newindex(lua_State* L) {
   } else if (is_scalar(L, 3)) {
     write_element(runtime(L), row, check_scalar(L, 3));
   } else {
-    luaL_error(L, "cannot assign a %s to an array element", luaL_typename(L, 3));
+    fail(ErrorKind::Value, "cannot assign a {} to an array element", luaL_typename(L, 3));
   }
   return 0;
 }

@@ -46,20 +46,22 @@ std::string error_message(lua_State* L, const std::exception& e) {
 
 int64_t check_integer(lua_State* L, int idx, const char* what) {
   if (lua_type(L, idx) != LUA_TNUMBER) {
-    luaL_error(L, "%s must be an integer, got %s", what, luaL_typename(L, idx));
+    fail(ErrorKind::Type, "{} must be an integer, got {}", what, luaL_typename(L, idx));
   }
   if (lua_isinteger(L, idx)) return lua_tointeger(L, idx);
   const double d = lua_tonumber(L, idx);
   if (std::isnan(d) || std::isinf(d) || std::trunc(d) != d) {
-    luaL_error(L, "%s must be an integer, got %s", what, lua_tostring(L, idx));
+    fail(ErrorKind::Value, "{} must be an integer, got {}", what, lua_tostring(L, idx));
   }
   if (d >= 9223372036854775808.0 || d < -9223372036854775808.0) {
-    luaL_error(L, "%s %s overflows a 64-bit integer", what, lua_tostring(L, idx));
+    fail(ErrorKind::Value, "{} {} overflows a 64-bit integer", what, lua_tostring(L, idx));
   }
   return static_cast<int64_t>(d);
 }
 
-Shape check_shape(lua_State* L, int idx) {
+namespace {
+
+Shape read_shape(lua_State* L, int idx) {
   idx = lua_absindex(L, idx);
   Shape s;
   if (lua_type(L, idx) == LUA_TNUMBER) {
@@ -67,38 +69,45 @@ Shape check_shape(lua_State* L, int idx) {
   } else if (lua_type(L, idx) == LUA_TTABLE) {
     const lua_Integer n = luaL_len(L, idx);
     if (n > kMaxDims)
-      luaL_error(L, "shape has %d dimensions; at most %d are supported", int(n), kMaxDims);
+      fail(ErrorKind::Value, "shape has {} dimensions; at most {} are supported", int(n), kMaxDims);
     for (lua_Integer i = 1; i <= n; ++i) {
       lua_rawgeti(L, idx, i);
       s.push(check_integer(L, -1, "size"));
       lua_pop(L, 1);
     }
   } else {
-    luaL_error(L, "shape must be an integer or a table of integers, got %s", luaL_typename(L, idx));
+    fail(ErrorKind::Type, "shape must be an integer or a table of integers, got {}",
+         luaL_typename(L, idx));
   }
+  return s;
+}
+
+}  // namespace
+
+Shape check_shape(lua_State* L, int idx) {
+  Shape s = read_shape(L, idx);
   checked_numel(s, 1);
   return s;
 }
 
 Shape check_shape_args(lua_State* L, int idx) {
-  if (lua_type(L, idx) == LUA_TTABLE) return check_shape(L, idx);
+  if (lua_type(L, idx) == LUA_TTABLE) return read_shape(L, idx);  // -1 is resolved by the caller
   Shape s;
   const int top = lua_gettop(L);
-  if (idx > top) luaL_error(L, "a shape is required");
+  if (idx > top) fail(ErrorKind::Value, "a shape is required");
   for (int i = idx; i <= top; ++i) s.push(check_integer(L, i, "size"));
   return s;
 }
 
 DType check_dtype(lua_State* L, int idx) {
   if (lua_type(L, idx) != LUA_TSTRING) {
-    luaL_error(L, "dtype must be a string such as \"f32\", got %s", luaL_typename(L, idx));
+    fail(ErrorKind::Type, "dtype must be a string such as \"f32\", got {}", luaL_typename(L, idx));
   }
   size_t len = 0;
   const char* s = lua_tolstring(L, idx, &len);
   if (auto t = parse_dtype(std::string_view(s, len))) return *t;
   const std::string names(dtype_names());
-  return static_cast<DType>(
-      luaL_error(L, "unknown dtype '%s' (expected one of %s)", s, names.c_str()));
+  fail(ErrorKind::Value, "unknown dtype '{}' (expected one of {})", s, names);
 }
 
 int64_t check_index(lua_State* L, int idx, int64_t length) {
@@ -106,8 +115,9 @@ int64_t check_index(lua_State* L, int idx, int64_t length) {
   if (i >= 1 && i <= length) return i - 1;
   if (i < 0 && -i <= length) return length + i;
   if (i == 0)
-    luaL_error(L, "index 0 is out of range: indices start at 1 (1..%I)", lua_Integer(length));
-  return luaL_error(L, "index %I is out of range 1..%I", lua_Integer(i), lua_Integer(length));
+    fail(ErrorKind::Index, "index 0 is out of range: indices start at 1 (1..{})",
+         lua_Integer(length));
+  fail(ErrorKind::Index, "index {} is out of range 1..{}", lua_Integer(i), lua_Integer(length));
 }
 
 bool is_scalar(lua_State* L, int idx) {
@@ -132,7 +142,8 @@ Scalar check_scalar(lua_State* L, int idx) {
     default:
       break;
   }
-  luaL_error(L, "expected a number, boolean or cu.complex value, got %s", luaL_typename(L, idx));
+  fail(ErrorKind::Type, "expected a number, boolean or cu.complex value, got {}",
+       luaL_typename(L, idx));
   return {};
 }
 
@@ -178,7 +189,7 @@ void check_options(lua_State* L, int idx, std::initializer_list<const char*> all
       for (const char* a : allowed) names += std::string(names.empty() ? "" : ", ") + a;
       lua_pushvalue(L, -1);
       const char* key = luaL_tolstring(L, -1, nullptr);
-      luaL_error(L, "unknown option '%s' (this function takes: %s)", key, names.c_str());
+      fail(ErrorKind::Value, "unknown option '{}' (this function takes: {})", key, names.c_str());
     }
   }
 }
@@ -195,7 +206,8 @@ bool get_option(lua_State* L, int idx, const char* key) {
 Stream* opt_stream(lua_State* L, int opts_idx) {
   if (!get_option(L, opts_idx, "stream")) return nullptr;
   Stream* s = test_stream(L, -1);
-  if (!s) luaL_error(L, "option 'stream' must be a cu.Stream, got %s", luaL_typename(L, -1));
+  if (!s)
+    fail(ErrorKind::Type, "option 'stream' must be a cu.Stream, got {}", luaL_typename(L, -1));
   lua_pop(L, 1);
   return s;
 }
@@ -203,7 +215,7 @@ Stream* opt_stream(lua_State* L, int opts_idx) {
 bool opt_boolean(lua_State* L, int opts_idx, const char* key, bool fallback) {
   if (!get_option(L, opts_idx, key)) return fallback;
   if (!lua_isboolean(L, -1))
-    luaL_error(L, "option '%s' must be a boolean, got %s", key, luaL_typename(L, -1));
+    fail(ErrorKind::Type, "option '{}' must be a boolean, got {}", key, luaL_typename(L, -1));
   const bool v = lua_toboolean(L, -1);
   lua_pop(L, 1);
   return v;

@@ -61,7 +61,7 @@ inline bool has_metatable(lua_State* L, int idx, const void* mt) {
 // Sizes and indices.
 int64_t check_integer(lua_State* L, int idx, const char* what);
 Shape check_shape(lua_State* L, int idx);
-// A shape from a table at idx, or from the integers idx..top.
+// A shape for view/reshape from a table at idx, or from the integers idx..top; may hold one -1.
 Shape check_shape_args(lua_State* L, int idx);
 DType check_dtype(lua_State* L, int idx);
 // 1-based index (negative counts from the end) into a dimension of `length`; returns 0-based.

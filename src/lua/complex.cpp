@@ -2,6 +2,7 @@
 #include <cmath>
 #include <complex>
 
+#include "core/error.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::lua {
@@ -16,8 +17,8 @@ std::complex<double> to_complex(lua_State* L, int idx) {
     const auto* z = static_cast<const double*>(lua_touserdata(L, idx));
     return {z[0], z[1]};
   }
-  luaL_error(L, "complex arithmetic needs numbers or cu.complex values, got %s",
-             luaL_typename(L, idx));
+  fail(ErrorKind::Type, "complex arithmetic needs numbers or cu.complex values, got {}",
+       luaL_typename(L, idx));
   return {};
 }
 
@@ -88,7 +89,7 @@ int c_index(lua_State* L) {
   } else if (k == "conj") {
     lua_pushcfunction(L, entry<c_conj>);
   } else {
-    return luaL_error(L, "cu.complex has no field '%s'", key);
+    fail(ErrorKind::Index, "cu.complex has no field '{}'", key);
   }
   return 1;
 }

@@ -106,7 +106,7 @@ int e_index(lua_State* L) {
   } else if (k == "device") {
     lua_pushinteger(L, e.device());
   } else {
-    return luaL_error(L, "cu.Event has no field or method '%s'", luaL_tolstring(L, 2, nullptr));
+    fail(ErrorKind::Index, "cu.Event has no field or method '{}'", luaL_tolstring(L, 2, nullptr));
   }
   return 1;
 }
@@ -121,7 +121,7 @@ const luaL_Reg kMethods[] = {
 Event* test_event(lua_State* L, int idx) {
   EventBox* box = test_box(L, idx);
   if (!box) return nullptr;
-  if (!box->event) luaL_error(L, "the event was released");
+  if (!box->event) fail(ErrorKind::Released, "the event was released");
   return box->event.get();
 }
 

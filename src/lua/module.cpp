@@ -49,8 +49,8 @@ int l_device(lua_State* L) {
   if (!lua_isnoneornil(L, 1)) {
     const int64_t d = check_integer(L, 1, "device");
     if (d < 0 || d >= rt.backend().device_count()) {
-      luaL_error(L, "device %I does not exist (devices are numbered 0..%d)", lua_Integer(d),
-                 rt.backend().device_count() - 1);
+      fail(ErrorKind::Index, "device {} does not exist (devices are numbered 0..{})",
+           lua_Integer(d), rt.backend().device_count() - 1);
     }
     rt.set_device(static_cast<int>(d));
   }

@@ -32,13 +32,13 @@ StreamPriority check_priority(lua_State* L, int opts) {
   const char* p = lua_tostring(L, -1);
   StreamPriority result = StreamPriority::Normal;
   if (!p) {
-    luaL_error(L, "option 'priority' must be \"high\", \"normal\" or \"low\"");
+    fail(ErrorKind::Value, "option 'priority' must be \"high\", \"normal\" or \"low\"");
   } else if (std::string_view(p) == "high") {
     result = StreamPriority::High;
   } else if (std::string_view(p) == "low") {
     result = StreamPriority::Low;
   } else if (std::string_view(p) != "normal") {
-    luaL_error(L, "unknown stream priority '%s' (expected high, normal or low)", p);
+    fail(ErrorKind::Value, "unknown stream priority '{}' (expected high, normal or low)", p);
   }
   lua_pop(L, 1);
   return result;
@@ -106,7 +106,7 @@ int s_wait(lua_State* L) {
       s.wait(*ev);
     }
   } else {
-    luaL_error(L, "wait takes a cu.Event or a cu.Stream, got %s", luaL_typename(L, 2));
+    fail(ErrorKind::Type, "wait takes a cu.Event or a cu.Stream, got {}", luaL_typename(L, 2));
   }
   lua_settop(L, 1);
   return 1;
@@ -150,7 +150,7 @@ int s_index(lua_State* L) {
   } else if (k == "id") {
     lua_pushinteger(L, static_cast<lua_Integer>(s.id()));
   } else {
-    return luaL_error(L, "cu.Stream has no field or method '%s'", luaL_tolstring(L, 2, nullptr));
+    fail(ErrorKind::Index, "cu.Stream has no field or method '{}'", luaL_tolstring(L, 2, nullptr));
   }
   return 1;
 }
@@ -187,7 +187,7 @@ void push_stream(lua_State* L, std::shared_ptr<Stream> s) {
 Stream* test_stream(lua_State* L, int idx) {
   StreamBox* box = test_box(L, idx);
   if (!box) return nullptr;
-  if (!box->stream) luaL_error(L, "the stream was released");
+  if (!box->stream) fail(ErrorKind::Released, "the stream was released");
   return box->stream.get();
 }
 

@@ -14,9 +14,10 @@ using namespace culua;
 
 namespace {
 
+// Never destroyed: no CUDA work may run in static destructors (the CUDA runtime may be gone).
 Runtime& gpu_runtime() {
-  static Runtime rt(RuntimeOptions{BackendKind::Cuda});
-  return rt;
+  static Runtime* rt = new Runtime(RuntimeOptions{BackendKind::Cuda});
+  return *rt;
 }
 
 std::vector<float> to_vector(Runtime& rt, const Array& a) {

@@ -100,7 +100,10 @@ struct Sequence {
   CULUA_HD void operator()(int64_t i) const {
     T v;
     if (spec.integral) {
-      v = convert<T>(spec.istart + i * spec.istep);
+      // Unsigned arithmetic wraps instead of overflowing; the result is in range (checked).
+      const auto value = static_cast<uint64_t>(spec.istart) +
+                         static_cast<uint64_t>(i) * static_cast<uint64_t>(spec.istep);
+      v = convert<T>(static_cast<int64_t>(value));
     } else if (spec.pin_last && i == last) {
       v = convert<T>(spec.stop);
     } else {

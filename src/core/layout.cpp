@@ -81,10 +81,12 @@ int64_t Layout::size() const {
 }
 
 bool Layout::is_contiguous() const {
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[static_cast<size_t>(i)] == 0) return true;  // an empty view touches nothing
+  }
   int64_t expected = 1;
   for (int i = ndim - 1; i >= 0; --i) {
     const auto k = static_cast<size_t>(i);
-    if (shape[k] == 0) return true;
     if (shape[k] != 1 && strides[k] != expected) return false;
     expected *= shape[k];
   }
@@ -170,6 +172,9 @@ Shape resolve_reshape(const Shape& requested, int64_t numel, const Shape& from) 
     } else if (d < 0) {
       fail(ErrorKind::Value, "size {} in shape {} is negative", d, requested.str());
     } else {
+      if (d != 0 && known > (int64_t{1} << 62) / d) {
+        fail(ErrorKind::Value, "shape {} overflows: more than 2^62 elements", requested.str());
+      }
       known *= d;
     }
   }
@@ -187,9 +192,11 @@ Shape resolve_reshape(const Shape& requested, int64_t numel, const Shape& from) 
 }
 
 bool StridedView::is_contiguous() const {
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] == 0) return true;
+  }
   int64_t expected = 1;
   for (int i = ndim - 1; i >= 0; --i) {
-    if (shape[i] == 0) return true;
     if (shape[i] != 1 && strides[i] != expected) return false;
     expected *= shape[i];
   }

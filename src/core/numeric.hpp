@@ -73,8 +73,25 @@ CULUA_HD inline uint16_t encode_small_float(double x) {
                                static_cast<uint16_t>(q & ((1u << M) - 1)));
 }
 
+// Rounds an integer to `bits` significant bits (ties to even), so that the result converts to a
+// double exactly: int64 values past 2^53 would otherwise round twice on their way to a small float.
+CULUA_HD inline double round_to_significand(int64_t x, int bits) {
+  const uint64_t m = x < 0 ? uint64_t{0} - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
+  int top = 63;
+  while (top > 0 && !(m >> top)) --top;
+  if (top < bits) return static_cast<double>(x);
+  const int shift = top + 1 - bits;
+  uint64_t q = m >> shift;
+  const uint64_t rem = m & ((uint64_t{1} << shift) - 1);
+  const uint64_t halfway = uint64_t{1} << (shift - 1);
+  if (rem > halfway || (rem == halfway && (q & 1))) ++q;
+  const double r = ldexp(static_cast<double>(q), shift);
+  return x < 0 ? -r : r;
+}
+
 // IEEE 754 binary16.
 struct half {
+  static constexpr int kSignificand = 11;
   uint16_t bits;
   CULUA_HD static half from_double(double x) { return half{encode_small_float<5, 10>(x)}; }
   CULUA_HD float to_float() const {
@@ -92,6 +109,7 @@ struct half {
 
 // bfloat16: the upper half of a binary32.
 struct bfloat16 {
+  static constexpr int kSignificand = 8;
   uint16_t bits;
   CULUA_HD static bfloat16 from_double(double x) { return bfloat16{encode_small_float<8, 7>(x)}; }
   CULUA_HD float to_float() const { return float_from_bits(static_cast<uint32_t>(bits) << 16); }
@@ -157,7 +175,11 @@ CULUA_HD inline To convert(From x) {
   } else if constexpr (std::is_same_v<To, bool>) {
     return real_value(x) != 0;
   } else if constexpr (is_small_float<To>::value) {
-    return To::from_double(static_cast<double>(real_value(x)));
+    if constexpr (std::is_same_v<From, int64_t>) {
+      return To::from_double(round_to_significand(x, To::kSignificand));
+    } else {
+      return To::from_double(static_cast<double>(real_value(x)));
+    }
   } else if constexpr (std::is_integral_v<To>) {
     const auto v = real_value(x);
     if constexpr (std::is_floating_point_v<decltype(v)>) {

@@ -174,23 +174,51 @@ Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar&
   int64_t n = 0;
   const bool integral = start.kind == Scalar::Kind::Int && stop.kind == Scalar::Kind::Int &&
                         step.kind == Scalar::Kind::Int;
-  if (integral && !is_floating(dtype) && !is_complex(dtype)) {
+  const bool exact_target = is_integer(dtype) || dtype == DType::Bool;
+  if (integral && exact_target) {
+    // Exact integer arithmetic: counts and values past 2^53 must not round.
     spec.integral = true;
     spec.istart = start.i;
     spec.istep = step.i;
-    n = checked_count(static_cast<double>(stop.i) - static_cast<double>(start.i),
-                      static_cast<double>(step.i));
+    // Exact in uint64: the distance between two int64 values always fits.
+    uint64_t count = 0;
+    if (step.i > 0 && stop.i > start.i) {
+      const uint64_t span = static_cast<uint64_t>(stop.i) - static_cast<uint64_t>(start.i);
+      count = (span - 1) / static_cast<uint64_t>(step.i) + 1;
+    } else if (step.i < 0 && stop.i < start.i) {
+      const uint64_t span = static_cast<uint64_t>(start.i) - static_cast<uint64_t>(stop.i);
+      const uint64_t magnitude = static_cast<uint64_t>(-(step.i + 1)) + 1;
+      count = (span - 1) / magnitude + 1;
+    }
+    if (count > static_cast<uint64_t>(INT64_MAX)) {
+      fail(ErrorKind::Value, "arange would have too many elements ({})", count);
+    }
+    n = static_cast<int64_t>(count);
+    if (n > 0) {
+      const auto last =
+          static_cast<int64_t>(static_cast<uint64_t>(start.i) +
+                               static_cast<uint64_t>(n - 1) * static_cast<uint64_t>(step.i));
+      for (const int64_t v : {start.i, last}) {
+        unsigned char tmp[kMaxItemSize];
+        try {
+          encode_scalar(dtype, Scalar::integer(v), tmp);
+        } catch (const Error&) {
+          fail(ErrorKind::Value, "arange values from {} to {} do not fit in {}", start.i, last,
+               name(dtype));
+        }
+      }
+    }
   } else {
     spec.start = start.as_double();
     spec.step = step.as_double();
     n = checked_count(stop.as_double() - spec.start, spec.step);
-  }
-  if (is_integer(dtype) && n > 0) {
-    const double first = start.as_double();
-    const double last = first + static_cast<double>(n - 1) * step.as_double();
-    if (!fits(dtype, std::trunc(first)) || !fits(dtype, std::trunc(last))) {
-      fail(ErrorKind::Value, "arange values from {} to {} do not fit in {}", first, last,
-           name(dtype));
+    if (exact_target && n > 0) {
+      const double first = spec.start;
+      const double last = first + static_cast<double>(n - 1) * spec.step;
+      if (!fits(dtype, std::trunc(first)) || !fits(dtype, std::trunc(last))) {
+        fail(ErrorKind::Value, "arange values from {} to {} do not fit in {}", first, last,
+             name(dtype));
+      }
     }
   }
   Shape shape{n};

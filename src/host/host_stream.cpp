@@ -38,21 +38,19 @@ void run_worker(const std::shared_ptr<WorkQueue>& q) {
     }
     const auto reached = std::chrono::steady_clock::now();
     {
+      // Count the task and complete its event together, so that whoever wakes first (a stream
+      // synchronize or an event wait) sees both.
       std::lock_guard lock(q->m);
       ++q->completed;
+      if (task.event) {
+        EventState& st = *task.event;
+        std::lock_guard event_lock(st.m);
+        st.outstanding.erase(task.generation);
+        if (task.generation == st.recorded) st.when = reached;
+      }
     }
     q->work_done.notify_all();
-    if (task.event) {
-      EventState& st = *task.event;
-      {
-        std::lock_guard lock(st.m);
-        if (task.generation > st.completed) {
-          st.completed = task.generation;
-          st.when = reached;
-        }
-      }
-      st.done.notify_all();
-    }
+    if (task.event) task.event->done.notify_all();
   }
 }
 
@@ -107,7 +105,7 @@ void HostStream::wait(Event& e) {
   }
   enqueue([st, generation] {
     std::unique_lock lock(st->m);
-    st->done.wait(lock, [&] { return st->completed >= generation; });
+    st->done.wait(lock, [&] { return st->complete(generation); });
   });
 }
 
@@ -117,6 +115,7 @@ void HostEvent::do_record(Stream& s) {
   {
     std::lock_guard lock(state_->m);
     generation = ++state_->recorded;
+    state_->outstanding.insert(generation);
   }
   hs.enqueue_event(state_, generation);
 }
@@ -124,12 +123,12 @@ void HostEvent::do_record(Stream& s) {
 void HostEvent::do_synchronize() {
   std::unique_lock lock(state_->m);
   const uint64_t target = state_->recorded;
-  state_->done.wait(lock, [&] { return state_->completed >= target; });
+  state_->done.wait(lock, [&] { return state_->complete(target); });
 }
 
 bool HostEvent::do_query() {
   std::lock_guard lock(state_->m);
-  return state_->completed >= state_->recorded;
+  return state_->complete(state_->recorded);
 }
 
 double HostEvent::do_elapsed_ms(Event& later) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -68,14 +69,18 @@ class HostStream final : public Stream {
   std::shared_ptr<WorkQueue> queue_;
 };
 
-// Completion state of an event: a generation counter per record, and the time the worker reached
-// the latest completed record.
+// Completion state of an event. Each record is a generation; a generation completes when its
+// stream's worker reaches it. Generations recorded on different streams can complete out of
+// order, so completion is tracked per generation: a wait for generation g is not released by a
+// later record that completes first.
 struct EventState {
   std::mutex m;
   std::condition_variable done;
-  uint64_t recorded = 0;
-  uint64_t completed = 0;
-  std::chrono::steady_clock::time_point when{};
+  uint64_t recorded = 0;                         // the latest generation
+  std::set<uint64_t> outstanding;                // recorded, not yet completed
+  std::chrono::steady_clock::time_point when{};  // when the latest generation completed
+
+  bool complete(uint64_t generation) const { return outstanding.count(generation) == 0; }
 };
 
 class HostEvent final : public Event {

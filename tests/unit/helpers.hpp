@@ -1,0 +1,108 @@
+// Shared helpers of the unit tests (not a test source itself: only tests/unit/*.cpp are built).
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/ops.hpp"
+#include "core/runtime.hpp"
+#include "host/host_backend.hpp"
+
+namespace culua::test {
+
+inline RuntimeOptions host_options(uint64_t limit = 0) {
+  RuntimeOptions o;
+  o.backend = BackendKind::Host;
+  o.device = 0;
+  o.host_memory_limit = limit;
+  return o;
+}
+
+inline host::HostBackend& host_backend(Runtime& rt) {
+  return dynamic_cast<host::HostBackend&>(rt.backend());
+}
+
+// What error_kind_of returns when no culua::Error was thrown.
+inline constexpr ErrorKind kNoError = static_cast<ErrorKind>(-1);
+
+// Runs f and returns the kind of the culua::Error it throws, kNoError when it throws none.
+template <class F>
+ErrorKind error_kind_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  return kNoError;
+}
+
+// The message of the culua::Error f throws, or "" when none.
+template <class F>
+std::string error_message_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+using Clock = std::chrono::steady_clock;
+inline double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Elements of a contiguous array read straight from its memory: on the host backend device
+// memory is host memory. Waits for all device work first.
+template <class T>
+std::vector<T> raw_elements(Runtime& rt, const Array& a) {
+  rt.backend().synchronize_device(0);
+  std::vector<T> out(static_cast<size_t>(a.size()));
+  REQUIRE(a.is_contiguous());
+  REQUIRE(sizeof(T) == itemsize(a.dtype()));
+  if (!out.empty()) std::memcpy(out.data(), a.data(), out.size() * sizeof(T));
+  return out;
+}
+
+template <class T>
+void write_raw(Runtime& rt, const Array& a, const std::vector<T>& v) {
+  rt.backend().synchronize_device(0);
+  REQUIRE(a.is_contiguous());
+  REQUIRE(static_cast<int64_t>(v.size()) == a.size());
+  REQUIRE(sizeof(T) == itemsize(a.dtype()));
+  if (!v.empty()) std::memcpy(a.data(), v.data(), v.size() * sizeof(T));
+}
+
+}  // namespace culua::test
+
+namespace Catch {
+template <>
+struct StringMaker<culua::ErrorKind> {
+  static std::string convert(culua::ErrorKind k) {
+    switch (k) {
+      case culua::ErrorKind::Value:
+        return "Value";
+      case culua::ErrorKind::Type:
+        return "Type";
+      case culua::ErrorKind::Index:
+        return "Index";
+      case culua::ErrorKind::OutOfMemory:
+        return "OutOfMemory";
+      case culua::ErrorKind::Released:
+        return "Released";
+      case culua::ErrorKind::Unsupported:
+        return "Unsupported";
+      case culua::ErrorKind::Device:
+        return "Device";
+      case culua::ErrorKind::Fatal:
+        return "Fatal";
+    }
+    return "<no error thrown>";
+  }
+};
+}  // namespace Catch

@@ -6,6 +6,23 @@
 
 namespace culua {
 
+namespace {
+
+// Dense row-major order (size-1 dimensions may have any stride; an empty view touches nothing).
+bool row_major(int ndim, const int64_t* shape, const int64_t* strides) {
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] == 0) return true;
+  }
+  int64_t expected = 1;
+  for (int i = ndim - 1; i >= 0; --i) {
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+}  // namespace
+
 Shape::Shape(std::initializer_list<int64_t> d) {
   for (int64_t v : d) push(v);
 }
@@ -81,16 +98,7 @@ int64_t Layout::size() const {
 }
 
 bool Layout::is_contiguous() const {
-  for (int i = 0; i < ndim; ++i) {
-    if (shape[static_cast<size_t>(i)] == 0) return true;  // an empty view touches nothing
-  }
-  int64_t expected = 1;
-  for (int i = ndim - 1; i >= 0; --i) {
-    const auto k = static_cast<size_t>(i);
-    if (shape[k] != 1 && strides[k] != expected) return false;
-    expected *= shape[k];
-  }
-  return true;
+  return row_major(ndim, shape.data(), strides.data());
 }
 
 int64_t Layout::extent_begin() const {
@@ -192,15 +200,7 @@ Shape resolve_reshape(const Shape& requested, int64_t numel, const Shape& from) 
 }
 
 bool StridedView::is_contiguous() const {
-  for (int i = 0; i < ndim; ++i) {
-    if (shape[i] == 0) return true;
-  }
-  int64_t expected = 1;
-  for (int i = ndim - 1; i >= 0; --i) {
-    if (shape[i] != 1 && strides[i] != expected) return false;
-    expected *= shape[i];
-  }
-  return true;
+  return row_major(ndim, shape, strides);
 }
 
 void coalesce(StridedView* views, int count) {

@@ -123,6 +123,19 @@ bool fits(DType t, double v) {
   return true;
 }
 
+// A new 1-D array of n elements filled by `spec` (arange, linspace).
+Array sequence(Runtime& rt, int64_t n, const SequenceSpec& spec, DType dtype, Location loc,
+               Stream* stream) {
+  Array out = empty(rt, Shape{n}, dtype, loc, stream);
+  if (n == 0) return out;
+  if (is_host(loc)) {
+    kernels::host::sequence(out.view(), spec);
+  } else {
+    rt.backend().sequence(out.view(), spec, stream_for(rt, out, stream));
+  }
+  return out;
+}
+
 }  // namespace
 
 Array empty(Runtime& rt, const Shape& shape, DType dtype, Location loc, Stream* stream) {
@@ -221,16 +234,7 @@ Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar&
       }
     }
   }
-  Shape shape{n};
-  Array a = empty(rt, shape, dtype, loc, stream);
-  if (n == 0) return a;
-  if (is_host(loc)) {
-    kernels::host::sequence(a.view(), spec);
-  } else {
-    Stream& s = stream_for(rt, a, stream);
-    rt.backend().sequence(a.view(), spec, s);
-  }
-  return a;
+  return sequence(rt, n, spec, dtype, loc, stream);
 }
 
 Array linspace(Runtime& rt, double a, double b, int64_t n, DType dtype, Location loc,
@@ -241,15 +245,7 @@ Array linspace(Runtime& rt, double a, double b, int64_t n, DType dtype, Location
   spec.step = n > 1 ? (b - a) / static_cast<double>(n - 1) : 0.0;
   spec.pin_last = n > 1;
   spec.stop = b;
-  Array out = empty(rt, Shape{n}, dtype, loc, stream);
-  if (n == 0) return out;
-  if (is_host(loc)) {
-    kernels::host::sequence(out.view(), spec);
-  } else {
-    Stream& s = stream_for(rt, out, stream);
-    rt.backend().sequence(out.view(), spec, s);
-  }
-  return out;
+  return sequence(rt, n, spec, dtype, loc, stream);
 }
 
 void copy(Runtime& rt, const Array& dst, const Array& src, Stream* stream) {

@@ -23,20 +23,21 @@ Buffer::~Buffer() {
 }
 
 void Buffer::record_use_slow(Stream& s) {
-  for (const auto& u : uses_) {
-    if (u.stream.get() == &s) {
+  for (size_t i = 0; i < uses_.size(); ++i) {
+    if (uses_[i].stream.get() == &s) {
       last_ = &s;
       return;
     }
   }
   if (location_ == Location::Device) {
-    if (!uses_.empty()) {
+    if (uses_.size() > 0) {
       auto ev = backend_->create_event(device_, false);
-      ev->record(*uses_.front().stream);
+      ev->record(*uses_[0].stream);
       s.wait(*ev);
     }
   } else {
-    for (auto& u : uses_) {
+    for (size_t i = 0; i < uses_.size(); ++i) {
+      Use& u = uses_[i];
       if (u.pending && !u.pending->query()) s.wait(*u.pending);
     }
   }
@@ -47,15 +48,16 @@ void Buffer::record_use_slow(Stream& s) {
 void Buffer::mark_pending(Stream& s) {
   record_use(s);
   Use* u = nullptr;
-  for (auto& candidate : uses_) {
-    if (candidate.stream.get() == &s) u = &candidate;
+  for (size_t i = 0; i < uses_.size(); ++i) {
+    if (uses_[i].stream.get() == &s) u = &uses_[i];
   }
   if (!u->pending) u->pending = backend_->create_event(s.device(), false);
   u->pending->record(s);
 }
 
 void Buffer::wait_idle() {
-  for (auto& u : uses_) {
+  for (size_t i = 0; i < uses_.size(); ++i) {
+    Use& u = uses_[i];
     if (location_ == Location::Device) {
       u.stream->synchronize();
     } else if (u.pending) {
@@ -76,14 +78,14 @@ void Buffer::release() noexcept {
     Stream* free_on = nullptr;
     std::shared_ptr<Stream> release_stream;
     if (uses_.size() == 1) {
-      free_on = uses_.front().stream.get();
+      free_on = uses_[0].stream.get();
     } else if (uses_.size() > 1) {
       // Several streams used it: an internal stream waits for all of them, then frees. No user
       // stream gains a dependency it did not ask for.
       release_stream = backend_->release_stream(device_);
-      for (auto& u : uses_) {
+      for (size_t i = 0; i < uses_.size(); ++i) {
         auto ev = backend_->create_event(device_, false);
-        ev->record(*u.stream);
+        ev->record(*uses_[i].stream);
         release_stream->wait(*ev);
       }
       free_on = release_stream.get();

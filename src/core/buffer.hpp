@@ -49,6 +49,27 @@ class Buffer {
     std::shared_ptr<Stream> stream;
     std::shared_ptr<Event> pending;  // host memory: recorded after the last async op
   };
+  // Most buffers are used by one stream: the first use is kept inline (no allocation).
+  class UseList {
+   public:
+    size_t size() const { return first_.stream ? 1 + rest_.size() : 0; }
+    Use& operator[](size_t i) { return i == 0 ? first_ : rest_[i - 1]; }
+    void push_back(Use u) {
+      if (first_.stream) {
+        rest_.push_back(std::move(u));
+      } else {
+        first_ = std::move(u);
+      }
+    }
+    void clear() {
+      first_ = Use{};
+      rest_.clear();
+    }
+
+   private:
+    Use first_;
+    std::vector<Use> rest_;
+  };
   void record_use_slow(Stream& s);
 
   std::shared_ptr<Backend> backend_;
@@ -59,7 +80,7 @@ class Buffer {
   bool owned_;
   bool freed_ = false;
   Stream* last_ = nullptr;  // the stream of the latest record_use, for the fast path
-  std::vector<Use> uses_;   // uses_[0] is the allocating stream of device memory
+  UseList uses_;            // uses_[0] is the allocating stream of device memory
 };
 
 }  // namespace culua

@@ -116,7 +116,8 @@ class CudaBackend final : public Backend {
     health_->check_usable();
     switch (loc) {
       case Location::Device: {
-        DeviceState& d = state(device);
+        // The hot path of every allocation: no device switch is needed to allocate from a pool.
+        DeviceState& d = ready_state(device);
         cudaStream_t s = stream ? cu(*stream) : cu(*default_stream(device));
         void* p = nullptr;
         CULUA_CUDA_CHECK(*health_, cudaMallocFromPoolAsync(&p, bytes, d.pool, s));
@@ -134,7 +135,8 @@ class CudaBackend final : public Backend {
     return nullptr;
   }
 
-  void deallocate(void* p, size_t bytes, Location loc, int device, Stream* stream) noexcept override {
+  void deallocate(void* p, size_t bytes, Location loc, int device,
+                  Stream* stream) noexcept override {
     switch (loc) {
       case Location::Device: {
         if (health_->poisoned.load()) return;  // the context is gone; nothing can be freed
@@ -242,6 +244,13 @@ class CudaBackend final : public Backend {
     int current = -1;
     cudaGetDevice(&current);
     if (current != device) CULUA_CUDA_CHECK(*health_, cudaSetDevice(device));
+  }
+
+  DeviceState& ready_state(int device) {
+    if (device >= 0 && device < device_count() && devices_[static_cast<size_t>(device)].ready) {
+      return devices_[static_cast<size_t>(device)];
+    }
+    return state(device);
   }
 
   // The device's state, initialized on first use (this creates the context).

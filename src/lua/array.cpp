@@ -13,8 +13,6 @@ namespace culua::lua {
 
 namespace {
 
-constexpr const char* kArrayType = "cu.Array";
-
 // Trailing arguments shared by the creation functions: [dtype] [options].
 struct Trailing {
   DType dtype = DType::F32;
@@ -493,12 +491,13 @@ bool push_property(lua_State* L, const Array& a, const char* key) {
 }
 
 int a_index(lua_State* L) {
-  ArrayBox* box = test_array(L, 1);
-  if (!box) return luaL_typeerror(L, 1, kArrayType);
   if (lua_type(L, 2) == LUA_TSTRING) {
+    // Methods first: a:free() and friends should cost one table lookup here.
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
+    ArrayBox* box = test_array(L, 1);
+    if (!box) return luaL_typeerror(L, 1, kArrayType);
     if (push_property(L, box->array, lua_tostring(L, 2))) return 1;
     fail(ErrorKind::Index, "cu.Array has no field or method '{}'", lua_tostring(L, 2));
   }
@@ -577,7 +576,7 @@ const luaL_Reg kHostFunctions[] = {
 ArrayBox* new_array(lua_State* L) {
   auto* box = static_cast<ArrayBox*>(lua_newuserdatauv(L, sizeof(ArrayBox), 0));
   new (box) ArrayBox{};
-  luaL_setmetatable(L, kArrayType);
+  set_metatable(L, kArrayType);
   return box;
 }
 
@@ -599,7 +598,7 @@ Array& check_array(lua_State* L, int idx) {
 }
 
 void register_array(lua_State* L) {
-  luaL_newmetatable(L, kArrayType);
+  new_metatable(L, kArrayType);
   context(L).array_mt = lua_topointer(L, -1);
   luaL_setfuncs(L, kMetamethods, 0);
   luaL_newlib(L, kMethods);

@@ -28,6 +28,12 @@ std::string function_name(lua_State* L) {
 
 }  // namespace
 
+void new_metatable(lua_State* L, const char* type) {
+  luaL_newmetatable(L, type);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, type);
+}
+
 std::string error_message(lua_State* L, const std::exception& e) {
   std::string msg;
   if (dynamic_cast<const std::bad_alloc*>(&e)) {
@@ -162,7 +168,7 @@ void push_scalar(lua_State* L, const Scalar& v) {
       auto* z = static_cast<double*>(lua_newuserdatauv(L, 2 * sizeof(double), 0));
       z[0] = v.re;
       z[1] = v.im;
-      luaL_setmetatable(L, "cu.Complex");
+      set_metatable(L, kComplexType);
       return;
     }
   }

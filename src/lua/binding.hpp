@@ -26,6 +26,22 @@ struct Context {
   const void* complex_mt = nullptr;
 };
 
+// Type names; their addresses also key the metatables in the registry (a light userdata key is
+// found without hashing a string, which matters when creating an array per operation).
+inline constexpr char kArrayType[] = "cu.Array";
+inline constexpr char kStreamType[] = "cu.Stream";
+inline constexpr char kEventType[] = "cu.Event";
+inline constexpr char kComplexType[] = "cu.Complex";
+inline constexpr char kScopeType[] = "cu.StreamScope";
+
+// Creates the metatable of `type` (see luaL_newmetatable) and leaves it on the stack.
+void new_metatable(lua_State* L, const char* type);
+// Sets the metatable of `type` on the value on top of the stack.
+inline void set_metatable(lua_State* L, const char* type) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, type);
+  lua_setmetatable(L, -2);
+}
+
 inline Context& context(lua_State* L) {
   return **static_cast<Context**>(lua_getextraspace(L));
 }

@@ -9,8 +9,6 @@ namespace culua::lua {
 
 namespace {
 
-constexpr const char* kComplexType = "cu.Complex";
-
 std::complex<double> to_complex(lua_State* L, int idx) {
   if (lua_type(L, idx) == LUA_TNUMBER) return {lua_tonumber(L, idx), 0.0};
   if (lua_type(L, idx) == LUA_TUSERDATA && has_metatable(L, idx, context(L).complex_mt)) {
@@ -97,7 +95,7 @@ int c_index(lua_State* L) {
 }  // namespace
 
 void register_complex(lua_State* L) {
-  luaL_newmetatable(L, kComplexType);
+  new_metatable(L, kComplexType);
   context(L).complex_mt = lua_topointer(L, -1);
   const luaL_Reg meta[] = {{"__add", entry<c_add>},     {"__sub", entry<c_sub>},
                            {"__mul", entry<c_mul>},     {"__div", entry<c_div>},

@@ -8,8 +8,6 @@ namespace culua::lua {
 
 namespace {
 
-constexpr const char* kEventType = "cu.Event";
-
 struct EventBox {
   std::shared_ptr<Event> event;
 };
@@ -32,7 +30,7 @@ int l_event(lua_State* L) {
   Runtime& rt = runtime(L);
   auto* box = static_cast<EventBox*>(lua_newuserdatauv(L, sizeof(EventBox), 0));
   new (box) EventBox{};
-  luaL_setmetatable(L, kEventType);
+  set_metatable(L, kEventType);
   box->event = rt.backend().create_event(rt.device(), timing);
   return 1;
 }
@@ -126,7 +124,7 @@ Event* test_event(lua_State* L, int idx) {
 }
 
 void register_event(lua_State* L) {
-  luaL_newmetatable(L, kEventType);
+  new_metatable(L, kEventType);
   context(L).event_mt = lua_topointer(L, -1);
   const luaL_Reg meta[] = {{"__gc", entry<e_release>},
                            {"__close", entry<e_release>},

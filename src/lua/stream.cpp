@@ -8,8 +8,6 @@ namespace culua::lua {
 
 namespace {
 
-constexpr const char* kStreamType = "cu.Stream";
-constexpr const char* kScopeType = "cu.StreamScope";
 constexpr const char* kStreamObjects = "cu.stream_objects";  // weak: Stream* -> its userdata
 
 struct StreamBox {
@@ -62,7 +60,7 @@ int l_use_stream(lua_State* L) {
   Runtime& rt = runtime(L);
   auto* scope = static_cast<ScopeBox*>(lua_newuserdatauv(L, sizeof(ScopeBox), 0));
   new (scope) ScopeBox{};
-  luaL_setmetatable(L, kScopeType);
+  set_metatable(L, kScopeType);
   scope->previous = rt.current_stream_ptr();
   rt.set_current_stream(s.shared_from_this());
   return 1;
@@ -177,7 +175,7 @@ void push_stream(lua_State* L, std::shared_ptr<Stream> s) {
   const void* key = s.get();
   auto* box = static_cast<StreamBox*>(lua_newuserdatauv(L, sizeof(StreamBox), 0));
   new (box) StreamBox{};
-  luaL_setmetatable(L, kStreamType);
+  set_metatable(L, kStreamType);
   box->stream = std::move(s);
   lua_pushvalue(L, -1);
   lua_rawsetp(L, -3, key);
@@ -205,7 +203,7 @@ void register_stream(lua_State* L) {
   lua_setmetatable(L, -2);
   lua_setfield(L, LUA_REGISTRYINDEX, kStreamObjects);
 
-  luaL_newmetatable(L, kStreamType);
+  new_metatable(L, kStreamType);
   context(L).stream_mt = lua_topointer(L, -1);
   const luaL_Reg meta[] = {{"__gc", entry<s_release>},
                            {"__close", entry<s_release>},
@@ -217,7 +215,7 @@ void register_stream(lua_State* L) {
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
 
-  luaL_newmetatable(L, kScopeType);
+  new_metatable(L, kScopeType);
   const luaL_Reg scope_meta[] = {
       {"__close", entry<scope_close>}, {"__gc", entry<scope_gc>}, {nullptr, nullptr}};
   luaL_setfuncs(L, scope_meta, 0);

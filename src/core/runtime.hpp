@@ -44,7 +44,6 @@ class Runtime {
     if (!backend_) create_backend();
     return backend_;
   }
-  bool backend_created() const { return backend_ != nullptr; }
   BackendKind kind() { return backend().kind(); }
 
   int device() { return backend_ ? device_ : (backend(), device_); }

@@ -174,10 +174,6 @@ void push_scalar(lua_State* L, const Scalar& v) {
   }
 }
 
-bool is_options(lua_State* L, int idx) {
-  return lua_type(L, idx) == LUA_TTABLE && !has_metatable(L, idx, context(L).array_mt);
-}
-
 void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed) {
   if (lua_isnoneornil(L, idx)) return;
   idx = lua_absindex(L, idx);

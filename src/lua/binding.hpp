@@ -19,7 +19,6 @@ namespace culua::lua {
 // state's extra space. Metatable addresses allow a type check without a string lookup.
 struct Context {
   Runtime* rt = nullptr;
-  lua_State* main = nullptr;
   const void* array_mt = nullptr;
   const void* stream_mt = nullptr;
   const void* event_mt = nullptr;
@@ -89,7 +88,6 @@ Scalar check_scalar(lua_State* L, int idx);
 void push_scalar(lua_State* L, const Scalar& v);
 
 // Options tables. check_options raises on keys not in `allowed` (catches typos).
-bool is_options(lua_State* L, int idx);
 void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed);
 // Pushes opts[key] and returns true when present; otherwise pushes nothing.
 bool get_option(lua_State* L, int idx, const char* key);

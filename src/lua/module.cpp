@@ -113,7 +113,6 @@ void open_cu(lua_State* L, Runtime& rt) {
   auto* ctx = static_cast<Context*>(lua_newuserdatauv(L, sizeof(Context), 0));
   new (ctx) Context{};
   ctx->rt = &rt;
-  ctx->main = main;
   lua_newtable(L);
   lua_pushcfunction(L, entry<context_gc>);
   lua_setfield(L, -2, "__gc");

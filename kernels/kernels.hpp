@@ -5,12 +5,21 @@
 #include "core/backend.hpp"
 #include "core/layout.hpp"
 
+namespace culua {
+struct ElementwiseCall;
+struct ReduceCall;
+struct RandomCall;
+}  // namespace culua
+
 namespace culua::kernels {
 
 namespace host {
 void fill(const StridedView& dst, const void* value);
 void copy_cast(const StridedView& dst, const StridedView& src);
 void sequence(const StridedView& dst, const SequenceSpec& spec);
+void elementwise(const ElementwiseCall& c);  // elementwise.cpp
+void reduce(const ReduceCall& c);            // reduce_host.cpp
+void random(const RandomCall& c);            // random_host.cpp
 }  // namespace host
 
 #if defined(CULUA_HAVE_CUDA)
@@ -18,12 +27,16 @@ namespace cuda {
 struct Launch {
   void* stream;  // cudaStream_t
   int sm_count;
+  void* pool;  // cudaMemPool_t of the device, for stream-ordered scratch memory
 };
 // Each returns the cudaError_t of the launch (as int, so this header needs no CUDA headers).
 int fill(const StridedView& dst, const void* value, const Launch& l);
 int copy_cast(const StridedView& dst, const StridedView& src, const Launch& l);
 int sequence(const StridedView& dst, const SequenceSpec& spec, const Launch& l);
 int sleep(double seconds, const Launch& l);
+int elementwise(const ElementwiseCall& c, const Launch& l);  // elementwise_*.cu
+int reduce(const ReduceCall& c, const Launch& l);            // reduce_cuda.cu
+int random(const RandomCall& c, const Launch& l);            // random_cuda.cu
 // Writes through an invalid address: a sticky error, for testing error handling.
 int fault(const Launch& l);
 }  // namespace cuda

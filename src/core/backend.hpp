@@ -11,6 +11,14 @@
 
 namespace culua {
 
+// Descriptions of the built-in math kernels (core/elementwise_call.hpp, core/reduce_call.hpp,
+// core/random_call.hpp, core/blas_call.hpp).
+struct ElementwiseCall;
+struct ReduceCall;
+struct RandomCall;
+struct MatmulCall;
+struct DotCall;
+
 enum class BackendKind : uint8_t { Auto, Cuda, Host };
 std::string_view backend_name(BackendKind k);
 
@@ -77,6 +85,14 @@ class Backend {
   virtual void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) = 0;
   virtual void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) = 0;
   virtual void sleep(double seconds, Stream& s) = 0;  // keeps the stream busy
+
+  // Built-in math. Each call describes its operands completely (views with dtypes); the memory
+  // must stay alive until the work is done (the caller records the stream on every buffer).
+  virtual void elementwise(const ElementwiseCall& c, Stream& s) = 0;
+  virtual void reduce(const ReduceCall& c, Stream& s) = 0;
+  virtual void random(const RandomCall& c, Stream& s) = 0;
+  virtual void matmul(const MatmulCall& c, Stream& s) = 0;
+  virtual void dot(const DotCall& c, Stream& s) = 0;
 
   // A sticky error poisons the backend: every later call fails fast with this message.
   virtual bool poisoned() const = 0;

@@ -10,18 +10,6 @@ namespace culua {
 
 namespace {
 
-// The stream device work on `a` goes to.
-Stream& stream_for(Runtime& rt, const Array& a, Stream* stream) {
-  if (stream) {
-    if (a.location() == Location::Device && stream->device() != a.device()) {
-      fail(ErrorKind::Value, "the stream belongs to device {} but the array to device {}",
-           stream->device(), a.device());
-    }
-    return *stream;
-  }
-  return a.location() == Location::Device ? rt.stream_for_device(a.device()) : rt.current_stream();
-}
-
 bool same_memory(const Array& a, const Array& b) {
   if (a.buffer() != b.buffer()) return false;
   const auto size = static_cast<int64_t>(itemsize(a.dtype()));
@@ -137,6 +125,17 @@ Array sequence(Runtime& rt, int64_t n, const SequenceSpec& spec, DType dtype, Lo
 }
 
 }  // namespace
+
+Stream& stream_for(Runtime& rt, const Array& a, Stream* stream) {
+  if (stream) {
+    if (a.location() == Location::Device && stream->device() != a.device()) {
+      fail(ErrorKind::Value, "the stream belongs to device {} but the array to device {}",
+           stream->device(), a.device());
+    }
+    return *stream;
+  }
+  return a.location() == Location::Device ? rt.stream_for_device(a.device()) : rt.current_stream();
+}
 
 Array empty(Runtime& rt, const Shape& shape, DType dtype, Location loc, Stream* stream) {
   const int64_t n = checked_numel(shape, itemsize(dtype));

@@ -11,6 +11,10 @@
 
 namespace culua {
 
+// The stream that work on `a` goes to: `stream` when given (it must belong to the array's
+// device), else the current stream of the array's device (of the current device for host arrays).
+Stream& stream_for(Runtime& rt, const Array& a, Stream* stream);
+
 Array empty(Runtime& rt, const Shape& shape, DType dtype, Location loc = Location::Device,
             Stream* stream = nullptr);
 Array full(Runtime& rt, const Shape& shape, DType dtype, const Scalar& value,

@@ -63,6 +63,14 @@ class Runtime {
   // Set by the Lua layer: a full garbage collection, so unreachable arrays release their memory.
   std::function<void()> collect_garbage;
 
+  // cu.seed / cu.rand: the seed and the counter offset of the next random array (counter-based
+  // generator: the same seed gives the same numbers on every backend and launch configuration).
+  struct RandomState {
+    uint64_t seed = 0;
+    uint64_t offset = 0;
+  };
+  RandomState& random_state() { return random_state_; }
+
   void synchronize();  // all work of the current device
   // Sticky errors: where the first one surfaced (file:line of the script), for later messages.
   const std::string& fatal_location() const { return fatal_location_; }
@@ -81,6 +89,7 @@ class Runtime {
   uint64_t gc_debt_ = 0;
   uint64_t gc_threshold_ = uint64_t{256} << 20;
   std::string fatal_location_;
+  RandomState random_state_;
 };
 
 }  // namespace culua

@@ -10,8 +10,13 @@
 #include <mutex>
 #include <vector>
 
+#include "core/blas_call.hpp"
+#include "core/elementwise_call.hpp"
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
+#include "core/random_call.hpp"
+#include "core/reduce_call.hpp"
+#include "cuda/cublas.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_stream.hpp"
 #include "cuda/pinned_pool.hpp"
@@ -52,6 +57,7 @@ class CudaBackend final : public Backend {
   }
 
   ~CudaBackend() override {
+    blas_.reset();
     for (auto& d : devices_) {
       d.default_stream.reset();
       d.release_stream.reset();
@@ -210,6 +216,38 @@ class CudaBackend final : public Backend {
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::sleep(seconds, launch(s))));
   }
 
+  void elementwise(const ElementwiseCall& c, Stream& s) override {
+    health_->check_usable();
+    health_->last_op.store(c.name());
+    CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::elementwise(c, launch(s))));
+  }
+
+  void reduce(const ReduceCall& c, Stream& s) override {
+    health_->check_usable();
+    health_->last_op.store(c.name());
+    CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::reduce(c, launch(s))));
+  }
+
+  void random(const RandomCall& c, Stream& s) override {
+    health_->check_usable();
+    health_->last_op.store(c.name());
+    CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::random(c, launch(s))));
+  }
+
+  void matmul(const MatmulCall& c, Stream& s) override {
+    health_->check_usable();
+    health_->last_op.store("matmul");
+    use_device(s.device());
+    blas().matmul(c, s);
+  }
+
+  void dot(const DotCall& c, Stream& s) override {
+    health_->check_usable();
+    health_->last_op.store("dot");
+    use_device(s.device());
+    blas().dot(c, s);
+  }
+
   void fault(Stream& s) {
     health_->check_usable();
     health_->last_op.store("fault (test kernel)");
@@ -236,8 +274,8 @@ class CudaBackend final : public Backend {
 
   kernels::cuda::Launch launch(Stream& s) {
     use_device(s.device());
-    return kernels::cuda::Launch{s.native_handle(),
-                                 devices_[static_cast<size_t>(s.device())].info.sm_count};
+    const DeviceState& d = devices_[static_cast<size_t>(s.device())];
+    return kernels::cuda::Launch{s.native_handle(), d.info.sm_count, d.pool};
   }
 
   void use_device(int device) {
@@ -291,10 +329,17 @@ class CudaBackend final : public Backend {
     return std::make_shared<CudaStream>(s, true, device, p, next_stream_id_++, health_);
   }
 
+  Cublas& blas() {
+    std::lock_guard lock(init_mutex_);
+    if (!blas_) blas_ = std::make_unique<Cublas>(health_);
+    return *blas_;
+  }
+
   std::shared_ptr<Health> health_ = std::make_shared<Health>();
   std::vector<DeviceState> devices_;
   std::mutex init_mutex_;
   PinnedPool pinned_{health_};
+  std::unique_ptr<Cublas> blas_;  // created on first use; destroyed before the pools
   uint64_t next_stream_id_ = 0;
 };
 

@@ -7,8 +7,13 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/blas_call.hpp"
+#include "core/elementwise_call.hpp"
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
+#include "core/random_call.hpp"
+#include "core/reduce_call.hpp"
+#include "host/host_blas.hpp"
 #include "kernels/kernels.hpp"
 
 namespace culua::host {
@@ -219,6 +224,31 @@ void HostBackend::sleep(double seconds, Stream& s) {
   check_usable();
   host_stream(s).enqueue(
       [seconds] { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); });
+}
+
+void HostBackend::elementwise(const ElementwiseCall& c, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([c] { kernels::host::elementwise(c); });
+}
+
+void HostBackend::reduce(const ReduceCall& c, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([c] { kernels::host::reduce(c); });
+}
+
+void HostBackend::random(const RandomCall& c, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([c] { kernels::host::random(c); });
+}
+
+void HostBackend::matmul(const MatmulCall& c, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([c] { blas_matmul(c); });
+}
+
+void HostBackend::dot(const DotCall& c, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([c] { blas_dot(c); });
 }
 
 }  // namespace culua::host

@@ -44,6 +44,11 @@ class HostBackend final : public Backend {
   void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) override;
   void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) override;
   void sleep(double seconds, Stream& s) override;
+  void elementwise(const ElementwiseCall& c, Stream& s) override;
+  void reduce(const ReduceCall& c, Stream& s) override;
+  void random(const RandomCall& c, Stream& s) override;
+  void matmul(const MatmulCall& c, Stream& s) override;
+  void dot(const DotCall& c, Stream& s) override;
 
   bool poisoned() const override { return health_->poisoned.load(); }
   std::string poison_message() const override;

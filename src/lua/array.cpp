@@ -531,6 +531,9 @@ int a_newindex(lua_State* L) {
   return 0;
 }
 
+// Registry key of the methods table (the upvalue of __index), extended by add_array_methods.
+constexpr char kArrayMethods[] = "cu.Array.methods";
+
 const luaL_Reg kMethods[] = {
     {"view", entry<a_view>},
     {"reshape", entry<a_reshape>},
@@ -597,11 +600,19 @@ Array& check_array(lua_State* L, int idx) {
   return box->array;
 }
 
+void add_array_methods(lua_State* L, const luaL_Reg* methods) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kArrayMethods);
+  luaL_setfuncs(L, methods, 0);
+  lua_pop(L, 1);
+}
+
 void register_array(lua_State* L) {
   new_metatable(L, kArrayType);
   context(L).array_mt = lua_topointer(L, -1);
   luaL_setfuncs(L, kMetamethods, 0);
   luaL_newlib(L, kMethods);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, kArrayMethods);
   lua_pushcclosure(L, entry<a_index>, 1);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);

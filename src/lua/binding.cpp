@@ -223,4 +223,14 @@ bool opt_boolean(lua_State* L, int opts_idx, const char* key, bool fallback) {
   return v;
 }
 
+Array* opt_array(lua_State* L, int opts_idx, const char* key) {
+  if (!get_option(L, opts_idx, key)) return nullptr;
+  ArrayBox* box = test_array(L, -1);
+  if (!box)
+    fail(ErrorKind::Type, "option '{}' must be a cu.Array, got {}", key, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  box->array.check_alive(key);
+  return &box->array;
+}
+
 }  // namespace culua::lua

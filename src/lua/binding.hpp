@@ -93,6 +93,8 @@ void check_options(lua_State* L, int idx, std::initializer_list<const char*> all
 bool get_option(lua_State* L, int idx, const char* key);
 Stream* opt_stream(lua_State* L, int opts_idx);
 bool opt_boolean(lua_State* L, int opts_idx, const char* key, bool fallback);
+// opts[key] as an array (for out=), or null when absent; raises for other values and freed arrays.
+Array* opt_array(lua_State* L, int opts_idx, const char* key);
 
 // Arrays (array.cpp).
 struct ArrayBox {
@@ -114,5 +116,13 @@ void register_array(lua_State* L);
 void register_stream(lua_State* L);
 void register_event(lua_State* L);
 void register_complex(lua_State* L);
+// Math: elementwise (math.cpp), reductions (reduce.cpp), random numbers (random.cpp), matrix
+// products (linalg.cpp). Each adds functions to the module table at -1 and may add array methods.
+void register_math(lua_State* L);
+void register_reduce(lua_State* L);
+void register_random(lua_State* L);
+void register_linalg(lua_State* L);
+// Adds methods (a:sum(), a:exp()) to cu.Array; call after register_array.
+void add_array_methods(lua_State* L, const luaL_Reg* methods);
 
 }  // namespace culua::lua

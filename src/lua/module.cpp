@@ -129,6 +129,10 @@ void open_cu(lua_State* L, Runtime& rt) {
   register_array(L);
   register_stream(L);
   register_event(L);
+  register_math(L);
+  register_reduce(L);
+  register_random(L);
+  register_linalg(L);
   const luaL_Reg functions[] = {{"devices", entry<l_devices>}, {"device", entry<l_device>},
                                 {"sync", entry<l_sync>},       {"clock", entry<l_clock>},
                                 {"sleep", entry<l_sleep>},     {nullptr, nullptr}};

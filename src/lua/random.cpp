@@ -1,0 +1,8 @@
+// Placeholder: filled in by the issue-3 work.
+#include "lua/binding.hpp"
+
+namespace culua::lua {
+
+void register_random(lua_State*) {}
+
+}  // namespace culua::lua

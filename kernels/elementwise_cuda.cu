@@ -1,13 +1,22 @@
-// Placeholder for the elementwise kernels on CUDA.
+// Entry point of the elementwise kernels on CUDA: dispatch on the compute type to the
+// instantiations in elementwise_cuda_*.cu.
 #include <cuda_runtime.h>
 
+#include "core/dtype.hpp"
 #include "core/elementwise_call.hpp"
 #include "kernels/kernels.hpp"
 
 namespace culua::kernels::cuda {
 
-int elementwise(const ElementwiseCall&, const Launch&) {
-  return cudaErrorNotSupported;
+template <class S>
+int elementwise_typed(const ElementwiseCall& c, const Launch& l);
+
+int elementwise(const ElementwiseCall& c, const Launch& l) {
+  if (c.out.size == 0) return cudaSuccess;
+  return dispatch(c.compute, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    return elementwise_typed<S>(c, l);
+  });
 }
 
 }  // namespace culua::kernels::cuda

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 #include "core/numeric.hpp"
 
@@ -46,6 +47,39 @@ template <class T>
 struct type_tag {
   using type = T;
 };
+
+// The dtype of a C++ element type.
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>)
+    return DType::F32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DType::F64;
+  else if constexpr (std::is_same_v<T, half>)
+    return DType::F16;
+  else if constexpr (std::is_same_v<T, bfloat16>)
+    return DType::BF16;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return DType::I8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return DType::I16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DType::I32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DType::I64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return DType::U8;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return DType::U32;
+  else if constexpr (std::is_same_v<T, bool>)
+    return DType::Bool;
+  else if constexpr (std::is_same_v<T, complex64>)
+    return DType::C64;
+  else {
+    static_assert(std::is_same_v<T, complex128>, "not an element type");
+    return DType::C128;
+  }
+}
 
 // Calls f(type_tag<T>{}) with the C++ element type of `t`.
 template <class F>

@@ -1,4 +1,12 @@
+#include "core/elementwise.hpp"
+#include <algorithm>
+#include <cstring>
+#include <vector>
 #include "core/elementwise_call.hpp"
+#include "core/error.hpp"
+#include "core/ops.hpp"
+#include "core/promote.hpp"
+#include "kernels/kernels.hpp"
 
 namespace culua {
 
@@ -25,6 +33,316 @@ const char* ElementwiseCall::name() const {
       return "where";
   }
   return "elementwise";
+}
+
+}  // namespace culua
+
+namespace culua {
+
+namespace {
+
+int kind_rank(DType t) {
+  switch (info(t).cls) {
+    case DTypeClass::Bool:
+      return 0;
+    case DTypeClass::Signed:
+    case DTypeClass::Unsigned:
+      return 1;
+    case DTypeClass::Float:
+      return 2;
+    case DTypeClass::Complex:
+      return 3;
+  }
+  return 0;
+}
+
+bool binary_valid(BinaryOp op, DType t) {
+  const int k = kind_rank(t);
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Mul:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+      return true;
+    case BinaryOp::Sub:
+    case BinaryOp::Pow:
+      return k != 0;
+    case BinaryOp::Div:
+      return k >= 2;
+    case BinaryOp::FloorDiv:
+    case BinaryOp::Mod:
+      return k == 1 || k == 2;
+    case BinaryOp::Maximum:
+    case BinaryOp::Minimum:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+      return k != 3;
+  }
+  return false;
+}
+
+DType operand_type(const Operand& o) {
+  return o.array ? o.array->dtype() : scalar_dtype(o.scalar);
+}
+
+DType common_type(const Operand& a, const Operand& b) {
+  if (a.array && b.array) return promote_types(a.array->dtype(), b.array->dtype());
+  if (a.array) return promote_with_scalar(a.array->dtype(), b.scalar);
+  if (b.array) return promote_with_scalar(b.array->dtype(), a.scalar);
+  return promote_types(scalar_dtype(a.scalar), scalar_dtype(b.scalar));
+}
+
+// A view of `a` with the shape `out` (stride 0 along broadcast dimensions).
+StridedView broadcast_view(const Array& a, const Shape& out) {
+  StridedView v;
+  v.data = a.data();
+  v.dtype = a.dtype();
+  v.ndim = out.ndim;
+  v.size = out.numel();
+  const Layout& l = a.layout();
+  const int shift = out.ndim - l.ndim;
+  for (int i = 0; i < out.ndim; ++i) {
+    v.shape[i] = out[i];
+    const int j = i - shift;
+    if (j < 0 || (l.shape[static_cast<size_t>(j)] == 1 && out[i] != 1)) {
+      v.strides[i] = 0;
+    } else {
+      v.strides[i] = l.strides[static_cast<size_t>(j)];
+    }
+  }
+  return v;
+}
+
+bool overlaps(const Array& a, const Array& b) {
+  if (a.buffer() != b.buffer()) return false;
+  const auto sa = static_cast<int64_t>(itemsize(a.dtype()));
+  const auto sb = static_cast<int64_t>(itemsize(b.dtype()));
+  return a.layout().extent_begin() * sa < b.layout().extent_end() * sb &&
+         b.layout().extent_begin() * sb < a.layout().extent_end() * sa;
+}
+
+// Does writing element i of out only ever read element i of `in` (safe in place)?
+bool same_elements(const Array& out, const StridedView& in) {
+  if (out.dtype() != in.dtype || out.data() != in.data) return false;
+  const StridedView o = out.view();
+  if (o.ndim != in.ndim) return false;
+  for (int i = 0; i < o.ndim; ++i) {
+    if (o.shape[i] > 1 && o.strides[i] != in.strides[i]) return false;
+  }
+  return true;
+}
+
+// Runs an elementwise call over `arrays` (inputs then output, all alive).
+class Launcher {
+ public:
+  Launcher(Runtime& rt, std::vector<const Array*> inputs, Stream* stream)
+      : rt_(rt), inputs_(std::move(inputs)), stream_(stream) {
+    for (const Array* a : inputs_) {
+      a->check_alive("an operand");
+      const bool host = is_host(a->location());
+      if (!first_) {
+        first_ = a;
+        host_ = host;
+        continue;
+      }
+      if (host != host_) {
+        fail(ErrorKind::Value,
+             "operands are on the device and on the host; move them to one side first "
+             "(call to_device() on the host array, or to_host() on the device one)");
+      }
+      if (!host && a->device() != first_->device()) {
+        fail(ErrorKind::Value, "operands are on devices {} and {}; copy one with cu.copy first",
+             first_->device(), a->device());
+      }
+    }
+    if (!first_) fail(ErrorKind::Type, "at least one operand must be an array");
+    if (!host_) s_ = &stream_for(rt_, *first_, stream_);
+  }
+
+  // The output: `out` (checked) or a new array.
+  Array output(const Shape& shape, DType result, const Array* out) {
+    if (!out) {
+      return empty(rt_, shape, result, host_ ? Location::Pageable : Location::Device, s_);
+    }
+    out->check_alive("the out array");
+    if (is_host(out->location()) != host_ || (!host_ && out->device() != first_->device())) {
+      fail(ErrorKind::Value, "the out array must be where the operands are ({})",
+           host_ ? "host" : fmt::format("device {}", first_->device()));
+    }
+    if (!(out->shape() == shape)) {
+      fail(ErrorKind::Value, "out has shape {} but the result has shape {}", out->shape().str(),
+           shape.str());
+    }
+    if (kind_rank(out->dtype()) < kind_rank(result)) {
+      fail(ErrorKind::Type, "cannot store a {} result in an out array of {}", name(result),
+           name(out->dtype()));
+    }
+    return *out;
+  }
+
+  // Inputs that overlap the output in another layout are copied first (numpy's semantics).
+  StridedView input_view(const Array& a, const Shape& shape, const Array& out) {
+    StridedView v = broadcast_view(a, shape);
+    if (overlaps(a, out) && !same_elements(out, v)) {
+      temporaries_.push_back(clone(rt_, a, s_));
+      v = broadcast_view(temporaries_.back(), shape);
+    }
+    return v;
+  }
+
+  void run(const ElementwiseCall& c, const Array& out) {
+    if (out.size() == 0) return;
+    if (host_) {
+      for (const Array* a : inputs_) a->buffer()->wait_idle();
+      out.buffer()->wait_idle();
+      kernels::host::elementwise(c);
+      return;
+    }
+    for (const Array* a : inputs_) a->buffer()->record_use(*s_);
+    for (const Array& t : temporaries_) t.buffer()->record_use(*s_);
+    out.buffer()->record_use(*s_);
+    rt_.backend().elementwise(c, *s_);
+  }
+
+ private:
+  Runtime& rt_;
+  std::vector<const Array*> inputs_;
+  Stream* stream_;
+  Stream* s_ = nullptr;
+  const Array* first_ = nullptr;
+  bool host_ = false;
+  std::vector<Array> temporaries_;
+};
+
+void set_operand(ElementOperand& o, const Operand& x, DType compute, const Shape& shape,
+                 Launcher& l, const Array& out) {
+  if (x.array) {
+    o.view = l.input_view(*x.array, shape, out);
+  } else {
+    o.view = StridedView{};
+    o.view.data = nullptr;
+    encode_scalar(compute, x.scalar, o.scalar);
+  }
+}
+
+std::vector<const Array*> arrays_of(std::initializer_list<const Operand*> ops) {
+  std::vector<const Array*> v;
+  for (const Operand* o : ops) {
+    if (o->array) v.push_back(o->array);
+  }
+  return v;
+}
+
+}  // namespace
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  Shape r;
+  const int n = std::max(a.ndim, b.ndim);
+  for (int i = 0; i < n; ++i) {
+    const int ia = i - (n - a.ndim), ib = i - (n - b.ndim);
+    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1) {
+      fail(ErrorKind::Value, "shapes {} and {} cannot be broadcast together", a.str(), b.str());
+    }
+    r.push(da == 1 ? db : da);
+  }
+  return r;
+}
+
+ElementwiseTypes binary_types(BinaryOp op, const Operand& a, const Operand& b) {
+  DType t = common_type(a, b);
+  if (op == BinaryOp::Div && kind_rank(t) < 2) t = DType::F64;  // true division
+  if (!binary_valid(op, t)) {
+    fail(ErrorKind::Type, "{} is not defined for {} operands ({} and {})", op_name(op), name(t),
+         name(operand_type(a)), name(operand_type(b)));
+  }
+  return {t, is_comparison(op) ? DType::Bool : t};
+}
+
+ElementwiseTypes unary_types(UnaryOp op, DType a) {
+  switch (op) {
+    case UnaryOp::Neg:
+      if (a == DType::Bool) fail(ErrorKind::Type, "neg is not defined for bool; use astype first");
+      return {a, a};
+    case UnaryOp::Abs:
+    case UnaryOp::Real:
+    case UnaryOp::Imag:
+      return {a, real_of(a)};
+    case UnaryOp::Conj:
+      return {a, a};
+    default: {
+      const DType f = float_for(a);
+      return {f, f};
+    }
+  }
+}
+
+Array binary(Runtime& rt, BinaryOp op, const Operand& a, const Operand& b, const Array* out,
+             Stream* stream) {
+  Launcher l(rt, arrays_of({&a, &b}), stream);
+  const ElementwiseTypes types = binary_types(op, a, b);
+  const Shape shape =
+      broadcast_shapes(a.array ? a.array->shape() : Shape{}, b.array ? b.array->shape() : Shape{});
+  ElementwiseCall c;
+  c.kind = ElementwiseCall::Kind::Binary;
+  c.op = static_cast<uint8_t>(op);
+  c.compute = types.compute;
+  // Scalars are checked (encoded) before anything is allocated.
+  unsigned char check[kMaxItemSize];
+  for (const Operand* o : {&a, &b}) {
+    if (!o->array) encode_scalar(types.compute, o->scalar, check);
+  }
+  Array result = l.output(shape, types.result, out);
+  set_operand(c.in[0], a, types.compute, shape, l, result);
+  set_operand(c.in[1], b, types.compute, shape, l, result);
+  c.out = result.view();
+  l.run(c, result);
+  return result;
+}
+
+Array unary(Runtime& rt, UnaryOp op, const Array& a, const Array* out, Stream* stream) {
+  Launcher l(rt, {&a}, stream);
+  const ElementwiseTypes types = unary_types(op, a.dtype());
+  ElementwiseCall c;
+  c.kind = ElementwiseCall::Kind::Unary;
+  c.op = static_cast<uint8_t>(op);
+  c.compute = types.compute;
+  Array result = l.output(a.shape(), types.result, out);
+  set_operand(c.in[0], Operand(a), types.compute, a.shape(), l, result);
+  c.out = result.view();
+  l.run(c, result);
+  return result;
+}
+
+Array where(Runtime& rt, const Operand& cond, const Operand& x, const Operand& y, const Array* out,
+            Stream* stream) {
+  Launcher l(rt, arrays_of({&cond, &x, &y}), stream);
+  const DType t = common_type(x, y);
+  const Shape s1 = broadcast_shapes(cond.array ? cond.array->shape() : Shape{},
+                                    x.array ? x.array->shape() : Shape{});
+  const Shape shape = broadcast_shapes(s1, y.array ? y.array->shape() : Shape{});
+  unsigned char check[kMaxItemSize];
+  for (const Operand* o : {&x, &y}) {
+    if (!o->array) encode_scalar(t, o->scalar, check);
+  }
+  ElementwiseCall c;
+  c.kind = ElementwiseCall::Kind::Where;
+  c.compute = t;
+  Array result = l.output(shape, t, out);
+  if (cond.array) {
+    c.in[0].view = l.input_view(*cond.array, shape, result);
+  } else {
+    c.in[0].view.data = nullptr;
+    const bool v = cond.scalar.as_double() != 0 || cond.scalar.im != 0;
+    std::memcpy(c.in[0].scalar, &v, 1);
+  }
+  set_operand(c.in[1], x, t, shape, l, result);
+  set_operand(c.in[2], y, t, shape, l, result);
+  c.out = result.view();
+  l.run(c, result);
+  return result;
 }
 
 }  // namespace culua

@@ -1,8 +1,132 @@
-// Placeholder: filled in by the issue-3 work.
+// Elementwise math: cu.add ... cu.where, the unary functions (also as array methods), and the
+// arithmetic operators of cu.Array (+ - * / // % ^ and unary -).
+#include "core/elementwise.hpp"
+#include "core/error.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::lua {
 
-void register_math(lua_State*) {}
+namespace {
+
+// An operand: an array, or a number, boolean or cu.complex. Anything else is an error naming the
+// operand.
+Operand check_operand(lua_State* L, int idx, int position) {
+  if (ArrayBox* box = test_array(L, idx)) {
+    box->array.check_alive(position == 1 ? "the first operand" : "an operand");
+    return Operand(box->array);
+  }
+  if (is_scalar(L, idx)) return Operand(check_scalar(L, idx));
+  fail(ErrorKind::Type, "operand {} must be a cu.Array or a number, got {}", position,
+       luaL_typename(L, idx));
+}
+
+struct Options {
+  const Array* out = nullptr;
+  Stream* stream = nullptr;
+};
+
+Options check_math_options(lua_State* L, int idx) {
+  Options o;
+  if (lua_isnoneornil(L, idx)) return o;
+  check_options(L, idx, {"out", "stream"});
+  o.out = opt_array(L, idx, "out");
+  o.stream = opt_stream(L, idx);
+  return o;
+}
+
+template <BinaryOp op>
+int l_binary(lua_State* L) {
+  const Operand a = check_operand(L, 1, 1);
+  const Operand b = check_operand(L, 2, 2);
+  const Options o = check_math_options(L, 3);
+  push_array(L, binary(runtime(L), op, a, b, o.out, o.stream));
+  return 1;
+}
+
+// Metamethods: Lua calls them with the operands in source order (2 * a passes 2, a).
+template <BinaryOp op>
+int m_binary(lua_State* L) {
+  const Operand a = check_operand(L, 1, 1);
+  const Operand b = check_operand(L, 2, 2);
+  push_array(L, binary(runtime(L), op, a, b));
+  return 1;
+}
+
+template <UnaryOp op>
+int l_unary(lua_State* L) {
+  ArrayBox* box = test_array(L, 1);
+  if (!box) fail(ErrorKind::Type, "expected a cu.Array, got {}", luaL_typename(L, 1));
+  box->array.check_alive();
+  const Options o = check_math_options(L, 2);
+  push_array(L, unary(runtime(L), op, box->array, o.out, o.stream));
+  return 1;
+}
+
+int m_unm(lua_State* L) {
+  push_array(L, unary(runtime(L), UnaryOp::Neg, check_array(L, 1)));
+  return 1;
+}
+
+int l_where(lua_State* L) {
+  const Operand c = check_operand(L, 1, 1);
+  const Operand x = check_operand(L, 2, 2);
+  const Operand y = check_operand(L, 3, 3);
+  const Options o = check_math_options(L, 4);
+  push_array(L, where(runtime(L), c, x, y, o.out, o.stream));
+  return 1;
+}
+
+#define CULUA_BINARY(name, op) \
+  { name, entry<l_binary<BinaryOp::op>> }
+#define CULUA_UNARY(name, op) \
+  { name, entry<l_unary<UnaryOp::op>> }
+
+const luaL_Reg kBinary[] = {
+    CULUA_BINARY("add", Add),         CULUA_BINARY("sub", Sub),
+    CULUA_BINARY("mul", Mul),         CULUA_BINARY("div", Div),
+    CULUA_BINARY("pow", Pow),         CULUA_BINARY("maximum", Maximum),
+    CULUA_BINARY("minimum", Minimum), CULUA_BINARY("floordiv", FloorDiv),
+    CULUA_BINARY("mod", Mod),         CULUA_BINARY("eq", Eq),
+    CULUA_BINARY("ne", Ne),           CULUA_BINARY("lt", Lt),
+    CULUA_BINARY("le", Le),           CULUA_BINARY("gt", Gt),
+    CULUA_BINARY("ge", Ge),           {nullptr, nullptr},
+};
+
+const luaL_Reg kUnary[] = {
+    CULUA_UNARY("neg", Neg),   CULUA_UNARY("abs", Abs),   CULUA_UNARY("exp", Exp),
+    CULUA_UNARY("log", Log),   CULUA_UNARY("sqrt", Sqrt), CULUA_UNARY("sin", Sin),
+    CULUA_UNARY("cos", Cos),   CULUA_UNARY("tanh", Tanh), CULUA_UNARY("conj", Conj),
+    CULUA_UNARY("real", Real), CULUA_UNARY("imag", Imag), {nullptr, nullptr},
+};
+
+#undef CULUA_BINARY
+#undef CULUA_UNARY
+
+const luaL_Reg kOperators[] = {
+    {"__add", entry<m_binary<BinaryOp::Add>>},
+    {"__sub", entry<m_binary<BinaryOp::Sub>>},
+    {"__mul", entry<m_binary<BinaryOp::Mul>>},
+    {"__div", entry<m_binary<BinaryOp::Div>>},
+    {"__pow", entry<m_binary<BinaryOp::Pow>>},
+    {"__idiv", entry<m_binary<BinaryOp::FloorDiv>>},
+    {"__mod", entry<m_binary<BinaryOp::Mod>>},
+    {"__unm", entry<m_unm>},
+    {nullptr, nullptr},
+};
+
+}  // namespace
+
+void register_math(lua_State* L) {
+  luaL_setfuncs(L, kBinary, 0);
+  luaL_setfuncs(L, kUnary, 0);
+  lua_pushcfunction(L, entry<l_where>);
+  lua_setfield(L, -2, "where");
+  // Methods: a:exp(), a:add(b), ...
+  add_array_methods(L, kUnary);
+  add_array_methods(L, kBinary);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kArrayType);
+  luaL_setfuncs(L, kOperators, 0);
+  lua_pop(L, 1);
+}
 
 }  // namespace culua::lua

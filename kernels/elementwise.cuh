@@ -1,0 +1,388 @@
+// Elementwise kernels as element functors, for both backends. Two shapes of work:
+//  - fast: every array operand and the output are contiguous, inputs of the compute type and the
+//    output of the result type (the common case). One functor per (operation, type); on CUDA it
+//    runs with 16-byte vector loads and stores.
+//  - general: any strides (broadcasting is a stride of 0), any input and output dtypes (converted
+//    on load and store). One functor per compute type with the operation chosen at run time.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "core/elementwise_call.hpp"
+#include "kernels/elementwise_ops.cuh"
+#include "kernels/functors.cuh"
+
+// Unrolls a loop of fixed trip count in device code.
+#if defined(__CUDA_ARCH__)
+#define CULUA_UNROLL _Pragma("unroll")
+#else
+#define CULUA_UNROLL
+#endif
+
+namespace culua::kernels {
+
+// Reads element `off` of an array of run-time dtype `t`, converted to C.
+template <class C>
+CULUA_HD inline C load_dynamic(const void* base, DType t, int64_t off) {
+  switch (t) {
+    case DType::F32:
+      return convert<C>(static_cast<const float*>(base)[off]);
+    case DType::F64:
+      return convert<C>(static_cast<const double*>(base)[off]);
+    case DType::F16:
+      return convert<C>(static_cast<const half*>(base)[off]);
+    case DType::BF16:
+      return convert<C>(static_cast<const bfloat16*>(base)[off]);
+    case DType::I8:
+      return convert<C>(static_cast<const int8_t*>(base)[off]);
+    case DType::I16:
+      return convert<C>(static_cast<const int16_t*>(base)[off]);
+    case DType::I32:
+      return convert<C>(static_cast<const int32_t*>(base)[off]);
+    case DType::I64:
+      return convert<C>(static_cast<const int64_t*>(base)[off]);
+    case DType::U8:
+      return convert<C>(static_cast<const uint8_t*>(base)[off]);
+    case DType::U32:
+      return convert<C>(static_cast<const uint32_t*>(base)[off]);
+    case DType::Bool:
+      return convert<C>(static_cast<const bool*>(base)[off]);
+    case DType::C64:
+      return convert<C>(static_cast<const complex64*>(base)[off]);
+    case DType::C128:
+      return convert<C>(static_cast<const complex128*>(base)[off]);
+  }
+  return C{};
+}
+
+template <class R>
+CULUA_HD inline void store_dynamic(void* base, DType t, int64_t off, R v) {
+  switch (t) {
+    case DType::F32:
+      static_cast<float*>(base)[off] = convert<float>(v);
+      return;
+    case DType::F64:
+      static_cast<double*>(base)[off] = convert<double>(v);
+      return;
+    case DType::F16:
+      static_cast<half*>(base)[off] = convert<half>(v);
+      return;
+    case DType::BF16:
+      static_cast<bfloat16*>(base)[off] = convert<bfloat16>(v);
+      return;
+    case DType::I8:
+      static_cast<int8_t*>(base)[off] = convert<int8_t>(v);
+      return;
+    case DType::I16:
+      static_cast<int16_t*>(base)[off] = convert<int16_t>(v);
+      return;
+    case DType::I32:
+      static_cast<int32_t*>(base)[off] = convert<int32_t>(v);
+      return;
+    case DType::I64:
+      static_cast<int64_t*>(base)[off] = convert<int64_t>(v);
+      return;
+    case DType::U8:
+      static_cast<uint8_t*>(base)[off] = convert<uint8_t>(v);
+      return;
+    case DType::U32:
+      static_cast<uint32_t*>(base)[off] = convert<uint32_t>(v);
+      return;
+    case DType::Bool:
+      static_cast<bool*>(base)[off] = convert<bool>(v);
+      return;
+    case DType::C64:
+      static_cast<complex64*>(base)[off] = convert<complex64>(v);
+      return;
+    case DType::C128:
+      static_cast<complex128*>(base)[off] = convert<complex128>(v);
+      return;
+  }
+}
+
+// The storage type of a result R computed from inputs stored as S.
+template <class S, class R>
+using out_storage_t = std::conditional_t<std::is_same_v<R, bool>, bool,
+                                         std::conditional_t<std::is_same_v<R, compute_t<S>>, S, R>>;
+
+template <class T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+
+// Elements per 16-byte vector of S.
+template <class S>
+inline constexpr int kVecWidth = sizeof(S) >= 16 ? 1 : static_cast<int>(16 / sizeof(S));
+
+template <class S>
+CULUA_HD inline compute_t<S> scalar_value(const unsigned char* bytes) {
+  S s;
+  memcpy(&s, bytes, sizeof(S));
+  return to_compute(s);
+}
+
+// ---- fast path --------------------------------------------------------------------------------
+
+template <class Op, class S>
+struct BinaryFast {
+  using C = compute_t<S>;
+  using R = decltype(Op::apply(C{}, C{}));
+  using O = out_storage_t<S, R>;
+  static constexpr int V = kVecWidth<S>;
+  O* out;
+  const S* a;  // null: the scalar av
+  const S* b;
+  C av, bv;
+
+  CULUA_HD void operator()(int64_t i) const {
+    const C x = a ? to_compute(a[i]) : av;
+    const C y = b ? to_compute(b[i]) : bv;
+    out[i] = convert<O>(Op::apply(x, y));
+  }
+  // Elements [i, i + V) with vector loads; every pointer is aligned to its vector size.
+  CULUA_HD void vector(int64_t i) const {
+    Vec<S, V> va, vb;
+    if (a) va = *reinterpret_cast<const Vec<S, V>*>(a + i);
+    if (b) vb = *reinterpret_cast<const Vec<S, V>*>(b + i);
+    Vec<O, V> r;
+CULUA_UNROLL
+    for (int k = 0; k < V; ++k) {
+      const C x = a ? to_compute(va.v[k]) : av;
+      const C y = b ? to_compute(vb.v[k]) : bv;
+      r.v[k] = convert<O>(Op::apply(x, y));
+    }
+    *reinterpret_cast<Vec<O, V>*>(out + i) = r;
+  }
+  bool aligned() const {
+    return is_aligned(out, sizeof(O) * V) && is_aligned(a, sizeof(S) * V) &&
+           is_aligned(b, sizeof(S) * V);
+  }
+  static bool is_aligned(const void* p, size_t n) {
+    return reinterpret_cast<uintptr_t>(p) % n == 0;
+  }
+};
+
+template <class Op, class S>
+struct UnaryFast {
+  using C = compute_t<S>;
+  using R = decltype(Op::apply(C{}));
+  using O = out_storage_t<S, R>;
+  static constexpr int V = kVecWidth<S>;
+  O* out;
+  const S* a;
+
+  CULUA_HD void operator()(int64_t i) const { out[i] = convert<O>(Op::apply(to_compute(a[i]))); }
+  CULUA_HD void vector(int64_t i) const {
+    const Vec<S, V> va = *reinterpret_cast<const Vec<S, V>*>(a + i);
+    Vec<O, V> r;
+CULUA_UNROLL
+    for (int k = 0; k < V; ++k) r.v[k] = convert<O>(Op::apply(to_compute(va.v[k])));
+    *reinterpret_cast<Vec<O, V>*>(out + i) = r;
+  }
+  bool aligned() const {
+    return reinterpret_cast<uintptr_t>(out) % (sizeof(O) * V) == 0 &&
+           reinterpret_cast<uintptr_t>(a) % (sizeof(S) * V) == 0;
+  }
+};
+
+template <class S>
+struct WhereFast {
+  using C = compute_t<S>;
+  static constexpr int V = kVecWidth<S>;
+  S* out;
+  const bool* cond;  // null: the scalar cv
+  const S* x;        // null: the scalar xv (already of type S)
+  const S* y;
+  bool cv;
+  S xv, yv;
+
+  CULUA_HD void operator()(int64_t i) const {
+    const bool c = cond ? cond[i] : cv;
+    out[i] = c ? (x ? x[i] : xv) : (y ? y[i] : yv);
+  }
+  CULUA_HD void vector(int64_t i) const {
+CULUA_UNROLL
+    for (int k = 0; k < V; ++k) (*this)(i + k);
+  }
+  bool aligned() const {
+    return false;
+  }
+};
+
+// ---- general path -----------------------------------------------------------------------------
+
+template <class C>
+struct DynOperand {
+  const void* data;  // null: the scalar `value`
+  DType dtype;
+  Indexer idx;
+  C value;
+
+  CULUA_HD C load(int64_t i) const { return data ? load_dynamic<C>(data, dtype, idx(i)) : value; }
+};
+
+template <class C>
+DynOperand<C> dyn_operand(const ElementOperand& o, C scalar) {
+  return DynOperand<C>{o.view.data, o.view.dtype, Indexer(o.view), scalar};
+}
+
+struct DynOut {
+  void* data;
+  DType dtype;
+  Indexer idx;
+  template <class R>
+  CULUA_HD void store(int64_t i, R v) const {
+    store_dynamic(data, dtype, idx(i), v);
+  }
+};
+
+template <class S>
+struct BinaryGeneral {
+  using C = compute_t<S>;
+  BinaryOp op;
+  DynOut out;
+  DynOperand<C> a, b;
+
+  CULUA_HD void operator()(int64_t i) const {
+    const C x = a.load(i);
+    const C y = b.load(i);
+    visit_binary(op, [&](auto o) {
+      using Op = decltype(o);
+      if constexpr (Op::template valid<C>) out.store(i, Op::apply(x, y));
+    });
+  }
+};
+
+template <class S>
+struct UnaryGeneral {
+  using C = compute_t<S>;
+  UnaryOp op;
+  DynOut out;
+  DynOperand<C> a;
+
+  CULUA_HD void operator()(int64_t i) const {
+    const C x = a.load(i);
+    visit_unary(op, [&](auto o) {
+      using Op = decltype(o);
+      if constexpr (Op::template valid<C>) out.store(i, Op::apply(x));
+    });
+  }
+};
+
+template <class S>
+struct WhereGeneral {
+  using C = compute_t<S>;
+  DynOut out;
+  DynOperand<bool> cond;
+  DynOperand<C> x, y;
+
+  CULUA_HD void operator()(int64_t i) const { out.store(i, cond.load(i) ? x.load(i) : y.load(i)); }
+};
+
+// ---- dispatch ---------------------------------------------------------------------------------
+
+// Runs the call for compute storage type S through a launcher with
+//   int launcher.fast(n, functor)  (contiguous; the functor has vector() and aligned())
+//   int launcher(n, functor)       (element by element)
+// that return an error code (0: launched).
+template <class S, class Launcher>
+int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
+  using C = compute_t<S>;
+  const int nin = c.kind == ElementwiseCall::Kind::Unary    ? 1
+                  : c.kind == ElementwiseCall::Kind::Binary ? 2
+                                                            : 3;
+  // Coalesce the output and the array inputs together.
+  StridedView views[4];
+  int map[3] = {-1, -1, -1};
+  int count = 1;
+  views[0] = c.out;
+  for (int k = 0; k < nin; ++k) {
+    if (!c.in[k].is_scalar()) {
+      map[k] = count;
+      views[count++] = c.in[k].view;
+    }
+  }
+  coalesce(views, count);
+  const StridedView& out = views[0];
+  const int64_t n = out.size;
+
+  auto contiguous_as = [&](int k, DType t) {
+    return map[k] < 0 || (views[map[k]].is_contiguous() && views[map[k]].dtype == t);
+  };
+  auto ptr = [&](int k) -> const void* { return map[k] < 0 ? nullptr : views[map[k]].data; };
+  auto operand = [&](int k, auto scalar) {
+    using T = decltype(scalar);
+    ElementOperand o;
+    if (map[k] >= 0) o.view = views[map[k]];
+    return dyn_operand<T>(o, scalar);
+  };
+  const DType st = c.compute;
+  const bool out_contiguous = out.is_contiguous();
+
+  if (c.kind == ElementwiseCall::Kind::Binary) {
+    const auto op = static_cast<BinaryOp>(c.op);
+    const C av = scalar_value<S>(c.in[0].scalar);
+    const C bv = scalar_value<S>(c.in[1].scalar);
+    if (out_contiguous && contiguous_as(0, st) && contiguous_as(1, st)) {
+      bool done = false;
+      int result = 0;
+      visit_binary_host(op, [&](auto o) {
+        using Op = decltype(o);
+        if constexpr (Op::template valid<C>) {
+          using F = BinaryFast<Op, S>;
+          if (out.dtype == dtype_of<typename F::O>()) {
+            result = launch.fast(
+                n, F{static_cast<typename F::O*>(out.data), static_cast<const S*>(ptr(0)),
+                     static_cast<const S*>(ptr(1)), av, bv});
+            done = true;
+          }
+        }
+      });
+      if (done) return result;
+    }
+    return launch(n, BinaryGeneral<S>{op, DynOut{out.data, out.dtype, Indexer(out)}, operand(0, av),
+                                      operand(1, bv)});
+  }
+  if (c.kind == ElementwiseCall::Kind::Unary) {
+    const auto op = static_cast<UnaryOp>(c.op);
+    if (out_contiguous && map[0] >= 0 && contiguous_as(0, st)) {
+      bool done = false;
+      int result = 0;
+      visit_unary_host(op, [&](auto o) {
+        using Op = decltype(o);
+        if constexpr (Op::template valid<C>) {
+          using F = UnaryFast<Op, S>;
+          if (out.dtype == dtype_of<typename F::O>()) {
+            result = launch.fast(
+                n, F{static_cast<typename F::O*>(out.data), static_cast<const S*>(ptr(0))});
+            done = true;
+          }
+        }
+      });
+      if (done) return result;
+    }
+    return launch(n, UnaryGeneral<S>{op, DynOut{out.data, out.dtype, Indexer(out)},
+                                     operand(0, scalar_value<S>(c.in[0].scalar))});
+  }
+  // where(cond, x, y)
+  if (out_contiguous && out.dtype == st && contiguous_as(0, DType::Bool) && contiguous_as(1, st) &&
+      contiguous_as(2, st)) {
+    S xv, yv;
+    memcpy(&xv, c.in[1].scalar, sizeof(S));
+    memcpy(&yv, c.in[2].scalar, sizeof(S));
+    bool cv = false;
+    memcpy(&cv, c.in[0].scalar, 1);
+    return launch.fast(
+        n, WhereFast<S>{static_cast<S*>(out.data), static_cast<const bool*>(ptr(0)),
+                        static_cast<const S*>(ptr(1)), static_cast<const S*>(ptr(2)), cv, xv, yv});
+  }
+  bool cv = false;
+  memcpy(&cv, c.in[0].scalar, 1);
+  return launch(n, WhereGeneral<S>{DynOut{out.data, out.dtype, Indexer(out)}, operand(0, cv),
+                                   operand(1, scalar_value<S>(c.in[1].scalar)),
+                                   operand(2, scalar_value<S>(c.in[2].scalar))});
+}
+
+}  // namespace culua::kernels

@@ -1,0 +1,60 @@
+// The elementwise kernels on CUDA: a vectorized grid-stride kernel for contiguous operands and an
+// element-by-element one for the rest. Instantiated per compute type in elementwise_cuda_*.cu,
+// so that the work spreads over several compiler processes.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "kernels/elementwise.cuh"
+#include "kernels/kernels.hpp"
+
+namespace culua::kernels::cuda {
+
+template <class F>
+__global__ void elementwise_strided(int64_t n, F f) {
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    f(i);
+}
+
+template <class F>
+__global__ void elementwise_vector(int64_t n, F f) {
+  constexpr int V = F::V;
+  const int64_t nv = n / V;
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (int64_t i = t; i < nv; i += stride) f.vector(i * V);
+  for (int64_t i = nv * V + t; i < n; i += stride) f(i);
+}
+
+struct ElementwiseLaunch {
+  const Launch& l;
+  static constexpr int kBlock = 256;
+  // A grid that fills every SM (2048 resident threads each on current GPUs); grid-stride loops
+  // cover the rest.
+  unsigned blocks(int64_t work) const {
+    const int64_t resident = static_cast<int64_t>(std::max(l.sm_count, 1)) * (2048 / kBlock);
+    return static_cast<unsigned>(
+        std::max<int64_t>(1, std::min((work + kBlock - 1) / kBlock, resident)));
+  }
+  template <class F>
+  int operator()(int64_t n, const F& f) const {
+    elementwise_strided<<<blocks(n), kBlock, 0, static_cast<cudaStream_t>(l.stream)>>>(n, f);
+    return cudaGetLastError();
+  }
+  template <class F>
+  int fast(int64_t n, const F& f) const {
+    if (!f.aligned()) return (*this)(n, f);
+    elementwise_vector<<<blocks(n / F::V), kBlock, 0, static_cast<cudaStream_t>(l.stream)>>>(n, f);
+    return cudaGetLastError();
+  }
+};
+
+template <class S>
+int elementwise_typed(const ElementwiseCall& c, const Launch& l) {
+  return run_elementwise_typed<S>(c, ElementwiseLaunch{l});
+}
+
+}  // namespace culua::kernels::cuda

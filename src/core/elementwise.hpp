@@ -1,0 +1,46 @@
+// Elementwise math on arrays: unary and binary operations and where(), with numpy broadcasting
+// and type promotion (core/promote.hpp). Device arrays are computed on a stream (asynchronous);
+// host arrays on the calling thread once the work queued on them is done.
+#pragma once
+
+#include <optional>
+
+#include "core/array.hpp"
+#include "core/elementwise_call.hpp"
+#include "core/runtime.hpp"
+#include "core/scalar.hpp"
+
+namespace culua {
+
+// An operand: an array or a scalar.
+struct Operand {
+  const Array* array = nullptr;
+  Scalar scalar;
+  Operand(const Array& a) : array(&a) {}  // NOLINT: implicit on purpose
+  Operand(const Scalar& s) : scalar(s) {}
+};
+
+struct ElementwiseTypes {
+  DType compute;  // what the inputs are converted to
+  DType result;   // the dtype of a new result array
+};
+
+// The types of an operation; throws Error(Type) when the operation is not defined for them
+// (comparisons of complex values, subtraction of bools, ...).
+ElementwiseTypes binary_types(BinaryOp op, const Operand& a, const Operand& b);
+ElementwiseTypes unary_types(UnaryOp op, DType a);
+
+// numpy broadcasting of two shapes; throws Error(Value) showing both shapes.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+// At least one operand must be an array. `out` (optional) must have the broadcast shape and a
+// dtype of the result's kind or a wider kind (numpy's same_kind casting); it is returned.
+Array binary(Runtime& rt, BinaryOp op, const Operand& a, const Operand& b,
+             const Array* out = nullptr, Stream* stream = nullptr);
+Array unary(Runtime& rt, UnaryOp op, const Array& a, const Array* out = nullptr,
+            Stream* stream = nullptr);
+// Elements of x where cond is nonzero, else of y.
+Array where(Runtime& rt, const Operand& cond, const Operand& x, const Operand& y,
+            const Array* out = nullptr, Stream* stream = nullptr);
+
+}  // namespace culua

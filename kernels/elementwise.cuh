@@ -147,7 +147,7 @@ struct BinaryFast {
     if (a) va = *reinterpret_cast<const Vec<S, V>*>(a + i);
     if (b) vb = *reinterpret_cast<const Vec<S, V>*>(b + i);
     Vec<O, V> r;
-CULUA_UNROLL
+    CULUA_UNROLL
     for (int k = 0; k < V; ++k) {
       const C x = a ? to_compute(va.v[k]) : av;
       const C y = b ? to_compute(vb.v[k]) : bv;
@@ -177,7 +177,7 @@ struct UnaryFast {
   CULUA_HD void vector(int64_t i) const {
     const Vec<S, V> va = *reinterpret_cast<const Vec<S, V>*>(a + i);
     Vec<O, V> r;
-CULUA_UNROLL
+    CULUA_UNROLL
     for (int k = 0; k < V; ++k) r.v[k] = convert<O>(Op::apply(to_compute(va.v[k])));
     *reinterpret_cast<Vec<O, V>*>(out + i) = r;
   }
@@ -203,12 +203,10 @@ struct WhereFast {
     out[i] = c ? (x ? x[i] : xv) : (y ? y[i] : yv);
   }
   CULUA_HD void vector(int64_t i) const {
-CULUA_UNROLL
+    CULUA_UNROLL
     for (int k = 0; k < V; ++k) (*this)(i + k);
   }
-  bool aligned() const {
-    return false;
-  }
+  bool aligned() const { return false; }
 };
 
 // ---- general path -----------------------------------------------------------------------------
@@ -250,7 +248,12 @@ struct BinaryGeneral {
     const C y = b.load(i);
     visit_binary(op, [&](auto o) {
       using Op = decltype(o);
-      if constexpr (Op::template valid<C>) out.store(i, Op::apply(x, y));
+      if constexpr (Op::template valid<C>) {
+        // Rounded to the result type first (f16/bf16 compute in float): an out array of another
+        // dtype gets the result's value converted, as numpy does, not the float intermediate.
+        using R = decltype(Op::apply(x, y));
+        out.store(i, convert<out_storage_t<S, R>>(Op::apply(x, y)));
+      }
     });
   }
 };
@@ -266,7 +269,10 @@ struct UnaryGeneral {
     const C x = a.load(i);
     visit_unary(op, [&](auto o) {
       using Op = decltype(o);
-      if constexpr (Op::template valid<C>) out.store(i, Op::apply(x));
+      if constexpr (Op::template valid<C>) {
+        using R = decltype(Op::apply(x));
+        out.store(i, convert<out_storage_t<S, R>>(Op::apply(x)));
+      }
     });
   }
 };

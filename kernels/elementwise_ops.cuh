@@ -296,6 +296,33 @@ CULUA_HD inline I int_pow(I a, I b) {
   return r;
 }
 
+// Floor division and modulo of floats as Python and numpy compute them (divmod): the quotient
+// is derived from the exactly computed remainder, so that a == (a // b) * b + a % b holds as
+// closely as possible (1 // 0.1 is 9, not floor(1 / 0.1) = 10). Division by zero gives a / b
+// and fmod's NaN; a zero remainder takes the divisor's sign.
+template <class T>
+CULUA_HD inline T float_mod(T a, T b) {
+  T mod = rm::fmod(a, b);
+  if (b == T(0)) return mod;
+  if (mod != T(0)) {
+    if ((b < T(0)) != (mod < T(0))) mod += b;
+  } else {
+    mod = rm::copysign(T(0), b);
+  }
+  return mod;
+}
+template <class T>
+CULUA_HD inline T float_floordiv(T a, T b) {
+  if (b == T(0)) return a / b;
+  const T mod = rm::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+  if (div == T(0)) return rm::copysign(T(0), a / b);
+  T q = rm::floor(div);
+  if (div - q > T(0.5)) q += T(1);
+  return q;
+}
+
 template <class C>
 CULUA_HD inline bool is_nan(C x) {
   if constexpr (is_flt<C>) {
@@ -408,7 +435,7 @@ struct FloorDivOp {
     if constexpr (is_int<C>) {
       return int_floordiv(a, b);
     } else {
-      return rm::floor(a / b);
+      return float_floordiv(a, b);
     }
   }
 };
@@ -420,9 +447,7 @@ struct ModOp {
     if constexpr (is_int<C>) {
       return int_mod(a, b);
     } else {
-      C r = rm::fmod(a, b);
-      if (r != C(0) && ((r < C(0)) != (b < C(0)))) r += b;
-      return r;
+      return float_mod(a, b);
     }
   }
 };

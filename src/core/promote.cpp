@@ -104,7 +104,11 @@ DType promote_types(DType a, DType b) {
     const DType hi = ra < rb ? b : a;
     const int rhi = std::max(ra, rb);
     if (rank(info(lo).cls) == 0) return hi;  // bool meets anything
-    if (rhi == 2) return promote_floats(hi, float_for(lo));
+    if (rhi == 2) {
+      // bf16 holds every i8/u8 value exactly (8 significant bits): no need to widen to f32.
+      if (hi == DType::BF16 && itemsize(lo) == 1) return DType::BF16;
+      return promote_floats(hi, float_for(lo));
+    }
     if (rhi == 3) {
       // complex meets a real: the complex type whose parts hold both.
       return complex_of(promote_floats(real_of(hi), float_for(lo)));

@@ -55,8 +55,15 @@ int c_unm(lua_State* L) {
   push(L, -to_complex(L, 1));
   return 1;
 }
+bool is_complex_operand(lua_State* L, int idx) {
+  return lua_type(L, idx) == LUA_TNUMBER ||
+         (lua_type(L, idx) == LUA_TUSERDATA && has_metatable(L, idx, context(L).complex_mt));
+}
+
+// == never raises: a complex value differs from anything that is not a number.
 int c_eq(lua_State* L) {
-  lua_pushboolean(L, to_complex(L, 1) == to_complex(L, 2));
+  lua_pushboolean(L, is_complex_operand(L, 1) && is_complex_operand(L, 2) &&
+                         to_complex(L, 1) == to_complex(L, 2));
   return 1;
 }
 int c_abs(lua_State* L) {

@@ -52,6 +52,26 @@ int m_binary(lua_State* L) {
   return 1;
 }
 
+// The arithmetic metamethods of cu.complex: Lua calls the left operand's metamethod first, so
+// `z + a` (z a cu.complex, a a cu.Array) arrives here; arrays go to the array operation, anything
+// else to the complex metamethod (upvalue 1).
+template <BinaryOp op>
+int m_complex_binary(lua_State* L) {
+  if (test_array(L, 1) || test_array(L, 2)) return m_binary<op>(L);
+  lua_settop(L, 2);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+template <BinaryOp op>
+void wrap_complex_metamethod(lua_State* L, const char* event) {
+  lua_getfield(L, -1, event);  // the complex metamethod
+  lua_pushcclosure(L, entry<m_complex_binary<op>>, 1);
+  lua_setfield(L, -2, event);
+}
+
 template <UnaryOp op>
 int l_unary(lua_State* L) {
   ArrayBox* box = test_array(L, 1);
@@ -126,6 +146,16 @@ void register_math(lua_State* L) {
   add_array_methods(L, kBinary);
   lua_rawgetp(L, LUA_REGISTRYINDEX, kArrayType);
   luaL_setfuncs(L, kOperators, 0);
+  lua_pop(L, 1);
+  // cu.complex on the left of an array (register_complex ran before).
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kComplexType);
+  if (lua_istable(L, -1)) {
+    wrap_complex_metamethod<BinaryOp::Add>(L, "__add");
+    wrap_complex_metamethod<BinaryOp::Sub>(L, "__sub");
+    wrap_complex_metamethod<BinaryOp::Mul>(L, "__mul");
+    wrap_complex_metamethod<BinaryOp::Div>(L, "__div");
+    wrap_complex_metamethod<BinaryOp::Pow>(L, "__pow");
+  }
   lua_pop(L, 1);
 }
 

@@ -211,80 +211,164 @@ struct WhereFast {
 
 // ---- general path -----------------------------------------------------------------------------
 
-template <class C>
-struct DynOperand {
-  const void* data;  // null: the scalar `value`
-  DType dtype;
-  Indexer idx;
-  C value;
-
-  CULUA_HD C load(int64_t i) const { return data ? load_dynamic<C>(data, dtype, idx(i)) : value; }
+// Division by a run-time constant with a multiply and a shift (Granlund-Montgomery), for
+// dividends below 2^31.
+struct FastDiv32 {
+  uint32_t divisor = 1;
+  uint32_t magic = 1;
+  uint32_t shift = 0;
+  FastDiv32() = default;
+  explicit FastDiv32(uint32_t d) : divisor(d) {
+    while (shift < 32 && (uint64_t{1} << shift) < d) ++shift;
+    magic = static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << shift) - d)) / d + 1);
+  }
+  CULUA_HD uint32_t div(uint32_t n) const {
+#if defined(__CUDA_ARCH__)
+    const uint32_t t = __umulhi(n, magic);
+#else
+    const uint32_t t = static_cast<uint32_t>((uint64_t{n} * magic) >> 32);
+#endif
+    return (t + n) >> shift;
+  }
 };
 
-template <class C>
-DynOperand<C> dyn_operand(const ElementOperand& o, C scalar) {
-  return DynOperand<C>{o.view.data, o.view.dtype, Indexer(o.view), scalar};
+// Element offsets of the row-major index i in K views of one shape (the output and the array
+// inputs), decomposing i once for all of them. Index is int64_t, or uint32_t when the element
+// count and every offset fit in 31 bits (the decomposition then uses FastDiv32).
+template <class Index, int K>
+struct OffsetMap {
+  int ndim = 0;
+  int64_t shape[kMaxDims] = {};
+  FastDiv32 div[kMaxDims];
+  Index strides[K][kMaxDims] = {};
+
+  OffsetMap(const StridedView* views, int count) {
+    ndim = views[0].ndim;
+    for (int d = 0; d < ndim; ++d) {
+      shape[d] = views[0].shape[d];
+      if constexpr (sizeof(Index) == 4) div[d] = FastDiv32(static_cast<uint32_t>(shape[d]));
+      for (int k = 0; k < K; ++k) {
+        strides[k][d] = k < count ? static_cast<Index>(views[k].strides[d]) : Index(0);
+      }
+    }
+  }
+  CULUA_HD void operator()(int64_t i, Index (&off)[K]) const {
+    CULUA_UNROLL
+    for (int k = 0; k < K; ++k) off[k] = 0;
+    Index rest = static_cast<Index>(i);
+    for (int d = ndim - 1; d >= 0; --d) {
+      Index q;
+      if constexpr (sizeof(Index) == 4) {
+        q = div[d].div(rest);
+      } else {
+        q = rest / shape[d];
+      }
+      const Index r = rest - q * static_cast<Index>(shape[d]);
+      CULUA_UNROLL
+      for (int k = 0; k < K; ++k) off[k] += r * strides[k][d];
+      rest = q;
+    }
+  }
+};
+
+// Can the views be addressed with 32-bit offsets?
+inline bool fits_31_bits(const StridedView* views, int count) {
+  constexpr int64_t limit = int64_t{1} << 31;
+  if (views[0].size >= limit) return false;
+  for (int k = 0; k < count; ++k) {
+    int64_t extent = 0;
+    for (int d = 0; d < views[k].ndim; ++d) {
+      if (views[k].strides[d] < 0) return false;
+      extent += (views[k].shape[d] - 1) * views[k].strides[d];
+    }
+    if (extent >= limit) return false;
+  }
+  return true;
 }
+
+// An input of the general path: an array of any dtype (converted on load) or a scalar.
+template <class C>
+struct DynInput {
+  const void* data;  // null: the scalar `value`
+  DType dtype;
+  C value;
+  template <class Index>
+  CULUA_HD C load(Index off) const {
+    return data ? load_dynamic<C>(data, dtype, static_cast<int64_t>(off)) : value;
+  }
+};
 
 struct DynOut {
   void* data;
   DType dtype;
-  Indexer idx;
-  template <class R>
-  CULUA_HD void store(int64_t i, R v) const {
-    store_dynamic(data, dtype, idx(i), v);
+  template <class Index, class R>
+  CULUA_HD void store(Index off, R v) const {
+    store_dynamic(data, dtype, static_cast<int64_t>(off), v);
   }
 };
 
-template <class S>
+// In each functor, slot 0 of the offset map is the output and slot k + 1 input k (a scalar's
+// slot has stride 0 and is never read).
+template <class S, class Index>
 struct BinaryGeneral {
   using C = compute_t<S>;
   BinaryOp op;
+  OffsetMap<Index, 3> map;
   DynOut out;
-  DynOperand<C> a, b;
+  DynInput<C> a, b;
 
   CULUA_HD void operator()(int64_t i) const {
-    const C x = a.load(i);
-    const C y = b.load(i);
+    Index off[3];
+    map(i, off);
+    const C x = a.load(off[1]);
+    const C y = b.load(off[2]);
     visit_binary(op, [&](auto o) {
       using Op = decltype(o);
       if constexpr (Op::template valid<C>) {
         // Rounded to the result type first (f16/bf16 compute in float): an out array of another
         // dtype gets the result's value converted, as numpy does, not the float intermediate.
         using R = decltype(Op::apply(x, y));
-        out.store(i, convert<out_storage_t<S, R>>(Op::apply(x, y)));
+        out.store(off[0], convert<out_storage_t<S, R>>(Op::apply(x, y)));
       }
     });
   }
 };
 
-template <class S>
+template <class S, class Index>
 struct UnaryGeneral {
   using C = compute_t<S>;
   UnaryOp op;
+  OffsetMap<Index, 2> map;
   DynOut out;
-  DynOperand<C> a;
+  DynInput<C> a;
 
   CULUA_HD void operator()(int64_t i) const {
-    const C x = a.load(i);
+    Index off[2];
+    map(i, off);
+    const C x = a.load(off[1]);
     visit_unary(op, [&](auto o) {
       using Op = decltype(o);
       if constexpr (Op::template valid<C>) {
         using R = decltype(Op::apply(x));
-        out.store(i, convert<out_storage_t<S, R>>(Op::apply(x)));
+        out.store(off[0], convert<out_storage_t<S, R>>(Op::apply(x)));
       }
     });
   }
 };
 
-template <class S>
+template <class S, class Index>
 struct WhereGeneral {
   using C = compute_t<S>;
+  OffsetMap<Index, 4> map;
   DynOut out;
-  DynOperand<bool> cond;
-  DynOperand<C> x, y;
+  DynInput<bool> cond;
+  DynInput<C> x, y;
 
-  CULUA_HD void operator()(int64_t i) const { out.store(i, cond.load(i) ? x.load(i) : y.load(i)); }
+  CULUA_HD void operator()(int64_t i) const {
+    Index off[4];
+    map(i, off);
+    out.store(off[0], cond.load(off[1]) ? x.load(off[2]) : y.load(off[3]));
+  }
 };
 
 // ---- dispatch ---------------------------------------------------------------------------------
@@ -318,11 +402,28 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
     return map[k] < 0 || (views[map[k]].is_contiguous() && views[map[k]].dtype == t);
   };
   auto ptr = [&](int k) -> const void* { return map[k] < 0 ? nullptr : views[map[k]].data; };
-  auto operand = [&](int k, auto scalar) {
+  // The general path: slot 0 is the output, slot k + 1 input k (scalars: stride 0, never read).
+  StridedView slots[4];
+  slots[0] = views[0];
+  for (int k = 0; k < nin; ++k) {
+    if (map[k] >= 0) {
+      slots[k + 1] = views[map[k]];
+    } else {
+      slots[k + 1] = views[0];
+      slots[k + 1].data = nullptr;
+      for (int d = 0; d < kMaxDims; ++d) slots[k + 1].strides[d] = 0;
+    }
+  }
+  const bool narrow_index = fits_31_bits(slots, nin + 1);
+  auto input = [&](int k, auto scalar) {
     using T = decltype(scalar);
-    ElementOperand o;
-    if (map[k] >= 0) o.view = views[map[k]];
-    return dyn_operand<T>(o, scalar);
+    return DynInput<T>{slots[k + 1].data, slots[k + 1].dtype, scalar};
+  };
+  const DynOut dout{views[0].data, views[0].dtype};
+  // Launches Functor<uint32_t> or Functor<int64_t> made by make(index_tag, map).
+  auto general = [&](auto make) {
+    if (narrow_index) return launch(n, make(type_tag<uint32_t>{}));
+    return launch(n, make(type_tag<int64_t>{}));
   };
   const DType st = c.compute;
   const bool out_contiguous = out.is_contiguous();
@@ -348,8 +449,10 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
       });
       if (done) return result;
     }
-    return launch(n, BinaryGeneral<S>{op, DynOut{out.data, out.dtype, Indexer(out)}, operand(0, av),
-                                      operand(1, bv)});
+    return general([&](auto tag) {
+      using I = typename decltype(tag)::type;
+      return BinaryGeneral<S, I>{op, OffsetMap<I, 3>(slots, 3), dout, input(0, av), input(1, bv)};
+    });
   }
   if (c.kind == ElementwiseCall::Kind::Unary) {
     const auto op = static_cast<UnaryOp>(c.op);
@@ -369,8 +472,11 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
       });
       if (done) return result;
     }
-    return launch(n, UnaryGeneral<S>{op, DynOut{out.data, out.dtype, Indexer(out)},
-                                     operand(0, scalar_value<S>(c.in[0].scalar))});
+    return general([&](auto tag) {
+      using I = typename decltype(tag)::type;
+      return UnaryGeneral<S, I>{op, OffsetMap<I, 2>(slots, 2), dout,
+                                input(0, scalar_value<S>(c.in[0].scalar))};
+    });
   }
   // where(cond, x, y)
   if (out_contiguous && out.dtype == st && contiguous_as(0, DType::Bool) && contiguous_as(1, st) &&
@@ -386,9 +492,12 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
   }
   bool cv = false;
   memcpy(&cv, c.in[0].scalar, 1);
-  return launch(n, WhereGeneral<S>{DynOut{out.data, out.dtype, Indexer(out)}, operand(0, cv),
-                                   operand(1, scalar_value<S>(c.in[1].scalar)),
-                                   operand(2, scalar_value<S>(c.in[2].scalar))});
+  return general([&](auto tag) {
+    using I = typename decltype(tag)::type;
+    return WhereGeneral<S, I>{OffsetMap<I, 4>(slots, 4), dout, input(0, cv),
+                              input(1, scalar_value<S>(c.in[1].scalar)),
+                              input(2, scalar_value<S>(c.in[2].scalar))};
+  });
 }
 
 }  // namespace culua::kernels

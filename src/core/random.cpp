@@ -13,8 +13,9 @@ void seed(Runtime& rt, uint64_t seed) {
 
 void check_random_dtype(DType t, RandomDistribution dist) {
   if (is_floating(t) || is_complex(t)) return;
-  fail(ErrorKind::Value, "{} supports the dtypes f32, f64, f16, bf16, c64 and c128, not {}",
-       dist == RandomDistribution::Normal ? "randn" : "rand", name(t));
+  fail(ErrorKind::Value,
+       "{} numbers need a float or complex dtype (f32, f64, f16, bf16, c64 or c128), not {}",
+       dist == RandomDistribution::Normal ? "normal" : "uniform", name(t));
 }
 
 Array random(Runtime& rt, RandomDistribution dist, const Shape& shape, DType dtype, Location loc,

@@ -361,3 +361,26 @@ TEST_CASE("matmul and dot errors", "[linalg]") {
   const Array v = full(rt, Shape{3}, DType::Bool, Scalar::boolean(true));
   CHECK(error_kind_of([&] { dot(rt, v, v); }) == ErrorKind::Value);
 }
+
+TEST_CASE("matmul: products on several streams at once", "[linalg]") {
+  // Each host stream is a worker thread: OpenBLAS is called from several threads concurrently.
+  Runtime rt(host_options());
+  std::mt19937_64 rng(12);
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (int i = 0; i < 4; ++i)
+    streams.push_back(rt.backend().create_stream(0, StreamPriority::Normal));
+  const Array a = random_array(rt, Shape{96, 128}, DType::F64, rng);
+  const Array b = random_array(rt, Shape{128, 80}, DType::F32, rng);
+  const Array a32 = astype(rt, a, DType::F32);
+  std::vector<Array> results;
+  for (int round = 0; round < 8; ++round) {
+    for (auto& s : streams) {
+      MatmulOptions o;
+      o.stream = s.get();
+      results.push_back(matmul(rt, a32, b, o));
+    }
+  }
+  rt.backend().synchronize_device(0);
+  const Reference ref = reference(rt, a32, b);
+  for (const Array& r : results) CHECK(worst_error(rt, r, ref) <= tolerance(DType::F32));
+}

@@ -5,6 +5,24 @@
 //   culua-baseline transfers [MiB]          pinned and pageable copies (default 512 MiB)
 //   culua-baseline alloc [MiB]              cudaMallocAsync/cudaFreeAsync vs cudaMalloc/cudaFree
 //   culua-baseline startup CMD [ARGS...]    median wall time of running a command
+//   culua-baseline d2d BYTES                device-to-device cudaMemcpyAsync of BYTES:
+//                                           native.d2d_GBps (bytes read + written per second)
+//   culua-baseline read BYTES               a read-only kernel (float4 loads, grid-stride, the sum
+//                                           kept live): native.read_GBps (bytes read per second)
+//   culua-baseline binary BYTES             c = a + b on floats (float4, grid-stride), each array
+//                                           BYTES: native.binary_GBps (3 x BYTES per second)
+//   culua-baseline gemm f32|bf16|f16|f64 N  cuBLAS N x N x N gemm (cublasGemmEx, column-major, no
+//                                           transposes) with culua's compute types: f32 and
+//                                           f16/bf16 accumulate in f32 without TF32
+//                                           (CUBLAS_COMPUTE_32F), f64 in f64:
+//                                           native.gemm_<dtype>_ms and native.gemm_<dtype>_TFLOPs
+//                                           (2 N^3 flops)
+// BYTES may carry a suffix K, M or G (powers of 1024): 2G, 512M. The kernels round it down to a
+// multiple of 16. Each figure is the best of several event-timed runs after a warm-up; the device
+// is device 0. Exit status 2 for bad arguments, 1 for a CUDA or cuBLAS failure.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -135,6 +153,200 @@ void alloc(size_t mib) {
   CHECK(cudaStreamDestroy(s));
 }
 
+void check_blas(cublasStatus_t st, const char* what) {
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "culua-baseline: %s: %s\n", what, cublasGetStatusName(st));
+    std::exit(1);
+  }
+}
+#define CHECK_BLAS(call) check_blas((call), #call)
+
+// "2G", "512M", "1048576" -> bytes; 0 when unreadable.
+size_t parse_bytes(const char* s) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s, &end, 10);
+  if (end == s) return 0;
+  const std::string suffix(end);
+  if (suffix.empty() || suffix == "B") return v;
+  if (suffix == "K" || suffix == "KiB") return v << 10;
+  if (suffix == "M" || suffix == "MiB") return v << 20;
+  if (suffix == "G" || suffix == "GiB") return v << 30;
+  return 0;
+}
+
+// Best (shortest) event-timed milliseconds of `fn` enqueued on `s`, after `warmup` runs.
+template <class F>
+double best_ms(cudaStream_t s, int warmup, int reps, F&& fn) {
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  for (int i = 0; i < warmup; ++i) fn();
+  CHECK(cudaStreamSynchronize(s));
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < reps; ++i) {
+    CHECK(cudaEventRecord(a, s));
+    fn();
+    CHECK(cudaEventRecord(b, s));
+    CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    best = std::min(best, static_cast<double>(ms));
+  }
+  CHECK(cudaEventDestroy(a));
+  CHECK(cudaEventDestroy(b));
+  return best;
+}
+
+// Blocks of 256 threads that fill every SM.
+unsigned resident_blocks() {
+  cudaDeviceProp p{};
+  CHECK(cudaGetDeviceProperties(&p, 0));
+  return static_cast<unsigned>(p.multiProcessorCount * (p.maxThreadsPerMultiProcessor / 256));
+}
+
+__global__ void read_kernel(const float4* in, size_t n, float* sink) {
+  float acc = 0;
+#pragma unroll 4
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(blockDim.x) * gridDim.x) {
+    const float4 v = in[i];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == -1.0f) *sink = acc;  // never true for the zeros read; keeps the loads live
+}
+
+__global__ void add_kernel(const float4* a, const float4* b, float4* c, size_t n) {
+#pragma unroll 4
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(blockDim.x) * gridDim.x) {
+    const float4 x = a[i], y = b[i];
+    c[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  }
+}
+
+template <class T>
+__global__ void fill_kernel(T* p, size_t n) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(blockDim.x) * gridDim.x) {
+    p[i] = static_cast<T>(static_cast<float>(i % 7) * 0.125f - 0.375f);
+  }
+}
+
+void d2d_bandwidth(size_t bytes) {
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  void *src, *dst;
+  CHECK(cudaMalloc(&src, bytes));
+  CHECK(cudaMalloc(&dst, bytes));
+  CHECK(cudaMemset(src, 1, bytes));
+  const double ms = best_ms(
+      s, 2, 10, [&] { CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s)); });
+  std::printf("native.d2d_GBps %.2f GB/s\n", 2.0 * static_cast<double>(bytes) / (ms * 1e6));
+  std::printf("native.d2d_bytes %zu B\n", bytes);
+  CHECK(cudaFree(src));
+  CHECK(cudaFree(dst));
+  CHECK(cudaStreamDestroy(s));
+}
+
+void read_bandwidth(size_t bytes) {
+  const size_t n = bytes / 16;
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  float4* in;
+  float* sink;
+  CHECK(cudaMalloc(&in, n * 16));
+  CHECK(cudaMalloc(&sink, sizeof(float)));
+  CHECK(cudaMemset(in, 0, n * 16));
+  const unsigned blocks = resident_blocks();
+  const double ms = best_ms(s, 2, 10, [&] {
+    read_kernel<<<blocks, 256, 0, s>>>(in, n, sink);
+    CHECK(cudaGetLastError());
+  });
+  std::printf("native.read_GBps %.2f GB/s\n", static_cast<double>(n * 16) / (ms * 1e6));
+  std::printf("native.read_bytes %zu B\n", n * 16);
+  CHECK(cudaFree(in));
+  CHECK(cudaFree(sink));
+  CHECK(cudaStreamDestroy(s));
+}
+
+void binary_bandwidth(size_t bytes) {
+  const size_t n = bytes / 16;
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  float4 *a, *b, *c;
+  CHECK(cudaMalloc(&a, n * 16));
+  CHECK(cudaMalloc(&b, n * 16));
+  CHECK(cudaMalloc(&c, n * 16));
+  CHECK(cudaMemset(a, 0, n * 16));
+  CHECK(cudaMemset(b, 0, n * 16));
+  const unsigned blocks = resident_blocks();
+  const double ms = best_ms(s, 2, 10, [&] {
+    add_kernel<<<blocks, 256, 0, s>>>(a, b, c, n);
+    CHECK(cudaGetLastError());
+  });
+  std::printf("native.binary_GBps %.2f GB/s\n", 3.0 * static_cast<double>(n * 16) / (ms * 1e6));
+  std::printf("native.binary_bytes %zu B\n", n * 16);
+  CHECK(cudaFree(a));
+  CHECK(cudaFree(b));
+  CHECK(cudaFree(c));
+  CHECK(cudaStreamDestroy(s));
+}
+
+template <class T>
+void gemm_typed(const std::string& dtype, int n, cudaDataType type, cublasComputeType_t compute) {
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cublasHandle_t h;
+  CHECK_BLAS(cublasCreate(&h));
+  CHECK_BLAS(cublasSetStream(h, s));
+  CHECK_BLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  const size_t count = static_cast<size_t>(n) * static_cast<size_t>(n);
+  T *a, *b, *c;
+  CHECK(cudaMalloc(&a, count * sizeof(T)));
+  CHECK(cudaMalloc(&b, count * sizeof(T)));
+  CHECK(cudaMalloc(&c, count * sizeof(T)));
+  const unsigned blocks = resident_blocks();
+  fill_kernel<<<blocks, 256, 0, s>>>(a, count);
+  fill_kernel<<<blocks, 256, 0, s>>>(b, count);
+  CHECK(cudaGetLastError());
+  // alpha/beta in the compute type's scale type: double for 64F, float otherwise.
+  const double alpha64 = 1, beta64 = 0;
+  const float alpha32 = 1, beta32 = 0;
+  const bool f64 = compute == CUBLAS_COMPUTE_64F;
+  const void* alpha = f64 ? static_cast<const void*>(&alpha64) : &alpha32;
+  const void* beta = f64 ? static_cast<const void*>(&beta64) : &beta32;
+  const double flops = 2.0 * n * static_cast<double>(n) * n;
+  const int reps = flops > 1e12 ? 5 : 20;
+  const double ms = best_ms(s, 3, reps, [&] {
+    CHECK_BLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, alpha, a, type, n, b, type, n,
+                            beta, c, type, n, compute, CUBLAS_GEMM_DEFAULT));
+  });
+  std::printf("native.gemm_%s_ms %.4f ms\n", dtype.c_str(), ms);
+  std::printf("native.gemm_%s_TFLOPs %.2f TFLOP/s\n", dtype.c_str(), flops / (ms * 1e9));
+  CHECK(cudaFree(a));
+  CHECK(cudaFree(b));
+  CHECK(cudaFree(c));
+  CHECK_BLAS(cublasDestroy(h));
+  CHECK(cudaStreamDestroy(s));
+}
+
+int gemm(const std::string& dtype, int n) {
+  if (dtype == "f32") {
+    gemm_typed<float>(dtype, n, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+  } else if (dtype == "f64") {
+    gemm_typed<double>(dtype, n, CUDA_R_64F, CUBLAS_COMPUTE_64F);
+  } else if (dtype == "f16") {
+    gemm_typed<__half>(dtype, n, CUDA_R_16F, CUBLAS_COMPUTE_32F);
+  } else if (dtype == "bf16") {
+    gemm_typed<__nv_bfloat16>(dtype, n, CUDA_R_16BF, CUBLAS_COMPUTE_32F);
+  } else {
+    std::fprintf(stderr, "culua-baseline: gemm dtype must be f32, bf16, f16 or f64, not %s\n",
+                 dtype.c_str());
+    return 2;
+  }
+  return 0;
+}
+
 void context() {
   const double t0 = now_s();
   CHECK(cudaFree(nullptr));
@@ -165,8 +377,33 @@ int startup(int argc, char** argv) {
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: culua-baseline all | transfers [MiB] | alloc [MiB] | context | startup CMD... |\n"
+    "                      d2d BYTES | read BYTES | binary BYTES | gemm f32|bf16|f16|f64 N\n";
+
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "all";
+  if (cmd == "d2d" || cmd == "read" || cmd == "binary") {
+    const size_t bytes = argc == 3 ? parse_bytes(argv[2]) : 0;
+    if (bytes < 16) {
+      std::fprintf(stderr, "culua-baseline: %s needs a size of at least 16 bytes (like 2G)\n%s",
+                   cmd.c_str(), kUsage);
+      return 2;
+    }
+    if (cmd == "d2d") d2d_bandwidth(bytes);
+    if (cmd == "read") read_bandwidth(bytes);
+    if (cmd == "binary") binary_bandwidth(bytes);
+    return 0;
+  }
+  if (cmd == "gemm") {
+    const long n = argc == 4 ? std::strtol(argv[3], nullptr, 10) : 0;
+    if (n < 1 || n > 65536) {
+      std::fprintf(stderr, "culua-baseline: gemm needs a dtype and a size N in 1..65536\n%s",
+                   kUsage);
+      return 2;
+    }
+    return gemm(argv[2], static_cast<int>(n));
+  }
   const size_t mib = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 0;
   if (cmd == "startup") {
     if (argc < 3) {
@@ -179,8 +416,7 @@ int main(int argc, char** argv) {
   if (cmd == "all" || cmd == "transfers") transfers(mib ? mib : 512);
   if (cmd == "all" || cmd == "alloc") alloc(mib ? mib : 64);
   if (cmd != "all" && cmd != "context" && cmd != "transfers" && cmd != "alloc") {
-    std::fprintf(stderr,
-                 "usage: culua-baseline all|transfers [MiB]|alloc [MiB]|context|startup CMD...\n");
+    std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
   return 0;

@@ -1,12 +1,35 @@
-// Placeholder for the random kernels on the host.
-#include "core/error.hpp"
+// cu.rand / cu.randn on the calling thread (host backend workers, and host arrays).
+#include "core/random.hpp"
 #include "core/random_call.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/random.cuh"
 
 namespace culua::kernels::host {
 
-void random(const RandomCall&) {
-  fail(ErrorKind::Unsupported, "random is not implemented yet");
+void random(const RandomCall& c) {
+  if (c.out.size == 0) return;
+  dispatch_random(c, [](const auto& fill, int64_t blocks) {
+    for (int64_t b = 0; b < blocks; ++b) fill(b);
+  });
 }
 
 }  // namespace culua::kernels::host
+
+namespace culua::random_detail {
+
+std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter,
+                                      std::array<uint32_t, 2> key) {
+  const kernels::PhiloxBlock b =
+      kernels::philox4x32_10(counter[0], counter[1], counter[2], counter[3], key[0], key[1]);
+  return {b.w[0], b.w[1], b.w[2], b.w[3]};
+}
+
+double log(double x) {
+  return kernels::random_log(x);
+}
+
+void sincos_turns(double u, double* s, double* c) {
+  kernels::random_sincos_turns(u, s, c);
+}
+
+}  // namespace culua::random_detail

@@ -1,10 +1,36 @@
-// Placeholder: the random-numbers helper defines RandomCall here.
+// The description of one random-number kernel launch (cu.rand, cu.randn): a counter-based
+// generator, so the values depend only on (seed, offset, element index), never on the backend or
+// the launch configuration. kernels/random.cuh documents the mapping from elements to bits.
 #pragma once
+
+#include <cstdint>
+
+#include "core/layout.hpp"
 
 namespace culua {
 
+enum class RandomDistribution : uint8_t { Uniform, Normal };
+
 struct RandomCall {
-  const char* name() const { return "random"; }
+  RandomDistribution dist = RandomDistribution::Uniform;
+  StridedView out;      // f32, f64, f16, bf16, c64 or c128; element i is the row-major i-th
+  uint64_t seed = 0;    // the Philox key
+  uint64_t offset = 0;  // the Philox counter of the first block
+
+  const char* name() const { return dist == RandomDistribution::Normal ? "randn" : "rand"; }
 };
+
+// Real values a Philox block (four 32-bit words) serves for `t`: 2 for f64/c128, else 4.
+inline int random_values_per_block(DType t) {
+  return t == DType::F64 || t == DType::C128 ? 2 : 4;
+}
+
+// Philox blocks (counter values) that `elements` elements of `t` consume.
+inline uint64_t random_blocks(DType t, int64_t elements) {
+  const auto values =
+      static_cast<uint64_t>(elements) * (t == DType::C64 || t == DType::C128 ? 2 : 1);
+  const auto per = static_cast<uint64_t>(random_values_per_block(t));
+  return (values + per - 1) / per;
+}
 
 }  // namespace culua

@@ -1,9 +1,17 @@
-// cuBLAS for the CUDA backend: one handle per device, created on first use.
+// cuBLAS for the CUDA backend: one handle per device, created on first use on that device and
+// bound to the caller's stream for each call. The handles keep cuBLAS's default per-stream
+// workspaces (a workspace of our own shared by two streams would race) and the default,
+// deterministic atomics mode; f32 products use CUBLAS_COMPUTE_32F (no TF32) unless a call asks for
+// TF32.
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "core/stream.hpp"
+
+struct cublasContext;  // cublasHandle_t is cublasContext*
 
 namespace culua {
 struct MatmulCall;
@@ -17,16 +25,21 @@ struct Health;
 class Cublas {
  public:
   explicit Cublas(std::shared_ptr<Health> health);
-  ~Cublas();
+  ~Cublas();  // destroys the handles (never throws)
   Cublas(const Cublas&) = delete;
   Cublas& operator=(const Cublas&) = delete;
 
   // Queued on `s`; the caller has made the stream's device current.
   void matmul(const MatmulCall& c, Stream& s);
+  // Writes the result to device memory (CUBLAS_POINTER_MODE_DEVICE): no synchronization.
   void dot(const DotCall& c, Stream& s);
 
  private:
+  cublasContext* handle(Stream& s);  // the device's handle, bound to `s`
+
   std::shared_ptr<Health> health_;
+  std::mutex mutex_;
+  std::vector<cublasContext*> handles_;  // per device
 };
 
 }  // namespace culua::cuda

@@ -1,8 +1,118 @@
-// Placeholder: filled in by the issue-3 work.
+// Random numbers: cu.seed, cu.rand, cu.randn and their host variants cu.host.rand / cu.host.randn.
+#include <optional>
+
+#include "core/error.hpp"
+#include "core/random.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::lua {
 
-void register_random(lua_State*) {}
+namespace {
+
+struct RandomArgs {
+  Shape shape;
+  DType dtype = DType::F32;
+  bool has_dtype = false;
+  int opts = 0;  // stack index of the options table, 0 when absent
+};
+
+// shape [, dtype] [, options]; a nil dtype means the default.
+RandomArgs random_args(lua_State* L, std::initializer_list<const char*> allowed) {
+  RandomArgs a;
+  a.shape = check_shape(L, 1);
+  int idx = 2;
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    a.dtype = check_dtype(L, idx);
+    a.has_dtype = true;
+    ++idx;
+  } else if (idx < lua_gettop(L) && lua_isnil(L, idx)) {
+    ++idx;
+  }
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    check_options(L, idx, allowed);
+    a.opts = idx;
+    if (get_option(L, idx, "dtype")) {
+      if (a.has_dtype) fail(ErrorKind::Value, "dtype given twice (argument and option)");
+      a.dtype = check_dtype(L, -1);
+      a.has_dtype = true;
+      lua_pop(L, 1);
+    }
+    ++idx;
+  } else if (idx <= lua_gettop(L) && lua_isnil(L, idx)) {
+    ++idx;
+  } else if (!lua_isnone(L, idx)) {
+    fail(ErrorKind::Type, "bad argument #{}: expected a dtype string or an options table, got {}",
+         idx, luaL_typename(L, idx));
+  }
+  if (idx <= lua_gettop(L)) fail(ErrorKind::Value, "unexpected argument #{}", idx);
+  return a;
+}
+
+std::optional<uint64_t> opt_seed(lua_State* L, int opts) {
+  if (!get_option(L, opts, "seed")) return std::nullopt;
+  const int64_t s = check_integer(L, -1, "option 'seed'");
+  lua_pop(L, 1);
+  return static_cast<uint64_t>(s);
+}
+
+// cu.rand / cu.randn (Host = false: device arrays, stream=) and cu.host.* (pinned=).
+template <RandomDistribution Dist, bool Host>
+int l_random(lua_State* L) {
+  const RandomArgs a = Host ? random_args(L, {"dtype", "seed", "out", "pinned"})
+                            : random_args(L, {"dtype", "seed", "out", "stream"});
+  const std::optional<uint64_t> s = opt_seed(L, a.opts);
+  Stream* stream = Host ? nullptr : opt_stream(L, a.opts);
+  const bool pinned = Host && opt_boolean(L, a.opts, "pinned", false);
+  Runtime& rt = runtime(L);
+  if (Array* out = opt_array(L, a.opts, "out")) {
+    if (!(out->shape() == a.shape)) {
+      fail(ErrorKind::Value, "the shape {} differs from the shape {} of out", a.shape.str(),
+           out->shape().str());
+    }
+    if (a.has_dtype && a.dtype != out->dtype()) {
+      fail(ErrorKind::Value, "dtype {} differs from the dtype {} of out", name(a.dtype),
+           name(out->dtype()));
+    }
+    if (pinned) fail(ErrorKind::Value, "option 'pinned' cannot be used with out=");
+    random_fill(rt, Dist, *out, stream, s);
+    get_option(L, a.opts, "out");
+    return 1;
+  }
+  check_random_dtype(a.dtype, Dist);
+  const Location loc = !Host ? Location::Device : pinned ? Location::Pinned : Location::Pageable;
+  ArrayBox* box = new_array(L);
+  box->array = random(rt, Dist, a.shape, a.dtype, loc, stream, s);
+  return 1;
+}
+
+int l_seed(lua_State* L) {
+  const int64_t s = check_integer(L, 1, "seed");
+  if (lua_gettop(L) > 1) fail(ErrorKind::Value, "unexpected argument #2");
+  seed(runtime(L), static_cast<uint64_t>(s));
+  return 0;
+}
+
+const luaL_Reg kFunctions[] = {
+    {"seed", entry<l_seed>},
+    {"rand", entry<l_random<RandomDistribution::Uniform, false>>},
+    {"randn", entry<l_random<RandomDistribution::Normal, false>>},
+    {nullptr, nullptr},
+};
+
+const luaL_Reg kHostFunctions[] = {
+    {"rand", entry<l_random<RandomDistribution::Uniform, true>>},
+    {"randn", entry<l_random<RandomDistribution::Normal, true>>},
+    {nullptr, nullptr},
+};
+
+}  // namespace
+
+void register_random(lua_State* L) {
+  luaL_setfuncs(L, kFunctions, 0);
+  lua_getfield(L, -1, "host");
+  luaL_checktype(L, -1, LUA_TTABLE);  // created by register_array
+  luaL_setfuncs(L, kHostFunctions, 0);
+  lua_pop(L, 1);
+}
 
 }  // namespace culua::lua

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "core/blas_call.hpp"
@@ -133,9 +134,17 @@ void integer_dot(const DotCall& c) {
   *static_cast<T*>(c.result) = static_cast<T>(sum);
 }
 
+// The serial OpenBLAS is not guaranteed to be safe when called from several threads at once (its
+// buffers are shared unless built with USE_LOCKING); host streams are threads, so calls take turns.
+std::mutex& blas_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 }  // namespace
 
 void blas_matmul(const MatmulCall& c) {
+  std::lock_guard lock(blas_mutex());
   switch (c.dtype) {
     case DType::F32:
       real_gemm<float>(c, cblas_sgemm);
@@ -161,6 +170,7 @@ void blas_matmul(const MatmulCall& c) {
 }
 
 void blas_dot(const DotCall& c) {
+  std::lock_guard lock(blas_mutex());
   const blasint n = bi(c.n), ix = bi(c.incx), iy = bi(c.incy);
   switch (c.dtype) {
     case DType::F32:

@@ -353,7 +353,7 @@ int64_t pow2_ceil(int64_t v) {
 // Stream-ordered scratch memory: block counters (zeroed) followed by partial results.
 class Scratch {
  public:
-  Scratch(const Launch& l) : l_(l) {}
+  explicit Scratch(const Launch& l) : l_(l) {}
   ~Scratch() {
     if (p_) cudaFreeAsync(p_, stream());
   }
@@ -389,16 +389,18 @@ int launch_full(const Op& op, const ReducePlan& p, const Launch& l) {
   constexpr int V = kVec<T>;
   FullArgs a{p.in.data, p.count, kIndexed, 0, 0, 0, Indexer(p.in), p.out.data, nullptr, nullptr};
   int64_t loads = p.count;
-  if (p.in.is_contiguous()) {
+  const auto misalignment = reinterpret_cast<uintptr_t>(p.in.data) % 16;
+  if (p.in.is_contiguous() && misalignment % sizeof(T) == 0) {
+    // Single elements up to the first 16-byte boundary, then vectors. (A wrapped pointer that
+    // is not a multiple of the element size never reaches one: it is read element by element.)
     a.mode = kVectors;
-    const auto misalignment = reinterpret_cast<uintptr_t>(p.in.data) % 16;
     const auto to_boundary = static_cast<int64_t>((16 - misalignment) % 16 / sizeof(T));
     a.head = std::min(p.count, to_boundary);
     a.nvec = (p.count - a.head) / V;
     loads = a.nvec;
-  } else if (p.in.ndim == 1) {
+  } else if (p.in.ndim <= 1) {
     a.mode = kStrided;
-    a.stride = p.in.strides[0];
+    a.stride = p.in.ndim == 1 ? p.in.strides[0] : 1;
   }
   const bool indexed = a.mode == kIndexed;
   static const int per_sm = resident_blocks(reduce_full<Op, false>);

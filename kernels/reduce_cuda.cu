@@ -4,7 +4,7 @@
 // Full reductions (reduce_full): a grid of sm_count x (resident blocks per SM) blocks at most.
 // Contiguous inputs are read as 16-byte vectors (elements before the first 16-byte boundary and
 // after the last whole vector are read singly); thread t reads vectors t, t + T, t + 2T, ... (T:
-// threads in the grid), kUnroll loads in flight, each vector's elements combined by a tree first.
+// threads in the grid), 4 vector loads in flight, each vector's elements combined by a tree first.
 // Strided inputs are read element by element in the same pattern (through an Indexer when the
 // dimensions do not merge into one). Each block combines its threads by warp shuffles, writes one
 // partial result, and the last block to finish (a counter) combines the partials in block order.
@@ -17,7 +17,7 @@
 // split over gridDim.y blocks; the last of them combines the partials of each output.
 //
 // Order of accumulation, fixed by the launch shape (deterministic run to run): each thread keeps
-// kUnroll partials, folded into its running total every kChunk loads each (so serial chains stay
+// 4 or 8 partials, folded into its running total every kChunk loads each (so serial chains stay
 // short); threads are combined by a binary tree, partials of blocks likewise.
 #include <cuda_runtime.h>
 
@@ -38,7 +38,11 @@ using reduce::ReducePlan;
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kUnroll = 4;         // independent loads in flight per thread
+// Independent loads in flight per thread: 4 x 16 bytes when loading vectors, 8 single elements
+// otherwise (axis reductions, strided views), so that each SM keeps enough bytes in flight to
+// cover the memory latency.
+constexpr int kUnrollVectors = 4;
+constexpr int kUnrollScalars = 8;
 constexpr int64_t kChunk = 16;     // loads per partial before it is folded into the thread's total
 constexpr int64_t kMinLoads = 16;  // a split of the reduced axis leaves each thread at least this
 
@@ -72,29 +76,33 @@ __device__ A load_cg(const A* p) {
   return v;
 }
 
-// A thread's serial part: load(0) ... load(count - 1) into kUnroll independent partials (loads in
-// flight together), each folded into the running total after kChunk loads.
-template <class Op, class Load>
+// A thread's serial part: load(0) ... load(count - 1) into U independent partials (loads in
+// flight together), each folded by a tree into the running total after kChunk loads.
+template <int U, class Op, class Load>
 __device__ typename Op::Acc accumulate(const Op& op, int64_t count, const Load& load) {
-  static_assert(kUnroll == 4, "the fold below combines four partials");
+  static_assert(U >= 1 && (U & (U - 1)) == 0, "a power of two");
   using Acc = typename Op::Acc;
   Acc total = op.identity();
-  for (int64_t k0 = 0; k0 < count; k0 += kUnroll * kChunk) {
-    const int64_t end = count - k0 < kUnroll * kChunk ? count : k0 + kUnroll * kChunk;
-    Acc part[kUnroll];
+  for (int64_t k0 = 0; k0 < count; k0 += U * kChunk) {
+    const int64_t end = count - k0 < U * kChunk ? count : k0 + U * kChunk;
+    Acc part[U];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) part[u] = op.identity();
+    for (int u = 0; u < U; ++u) part[u] = op.identity();
     int64_t k = k0;
-    for (; k + kUnroll <= end; k += kUnroll) {
-      Acc x[kUnroll];
+    for (; k + U <= end; k += U) {
+      Acc x[U];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) x[u] = load(k + u);
+      for (int u = 0; u < U; ++u) x[u] = load(k + u);
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) part[u] = op.combine(part[u], x[u]);
+      for (int u = 0; u < U; ++u) part[u] = op.combine(part[u], x[u]);
     }
     for (; k < end; ++k) part[0] = op.combine(part[0], load(k));
-    total =
-        op.combine(total, op.combine(op.combine(part[0], part[1]), op.combine(part[2], part[3])));
+#pragma unroll
+    for (int h = 1; h < U; h *= 2) {
+#pragma unroll
+      for (int u = 0; u + h < U; u += 2 * h) part[u] = op.combine(part[u], part[u + h]);
+    }
+    total = op.combine(total, part[0]);
   }
   return total;
 }
@@ -170,9 +178,10 @@ struct FullArgs {
   unsigned* counter;
 };
 
-// kIndexed inputs go to their own instantiation (Indexed): the 64-bit divisions of the Indexer
-// cost registers that would lower the occupancy of the common paths.
-template <class Op, bool Indexed>
+// Vectors (the common case) and the other modes are separate instantiations (General), so that the
+// registers of the element-wise paths (8 loads in flight, the 64-bit divisions of the Indexer) do
+// not lower the occupancy of the vectorized one.
+template <class Op, bool General>
 __global__ void __launch_bounds__(kThreads) reduce_full(Op op, FullArgs a) {
   using T = typename Op::In;
   using Acc = typename Op::Acc;
@@ -183,17 +192,23 @@ __global__ void __launch_bounds__(kThreads) reduce_full(Op op, FullArgs a) {
   const int64_t nthreads = static_cast<int64_t>(gridDim.x) * kThreads;
 
   Acc acc = op.identity();
-  if constexpr (Indexed) {
-    if (tid < a.n) {
-      acc = accumulate(op, (a.n - 1 - tid) / nthreads + 1, [&](int64_t k) {
+  if constexpr (General) {
+    if (tid < a.n && a.mode == kStrided) {
+      const int64_t stride = a.stride;
+      acc = accumulate<kUnrollScalars>(op, (a.n - 1 - tid) / nthreads + 1, [&](int64_t k) {
+        const int64_t i = tid + k * nthreads;
+        return op.load(data[i * stride], i);
+      });
+    } else if (tid < a.n) {
+      acc = accumulate<kUnrollScalars>(op, (a.n - 1 - tid) / nthreads + 1, [&](int64_t k) {
         const int64_t i = tid + k * nthreads;
         return op.load(data[a.idx(i)], i);
       });
     }
-  } else if (a.mode == kVectors) {
+  } else {
     const T* vectors = data + a.head;
     if (tid < a.nvec) {
-      acc = accumulate(op, (a.nvec - 1 - tid) / nthreads + 1, [&](int64_t k) {
+      acc = accumulate<kUnrollVectors>(op, (a.nvec - 1 - tid) / nthreads + 1, [&](int64_t k) {
         const int64_t v = tid + k * nthreads;
         return load_vector(op, vectors + v * V, a.head + v * V);
       });
@@ -203,12 +218,6 @@ __global__ void __launch_bounds__(kThreads) reduce_full(Op op, FullArgs a) {
       const int64_t i = tid < a.head ? tid : body_end + (tid - a.head);
       acc = op.combine(acc, op.load(data[i], i));
     }
-  } else if (tid < a.n) {
-    const int64_t stride = a.stride;
-    acc = accumulate(op, (a.n - 1 - tid) / nthreads + 1, [&](int64_t k) {
-      const int64_t i = tid + k * nthreads;
-      return op.load(data[i * stride], i);
-    });
   }
   acc = block_reduce(op, acc);
 
@@ -223,8 +232,8 @@ __global__ void __launch_bounds__(kThreads) reduce_full(Op op, FullArgs a) {
   acc = op.identity();
   if (threadIdx.x < gridDim.x) {
     const int64_t count = (gridDim.x - 1 - threadIdx.x) / kThreads + 1;
-    acc = accumulate(op, count,
-                     [&](int64_t k) { return load_cg(partials + threadIdx.x + k * kThreads); });
+    acc = accumulate<4>(op, count,
+                        [&](int64_t k) { return load_cg(partials + threadIdx.x + k * kThreads); });
   }
   acc = block_reduce(op, acc);
   if (threadIdx.x == 0) *out = op.finalize(acc, a.n);
@@ -301,7 +310,7 @@ __global__ void __launch_bounds__(kThreads) reduce_axis(Op op, AxisArgs a) {
   if (valid && slice < a.R) {
     const T* base = static_cast<const T*>(a.in) + a.in_idx(o);
     const int64_t rs = a.rs;
-    acc = accumulate(op, (a.R - 1 - slice) / slices + 1, [&](int64_t k) {
+    acc = accumulate<kUnrollScalars>(op, (a.R - 1 - slice) / slices + 1, [&](int64_t k) {
       const int64_t r = slice + k * slices;
       return op.load(base[r * rs], r);
     });
@@ -319,8 +328,8 @@ __global__ void __launch_bounds__(kThreads) reduce_axis(Op op, AxisArgs a) {
   acc = op.identity();
   if (valid && t.r < static_cast<int>(gridDim.y)) {
     const int64_t count = (static_cast<int64_t>(gridDim.y) - 1 - t.r) / t.rx + 1;
-    acc = accumulate(op, count,
-                     [&](int64_t k) { return load_cg(partials + (t.r + k * t.rx) * a.M + o); });
+    acc = accumulate<4>(op, count,
+                        [&](int64_t k) { return load_cg(partials + (t.r + k * t.rx) * a.M + o); });
   }
   acc = tile_reduce(op, acc, t);
   if (valid && t.r == 0) out[a.out_idx(o)] = op.finalize(acc, a.R);
@@ -402,13 +411,14 @@ int launch_full(const Op& op, const ReducePlan& p, const Launch& l) {
     a.mode = kStrided;
     a.stride = p.in.ndim == 1 ? p.in.strides[0] : 1;
   }
-  const bool indexed = a.mode == kIndexed;
+  const bool general = a.mode != kVectors;
   static const int per_sm = resident_blocks(reduce_full<Op, false>);
-  static const int per_sm_indexed = resident_blocks(reduce_full<Op, true>);
+  static const int per_sm_general = resident_blocks(reduce_full<Op, true>);
   const int64_t max_blocks =
-      static_cast<int64_t>(std::max(l.sm_count, 1)) * (indexed ? per_sm_indexed : per_sm);
-  const int64_t blocks = std::clamp<int64_t>(
-      (loads + int64_t{kThreads} * kUnroll - 1) / (int64_t{kThreads} * kUnroll), 1, max_blocks);
+      static_cast<int64_t>(std::max(l.sm_count, 1)) * (general ? per_sm_general : per_sm);
+  // Enough blocks for each thread to issue one round of loads; at most one wave.
+  const int64_t per_block = int64_t{kThreads} * (general ? kUnrollScalars : kUnrollVectors);
+  const int64_t blocks = std::clamp<int64_t>((loads + per_block - 1) / per_block, 1, max_blocks);
   Scratch scratch(l);
   if (blocks > 1) {
     if (cudaError_t e = scratch.allocate(1, static_cast<size_t>(blocks) * sizeof(Acc));
@@ -419,7 +429,7 @@ int launch_full(const Op& op, const ReducePlan& p, const Launch& l) {
     a.partials = scratch.partials();
   }
   const auto stream = static_cast<cudaStream_t>(l.stream);
-  if (indexed) {
+  if (general) {
     reduce_full<Op, true><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(op, a);
   } else {
     reduce_full<Op, false><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(op, a);

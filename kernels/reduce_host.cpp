@@ -123,6 +123,10 @@ void run(const Op& op, const ReducePlan& p) {
   using Acc = typename Op::Acc;
   Out* out = static_cast<Out*>(p.out.data);
   if (p.full) {
+    if (p.count == 0) {  // (the view may have a dimension of size 0 that the visitor divides by)
+      *out = op.finalize(op.identity(), 0);
+      return;
+    }
     const FullVisitor<T> visit{static_cast<const T*>(p.in.data), p.in};
     *out = op.finalize(pairwise(op, 0, p.count, visit), p.count);
     return;

@@ -473,6 +473,14 @@ TEST_CASE("reduce: empty inputs", "[reduce]") {
   const Array m = reduce(rt, ReduceOp::Max, z, 0, false);
   CHECK(m.shape() == Shape{0});
   CHECK(reduce(rt, ReduceOp::Sum, z, 0, true).shape() == Shape{1, 0});
+  // An empty view whose dimensions do not merge ({2, 0} out of {2, 5}).
+  for (const Location loc : {Location::Device, Location::Pageable}) {
+    const Array base = full(rt, Shape{2, 5}, DType::F32, Scalar::integer(1), loc);
+    const Array none = base.with_layout(base.layout().narrow(1, 3, 0));
+    CHECK(element<float>(rt, reduce(rt, ReduceOp::Sum, none, std::nullopt, false)) == 0.0f);
+    CHECK(element<float>(rt, reduce(rt, ReduceOp::Prod, none, std::nullopt, false)) == 1.0f);
+    CHECK(reduce(rt, ReduceOp::Sum, none, 1, false).shape() == Shape{2});
+  }
 }
 
 TEST_CASE("reduce: 0-d inputs", "[reduce]") {

@@ -94,6 +94,18 @@ struct half {
   static constexpr int kSignificand = 11;
   uint16_t bits;
   CULUA_HD static half from_double(double x) { return half{encode_small_float<5, 10>(x)}; }
+  // The same rounding as from_double(x) (a float converts to double exactly), with the GPU's
+  // conversion instruction on the device; NaN keeps from_double's encoding on both backends.
+  CULUA_HD static half from_float(float x) {
+#if defined(__CUDA_ARCH__)
+    if (x == x) {
+      uint16_t b;
+      asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(x));
+      return half{b};
+    }
+#endif
+    return from_double(static_cast<double>(x));
+  }
   CULUA_HD float to_float() const {
     const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
     const uint32_t exp = (bits >> 10) & 0x1Fu;
@@ -112,7 +124,19 @@ struct bfloat16 {
   static constexpr int kSignificand = 8;
   uint16_t bits;
   CULUA_HD static bfloat16 from_double(double x) { return bfloat16{encode_small_float<8, 7>(x)}; }
-  CULUA_HD float to_float() const { return float_from_bits(static_cast<uint32_t>(bits) << 16); }
+  CULUA_HD static bfloat16 from_float(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (x == x) {
+      uint16_t b;
+      asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(x));
+      return bfloat16{b};
+    }
+#endif
+    return from_double(static_cast<double>(x));
+  }
+  CULUA_HD float to_float() const {
+    return float_from_bits(static_cast<uint32_t>(bits) << 16);
+  }
 };
 
 template <class T>
@@ -177,6 +201,8 @@ CULUA_HD inline To convert(From x) {
   } else if constexpr (is_small_float<To>::value) {
     if constexpr (std::is_same_v<From, int64_t>) {
       return To::from_double(round_to_significand(x, To::kSignificand));
+    } else if constexpr (std::is_same_v<From, float>) {
+      return To::from_float(x);
     } else {
       return To::from_double(static_cast<double>(real_value(x)));
     }

@@ -1,6 +1,6 @@
 #include "cuda/cublas.hpp"
 
-#include <cublas_v2.h>
+#include "cuda/cublas_api.hpp"
 
 #include <climits>
 
@@ -20,11 +20,11 @@ void check(Health& health, cublasStatus_t st, const char* call) {
   const cudaError_t e = cudaPeekAtLastError();
   if (e != cudaSuccess && is_sticky(e)) health.check(e, call, __FILE__, __LINE__);
   if (st == CUBLAS_STATUS_ALLOC_FAILED) {
-    fail(ErrorKind::OutOfMemory, "cuBLAS {} failed: {} ({})", call, cublasGetStatusName(st),
-         cublasGetStatusString(st));
+    fail(ErrorKind::OutOfMemory, "cuBLAS {} failed: {} ({})", call, cublas_api().status_name(st),
+         cublas_api().status_string(st));
   }
-  fail(ErrorKind::Device, "cuBLAS {} failed: {} ({})", call, cublasGetStatusName(st),
-       cublasGetStatusString(st));
+  fail(ErrorKind::Device, "cuBLAS {} failed: {} ({})", call, cublas_api().status_name(st),
+       cublas_api().status_string(st));
 }
 #define CULUA_CUBLAS_CHECK(call) check(*health_, (call), #call)
 
@@ -89,9 +89,10 @@ const char* byte_offset(const void* p, int64_t elements, size_t size) {
 struct DevicePointerMode {
   cublasHandle_t h;
   explicit DevicePointerMode(cublasHandle_t handle, Health& health) : h(handle) {
-    check(health, cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
+    check(health, cublas_api().set_pointer_mode(h, CUBLAS_POINTER_MODE_DEVICE),
+          "cublasSetPointerMode");
   }
-  ~DevicePointerMode() { cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST); }
+  ~DevicePointerMode() { cublas_api().set_pointer_mode(h, CUBLAS_POINTER_MODE_HOST); }
   DevicePointerMode(const DevicePointerMode&) = delete;
   DevicePointerMode& operator=(const DevicePointerMode&) = delete;
 };
@@ -106,7 +107,7 @@ Cublas::~Cublas() {
   const bool restore = cudaGetDevice(&current) == cudaSuccess;
   for (size_t d = 0; d < handles_.size(); ++d) {
     if (!handles_[d]) continue;
-    if (cudaSetDevice(static_cast<int>(d)) == cudaSuccess) cublasDestroy(handles_[d]);
+    if (cudaSetDevice(static_cast<int>(d)) == cudaSuccess) cublas_api().destroy(handles_[d]);
   }
   if (restore) cudaSetDevice(current);
   cudaGetLastError();
@@ -117,12 +118,13 @@ cublasContext* Cublas::handle(Stream& s) {
   if (handles_.size() <= d) handles_.resize(d + 1, nullptr);
   if (!handles_[d]) {
     cublasHandle_t h = nullptr;
-    CULUA_CUBLAS_CHECK(cublasCreate(&h));
+    CULUA_CUBLAS_CHECK(cublas_api().create(&h));
     handles_[d] = h;
-    CULUA_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-    CULUA_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+    CULUA_CUBLAS_CHECK(cublas_api().set_math_mode(h, CUBLAS_DEFAULT_MATH));
+    CULUA_CUBLAS_CHECK(cublas_api().set_pointer_mode(h, CUBLAS_POINTER_MODE_HOST));
   }
-  CULUA_CUBLAS_CHECK(cublasSetStream(handles_[d], static_cast<cudaStream_t>(s.native_handle())));
+  CULUA_CUBLAS_CHECK(
+      cublas_api().set_stream(handles_[d], static_cast<cudaStream_t>(s.native_handle())));
   return handles_[d];
 }
 
@@ -138,13 +140,13 @@ void Cublas::matmul(const MatmulCall& c, Stream& s) {
     const void* b = byte_offset(c.b.data, ob, size);
     void* out = const_cast<char*>(byte_offset(c.c.data, oc, size));
     if (fits_int({c.m, c.n, c.k, c.a.ld, c.b.ld, c.c.ld, count})) {
-      CULUA_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      CULUA_CUBLAS_CHECK(cublas_api().gemm_strided_batched(
           h, op(c.a.trans), op(c.b.trans), static_cast<int>(c.m), static_cast<int>(c.n),
           static_cast<int>(c.k), &alpha, a, types.data, static_cast<int>(c.a.ld), sa, b, types.data,
           static_cast<int>(c.b.ld), sb, &beta, out, types.data, static_cast<int>(c.c.ld), sc,
           static_cast<int>(count), types.compute, CUBLAS_GEMM_DEFAULT));
     } else {
-      CULUA_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(
+      CULUA_CUBLAS_CHECK(cublas_api().gemm_strided_batched_64(
           h, op(c.a.trans), op(c.b.trans), c.m, c.n, c.k, &alpha, a, types.data, c.a.ld, sa, b,
           types.data, c.b.ld, sb, &beta, out, types.data, c.c.ld, sc, count, types.compute,
           CUBLAS_GEMM_DEFAULT));
@@ -188,11 +190,12 @@ void Cublas::dot(const DotCall& c, Stream& s) {
   const DevicePointerMode mode(h, *health_);
   // cublasDotEx computes the unconjugated product (cublasDotcEx conjugates).
   if (fits_int({c.n, c.incx, c.incy})) {
-    CULUA_CUBLAS_CHECK(cublasDotEx(h, static_cast<int>(c.n), c.x, data, static_cast<int>(c.incx),
-                                   c.y, data, static_cast<int>(c.incy), c.result, data, exec));
+    CULUA_CUBLAS_CHECK(cublas_api().dot(h, static_cast<int>(c.n), c.x, data,
+                                        static_cast<int>(c.incx), c.y, data,
+                                        static_cast<int>(c.incy), c.result, data, exec));
   } else {
     CULUA_CUBLAS_CHECK(
-        cublasDotEx_64(h, c.n, c.x, data, c.incx, c.y, data, c.incy, c.result, data, exec));
+        cublas_api().dot_64(h, c.n, c.x, data, c.incx, c.y, data, c.incy, c.result, data, exec));
   }
 }
 

@@ -252,6 +252,13 @@ struct OffsetMap {
       }
     }
   }
+  // The offsets of element i + 1 from those of element i, when both lie in one innermost row
+  // (i's innermost coordinate + 1 < its length): one add per view instead of a decomposition.
+  CULUA_HD int64_t inner_length() const { return ndim > 0 ? shape[ndim - 1] : 1; }
+  CULUA_HD void step(Index (&off)[K]) const {
+    CULUA_UNROLL
+    for (int k = 0; k < K; ++k) off[k] += ndim > 0 ? strides[k][ndim - 1] : Index(0);
+  }
   CULUA_HD void operator()(int64_t i, Index (&off)[K]) const {
     CULUA_UNROLL
     for (int k = 0; k < K; ++k) off[k] = 0;
@@ -309,13 +316,62 @@ struct DynOut {
 
 // In each functor, slot 0 of the offset map is the output and slot k + 1 input k (a scalar's
 // slot has stride 0 and is never read).
+// Runs f(k, off) for elements i0 .. i0 + kChunk - 1 (below n) of the offset map: the index is
+// decomposed once and then stepped along the innermost row. The general functors process a chunk
+// per CUDA thread, so the dtype and operation switches are taken once per chunk.
+inline constexpr int kChunk = 4;
+template <class Map, class Index, int K, class F>
+CULUA_HD inline void for_chunk(const Map& map, int64_t i0, int64_t n, Index (&off)[K], F&& f) {
+  map(i0, off);
+  const int64_t inner = map.inner_length();
+  int64_t pos = i0 % inner;
+  for (int k = 0; k < kChunk && i0 + k < n; ++k) {
+    if (k > 0) {
+      if (++pos < inner) {
+        map.step(off);
+      } else {
+        pos = 0;
+        map(i0 + k, off);
+      }
+    }
+    f(off);
+  }
+}
+
 template <class S, class Index>
 struct BinaryGeneral {
   using C = compute_t<S>;
+  static constexpr bool kChunked = true;
   BinaryOp op;
   OffsetMap<Index, 3> map;
   DynOut out;
   DynInput<C> a, b;
+
+  CULUA_HD void chunk(int64_t i0, int64_t n) const {
+    Index off[3];
+    visit_binary(op, [&](auto o) {
+      using Op = decltype(o);
+      if constexpr (Op::template valid<C>) {
+        using R = decltype(Op::apply(C{}, C{}));
+        using O = out_storage_t<S, R>;
+        if ((!a.data || a.dtype == dtype_of<S>()) && (!b.data || b.dtype == dtype_of<S>()) &&
+            out.dtype == dtype_of<O>()) {
+          // Every operand of the compute type: typed loads and stores, no conversions.
+          for_chunk(map, i0, n, off, [&](Index(&o3)[3]) {
+            const C x = a.data ? to_compute(static_cast<const S*>(a.data)[o3[1]]) : a.value;
+            const C y = b.data ? to_compute(static_cast<const S*>(b.data)[o3[2]]) : b.value;
+            static_cast<O*>(out.data)[o3[0]] = convert<O>(Op::apply(x, y));
+          });
+        } else {
+          for_chunk(map, i0, n, off, [&](Index(&o3)[3]) {
+            const C x = a.load(o3[1]);
+            const C y = b.load(o3[2]);
+            out.store(o3[0], convert<O>(Op::apply(x, y)));
+          });
+        }
+      }
+    });
+  }
 
   CULUA_HD void operator()(int64_t i) const {
     Index off[3];
@@ -337,10 +393,31 @@ struct BinaryGeneral {
 template <class S, class Index>
 struct UnaryGeneral {
   using C = compute_t<S>;
+  static constexpr bool kChunked = true;
   UnaryOp op;
   OffsetMap<Index, 2> map;
   DynOut out;
   DynInput<C> a;
+
+  CULUA_HD void chunk(int64_t i0, int64_t n) const {
+    Index off[2];
+    visit_unary(op, [&](auto o) {
+      using Op = decltype(o);
+      if constexpr (Op::template valid<C>) {
+        using R = decltype(Op::apply(C{}));
+        using O = out_storage_t<S, R>;
+        if (a.dtype == dtype_of<S>() && out.dtype == dtype_of<O>()) {
+          for_chunk(map, i0, n, off, [&](Index(&o2)[2]) {
+            const S* p = static_cast<const S*>(a.data);
+            static_cast<O*>(out.data)[o2[0]] = convert<O>(Op::apply(to_compute(p[o2[1]])));
+          });
+        } else {
+          for_chunk(map, i0, n, off,
+                    [&](Index(&o2)[2]) { out.store(o2[0], convert<O>(Op::apply(a.load(o2[1])))); });
+        }
+      }
+    });
+  }
 
   CULUA_HD void operator()(int64_t i) const {
     Index off[2];

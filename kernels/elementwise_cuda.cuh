@@ -19,6 +19,16 @@ __global__ void elementwise_strided(int64_t n, F f) {
     f(i);
 }
 
+// Functors with chunk(i0, n) take kChunk consecutive elements per thread.
+template <class F>
+__global__ void elementwise_chunked(int64_t n, F f) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < chunks;
+       c += stride)
+    f.chunk(c * kChunk, n);
+}
+
 template <class F>
 __global__ void elementwise_vector(int64_t n, F f) {
   constexpr int V = F::V;
@@ -41,8 +51,21 @@ struct ElementwiseLaunch {
   }
   template <class F>
   int operator()(int64_t n, const F& f) const {
-    elementwise_strided<<<blocks(n), kBlock, 0, static_cast<cudaStream_t>(l.stream)>>>(n, f);
+    if constexpr (chunked<F>(0)) {
+      elementwise_chunked<<<blocks((n + kChunk - 1) / kChunk), kBlock, 0,
+                            static_cast<cudaStream_t>(l.stream)>>>(n, f);
+    } else {
+      elementwise_strided<<<blocks(n), kBlock, 0, static_cast<cudaStream_t>(l.stream)>>>(n, f);
+    }
     return cudaGetLastError();
+  }
+  template <class F>
+  static constexpr bool chunked(decltype(F::kChunked)) {
+    return F::kChunked;
+  }
+  template <class F>
+  static constexpr bool chunked(...) {
+    return false;
   }
   template <class F>
   int fast(int64_t n, const F& f) const {

@@ -9,7 +9,11 @@ namespace {
 struct Loop {
   template <class F>
   int operator()(int64_t n, const F& f) const {
-    for (int64_t i = 0; i < n; ++i) f(i);
+    if constexpr (requires { F::kChunked; }) {
+      for (int64_t i = 0; i < n; i += kChunk) f.chunk(i, n);  // as one CUDA thread does
+    } else {
+      for (int64_t i = 0; i < n; ++i) f(i);
+    }
     return 0;
   }
   template <class F>

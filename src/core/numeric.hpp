@@ -107,6 +107,11 @@ struct half {
     return from_double(static_cast<double>(x));
   }
   CULUA_HD float to_float() const {
+#if defined(__CUDA_ARCH__)
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));  // exact, as below
+    if (f == f) return f;
+#endif
     const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
     const uint32_t exp = (bits >> 10) & 0x1Fu;
     const uint32_t man = bits & 0x3FFu;

@@ -259,10 +259,12 @@ struct OffsetMap {
     CULUA_UNROLL
     for (int k = 0; k < K; ++k) off[k] += ndim > 0 ? strides[k][ndim - 1] : Index(0);
   }
-  CULUA_HD void operator()(int64_t i, Index (&off)[K]) const {
+  // Fills off[] and returns the innermost coordinate of element i.
+  CULUA_HD int64_t operator()(int64_t i, Index (&off)[K]) const {
     CULUA_UNROLL
     for (int k = 0; k < K; ++k) off[k] = 0;
     Index rest = static_cast<Index>(i);
+    Index inner = rest;
     for (int d = ndim - 1; d >= 0; --d) {
       Index q;
       if constexpr (sizeof(Index) == 4) {
@@ -271,10 +273,12 @@ struct OffsetMap {
         q = rest / shape[d];
       }
       const Index r = rest - q * static_cast<Index>(shape[d]);
+      if (d == ndim - 1) inner = r;
       CULUA_UNROLL
       for (int k = 0; k < K; ++k) off[k] += r * strides[k][d];
       rest = q;
     }
+    return static_cast<int64_t>(inner);
   }
 };
 
@@ -322,9 +326,8 @@ struct DynOut {
 inline constexpr int kChunk = 4;
 template <class Map, class Index, int K, class F>
 CULUA_HD inline void for_chunk(const Map& map, int64_t i0, int64_t n, Index (&off)[K], F&& f) {
-  map(i0, off);
+  int64_t pos = map(i0, off);
   const int64_t inner = map.inner_length();
-  int64_t pos = i0 % inner;
   for (int k = 0; k < kChunk && i0 + k < n; ++k) {
     if (k > 0) {
       if (++pos < inner) {

@@ -255,11 +255,9 @@ struct OffsetMap {
   // The offsets of element i + 1 from those of element i, when both lie in one innermost row
   // (i's innermost coordinate + 1 < its length): one add per view instead of a decomposition.
   CULUA_HD int64_t inner_length() const { return ndim > 0 ? shape[ndim - 1] : 1; }
-  CULUA_HD void step(Index (&off)[K], int64_t count) const {
+  CULUA_HD void step(Index (&off)[K]) const {
     CULUA_UNROLL
-    for (int k = 0; k < K; ++k) {
-      off[k] += ndim > 0 ? static_cast<Index>(count) * strides[k][ndim - 1] : Index(0);
-    }
+    for (int k = 0; k < K; ++k) off[k] += ndim > 0 ? strides[k][ndim - 1] : Index(0);
   }
   // Fills off[] and returns the innermost coordinate of element i.
   CULUA_HD int64_t operator()(int64_t i, Index (&off)[K]) const {
@@ -322,26 +320,22 @@ struct DynOut {
 
 // In each functor, slot 0 of the offset map is the output and slot k + 1 input k (a scalar's
 // slot has stride 0 and is never read).
-// Runs f(off) for the elements i0, i0 + step, ..., i0 + (kChunk - 1) * step below n: the index is
-// decomposed once and then stepped along the innermost row while it lasts. The general functors
-// process a chunk per CUDA thread (step 32: the lanes of a warp take consecutive elements, so
-// every access is coalesced), so the dtype and operation switches are taken once per chunk.
+// Runs f(k, off) for elements i0 .. i0 + kChunk - 1 (below n) of the offset map: the index is
+// decomposed once and then stepped along the innermost row. The general functors process a chunk
+// per CUDA thread, so the dtype and operation switches are taken once per chunk.
 inline constexpr int kChunk = 4;
 template <class Map, class Index, int K, class F>
-CULUA_HD inline void for_chunk(const Map& map, int64_t i0, int64_t step, int64_t n, Index (&off)[K],
-                               F&& f) {
-  if (i0 >= n) return;
+CULUA_HD inline void for_chunk(const Map& map, int64_t i0, int64_t n, Index (&off)[K], F&& f) {
   int64_t pos = map(i0, off);
   const int64_t inner = map.inner_length();
-  f(off);
-  for (int k = 1; k < kChunk; ++k) {
-    const int64_t i = i0 + k * step;
-    if (i >= n) return;
-    pos += step;
-    if (pos < inner) {
-      map.step(off, step);
-    } else {
-      pos = map(i, off);
+  for (int k = 0; k < kChunk && i0 + k < n; ++k) {
+    if (k > 0) {
+      if (++pos < inner) {
+        map.step(off);
+      } else {
+        pos = 0;
+        map(i0 + k, off);
+      }
     }
     f(off);
   }
@@ -356,7 +350,7 @@ struct BinaryGeneral {
   DynOut out;
   DynInput<C> a, b;
 
-  CULUA_HD void chunk(int64_t i0, int64_t step, int64_t n) const {
+  CULUA_HD void chunk(int64_t i0, int64_t n) const {
     Index off[3];
     visit_binary(op, [&](auto o) {
       using Op = decltype(o);
@@ -366,13 +360,13 @@ struct BinaryGeneral {
         if ((!a.data || a.dtype == dtype_of<S>()) && (!b.data || b.dtype == dtype_of<S>()) &&
             out.dtype == dtype_of<O>()) {
           // Every operand of the compute type: typed loads and stores, no conversions.
-          for_chunk(map, i0, step, n, off, [&](Index(&o3)[3]) {
+          for_chunk(map, i0, n, off, [&](Index(&o3)[3]) {
             const C x = a.data ? to_compute(static_cast<const S*>(a.data)[o3[1]]) : a.value;
             const C y = b.data ? to_compute(static_cast<const S*>(b.data)[o3[2]]) : b.value;
             static_cast<O*>(out.data)[o3[0]] = convert<O>(Op::apply(x, y));
           });
         } else {
-          for_chunk(map, i0, step, n, off, [&](Index(&o3)[3]) {
+          for_chunk(map, i0, n, off, [&](Index(&o3)[3]) {
             const C x = a.load(o3[1]);
             const C y = b.load(o3[2]);
             out.store(o3[0], convert<O>(Op::apply(x, y)));
@@ -408,7 +402,7 @@ struct UnaryGeneral {
   DynOut out;
   DynInput<C> a;
 
-  CULUA_HD void chunk(int64_t i0, int64_t step, int64_t n) const {
+  CULUA_HD void chunk(int64_t i0, int64_t n) const {
     Index off[2];
     visit_unary(op, [&](auto o) {
       using Op = decltype(o);
@@ -416,12 +410,12 @@ struct UnaryGeneral {
         using R = decltype(Op::apply(C{}));
         using O = out_storage_t<S, R>;
         if (a.dtype == dtype_of<S>() && out.dtype == dtype_of<O>()) {
-          for_chunk(map, i0, step, n, off, [&](Index(&o2)[2]) {
+          for_chunk(map, i0, n, off, [&](Index(&o2)[2]) {
             const S* p = static_cast<const S*>(a.data);
             static_cast<O*>(out.data)[o2[0]] = convert<O>(Op::apply(to_compute(p[o2[1]])));
           });
         } else {
-          for_chunk(map, i0, step, n, off,
+          for_chunk(map, i0, n, off,
                     [&](Index(&o2)[2]) { out.store(o2[0], convert<O>(Op::apply(a.load(o2[1])))); });
         }
       }

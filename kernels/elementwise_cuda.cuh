@@ -19,14 +19,14 @@ __global__ void elementwise_strided(int64_t n, F f) {
     f(i);
 }
 
-// Functors with chunk(i0, step, n): each warp takes 32 * kChunk consecutive elements, lane l the
-// elements l, l + 32, ... of them.
+// Functors with chunk(i0, n) take kChunk consecutive elements per thread.
 template <class F>
 __global__ void elementwise_chunked(int64_t n, F f) {
-  constexpr int64_t kGroup = 32 * kChunk;
-  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t warps = static_cast<int64_t>(blockDim.x) * gridDim.x / 32;
-  for (int64_t g = t / 32; g * kGroup < n; g += warps) f.chunk(g * kGroup + t % 32, 32, n);
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < chunks;
+       c += stride)
+    f.chunk(c * kChunk, n);
 }
 
 template <class F>

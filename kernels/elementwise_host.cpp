@@ -10,10 +10,7 @@ struct Loop {
   template <class F>
   int operator()(int64_t n, const F& f) const {
     if constexpr (requires { F::kChunked; }) {
-      // The elements in the order of the CUDA kernel's warps (so CI runs the same stepping).
-      for (int64_t g = 0; g < n; g += 32 * kChunk) {
-        for (int64_t lane = 0; lane < 32; ++lane) f.chunk(g + lane, 32, n);
-      }
+      for (int64_t i = 0; i < n; i += kChunk) f.chunk(i, n);  // as one CUDA thread does
     } else {
       for (int64_t i = 0; i < n; ++i) f(i);
     }

@@ -2,6 +2,7 @@
 find_package(Threads REQUIRED)
 find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
 
 # Lua 5.4 built as C++ (liblua5.4-dev), linked statically: a Lua error unwinds C++ frames, and
 # the binary runs where no Lua is installed.

@@ -17,13 +17,21 @@
 //                                           (CUBLAS_COMPUTE_32F), f64 in f64:
 //                                           native.gemm_<dtype>_ms and native.gemm_<dtype>_TFLOPs
 //                                           (2 N^3 flops)
+//   culua-baseline launch [N]               empty kernels compiled with NVRTC (0, 4 and 8
+//                                           parameters) launched with cuLaunchKernel on one
+//                                           non-blocking stream: native.launchK_us (per launch,
+//                                           N back-to-back launches timed with events) and
+//                                           native.enqueueK_us (host time to issue 1000 launches,
+//                                           per launch); medians of 11 runs
 // BYTES may carry a suffix K, M or G (powers of 1024): 2G, 512M. The kernels round it down to a
 // multiple of 16. Each figure is the best of several event-timed runs after a warm-up; the device
 // is device 0. Exit status 2 for bad arguments, 1 for a CUDA or cuBLAS failure.
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <nvrtc.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -377,9 +385,95 @@ int startup(int argc, char** argv) {
 
 }  // namespace
 
+// The same kernels scripts/bench/launch.lua compiles with cu.compile.
+constexpr const char* kLaunchSource = R"(extern "C" __global__ void empty0() {}
+extern "C" __global__ void empty4(float* a, const float* b, float c, int n) {}
+extern "C" __global__ void empty8(float* a, const float* b, float c, int n, float* d, const float* e, double f, long long g) {}
+)";
+
+void check_cu(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) {
+    const char* msg = nullptr;
+    cuGetErrorString(r, &msg);
+    std::fprintf(stderr, "culua-baseline: %s: %s\n", what, msg ? msg : "?");
+    std::exit(1);
+  }
+}
+
+int launch_overhead(int n) {
+  CHECK(cudaFree(nullptr));
+  int dev = 0, major = 0, minor = 0;
+  CHECK(cudaGetDevice(&dev));
+  CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, kLaunchSource, "launch.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) {
+    std::fprintf(stderr, "culua-baseline: nvrtcCreateProgram failed\n");
+    return 1;
+  }
+  const std::string arch = "-arch=sm_" + std::to_string(major * 10 + minor);
+  const char* opts[] = {arch.c_str()};
+  if (nvrtcCompileProgram(prog, 1, opts) != NVRTC_SUCCESS) {
+    std::fprintf(stderr, "culua-baseline: NVRTC failed to compile the empty kernels\n");
+    return 1;
+  }
+  size_t size = 0;
+  nvrtcGetCUBINSize(prog, &size);
+  std::vector<char> cubin(size);
+  nvrtcGetCUBIN(prog, cubin.data());
+  nvrtcDestroyProgram(&prog);
+  CUmodule module;
+  check_cu(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  float* a = nullptr;
+  CHECK(cudaMalloc(&a, 1024));
+  float c = 1.5f;
+  int count = 256;
+  double f = 2.5;
+  long long g = 7;
+  void* args[] = {&a, &a, &c, &count, &a, &a, &f, &g};
+  for (int params : {0, 4, 8}) {
+    CUfunction fn;
+    const std::string name = "empty" + std::to_string(params);
+    check_cu(cuModuleGetFunction(&fn, module, name.c_str()), "cuModuleGetFunction");
+    auto issue = [&](int count_) {
+      for (int i = 0; i < count_; ++i) {
+        check_cu(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, s, params ? args : nullptr, nullptr),
+                 "cuLaunchKernel");
+      }
+    };
+    issue(1000);
+    CHECK(cudaStreamSynchronize(s));
+    std::vector<double> per_launch, enqueue;
+    for (int rep = 0; rep < 11; ++rep) {
+      CHECK(cudaEventRecord(e0, s));
+      issue(n);
+      CHECK(cudaEventRecord(e1, s));
+      CHECK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      per_launch.push_back(ms * 1e3 / n);
+      const double t0 = now_s();
+      issue(1000);
+      enqueue.push_back((now_s() - t0) * 1e6 / 1000);
+      CHECK(cudaStreamSynchronize(s));
+    }
+    std::printf("native.launch%d_us %.3f us\n", params, median(per_launch));
+    std::printf("native.enqueue%d_us %.3f us\n", params, median(enqueue));
+  }
+  CHECK(cudaFree(a));
+  check_cu(cuModuleUnload(module), "cuModuleUnload");
+  return 0;
+}
+
 constexpr const char* kUsage =
     "usage: culua-baseline all | transfers [MiB] | alloc [MiB] | context | startup CMD... |\n"
-    "                      d2d BYTES | read BYTES | binary BYTES | gemm f32|bf16|f16|f64 N\n";
+    "                      d2d BYTES | read BYTES | binary BYTES | gemm f32|bf16|f16|f64 N |\n"
+    "                      launch [N]\n";
 
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "all";
@@ -403,6 +497,14 @@ int main(int argc, char** argv) {
       return 2;
     }
     return gemm(argv[2], static_cast<int>(n));
+  }
+  if (cmd == "launch") {
+    const long n = argc > 2 ? std::strtol(argv[2], nullptr, 10) : 10000;
+    if (n < 1) {
+      std::fprintf(stderr, "culua-baseline: launch needs a positive count\n%s", kUsage);
+      return 2;
+    }
+    return launch_overhead(static_cast<int>(n));
   }
   const size_t mib = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 0;
   if (cmd == "startup") {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/layout.hpp"
+#include "core/rtc.hpp"
 #include "core/stream.hpp"
 
 namespace culua {
@@ -36,6 +37,14 @@ struct DeviceInfo {
   int cc_major = 0;     // 0 on the host backend
   int cc_minor = 0;
   uint64_t l2 = 0;  // bytes
+  // Launch limits (run-time kernels check configurations against them).
+  int max_threads_per_block = 1024;
+  int max_block[3] = {1024, 1024, 64};
+  int max_grid[3] = {2147483647, 65535, 65535};
+  size_t shared_per_block = 48 << 10;        // without opting in
+  size_t shared_per_block_optin = 48 << 10;  // the most one block may ask for
+  int max_threads_per_sm = 2048;
+  int warp_size = 32;
 };
 
 struct MemoryInfo {
@@ -93,6 +102,13 @@ class Backend {
   virtual void random(const RandomCall& c, Stream& s) = 0;
   virtual void matmul(const MatmulCall& c, Stream& s) = 0;
   virtual void dot(const DotCall& c, Stream& s) = 0;
+
+  // Run-time compiled kernels (core/rtc.hpp). `compile` builds for `device`'s architecture (a
+  // compile error throws Error(Value) with the compiler's log); `load_module` loads a binary on
+  // `device`, once per binary and device (later calls return the same module). The host backend
+  // throws Error(Unsupported) from both.
+  virtual RtcBinary compile(const RtcRequest& request, int device) = 0;
+  virtual std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device) = 0;
 
   // A sticky error poisons the backend: every later call fails fast with this message.
   virtual bool poisoned() const = 0;

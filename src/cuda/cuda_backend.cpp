@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_stream.hpp"
 #include "cuda/pinned_pool.hpp"
+#include "cuda/rtc.hpp"
 #include "kernels/kernels.hpp"
 
 namespace culua::cuda {
@@ -59,6 +61,7 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override {
     blas_.reset();
     for (auto& d : devices_) {
+      d.modules.clear();
       d.default_stream.reset();
       d.release_stream.reset();
       if (d.pool) cudaMemPoolDestroy(d.pool);
@@ -87,6 +90,15 @@ class CudaBackend final : public Backend {
       d.info.cc_major = prop.major;
       d.info.cc_minor = prop.minor;
       d.info.l2 = static_cast<uint64_t>(prop.l2CacheSize);
+      d.info.max_threads_per_block = prop.maxThreadsPerBlock;
+      for (int i = 0; i < 3; ++i) {
+        d.info.max_block[i] = prop.maxThreadsDim[i];
+        d.info.max_grid[i] = prop.maxGridSize[i];
+      }
+      d.info.shared_per_block = prop.sharedMemPerBlock;
+      d.info.shared_per_block_optin = prop.sharedMemPerBlockOptin;
+      d.info.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
+      d.info.warp_size = prop.warpSize;
     }
     return d.info;
   }
@@ -185,73 +197,86 @@ class CudaBackend final : public Backend {
 
   void memcpy(void* dst, const void* src, size_t bytes, Stream& s) override {
     health_->check_usable();
-    health_->last_op.store("memcpy");
+    health_->note_op("memcpy");
     CULUA_CUDA_CHECK(*health_, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cu(s)));
   }
 
   void fill(const StridedView& dst, const void* value, Stream& s) override {
     health_->check_usable();
-    health_->last_op.store("fill");
+    health_->note_op("fill");
     CULUA_CUDA_CHECK(*health_,
                      static_cast<cudaError_t>(kernels::cuda::fill(dst, value, launch(s))));
   }
 
   void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) override {
     health_->check_usable();
-    health_->last_op.store("copy");
+    health_->note_op("copy");
     CULUA_CUDA_CHECK(*health_,
                      static_cast<cudaError_t>(kernels::cuda::copy_cast(dst, src, launch(s))));
   }
 
   void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) override {
     health_->check_usable();
-    health_->last_op.store("sequence");
+    health_->note_op("sequence");
     CULUA_CUDA_CHECK(*health_,
                      static_cast<cudaError_t>(kernels::cuda::sequence(dst, spec, launch(s))));
   }
 
   void sleep(double seconds, Stream& s) override {
     health_->check_usable();
-    health_->last_op.store("sleep");
+    health_->note_op("sleep");
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::sleep(seconds, launch(s))));
   }
 
   void elementwise(const ElementwiseCall& c, Stream& s) override {
     health_->check_usable();
-    health_->last_op.store(c.name());
+    health_->note_op(c.name());
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::elementwise(c, launch(s))));
   }
 
   void reduce(const ReduceCall& c, Stream& s) override {
     health_->check_usable();
-    health_->last_op.store(c.name());
+    health_->note_op(c.name());
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::reduce(c, launch(s))));
   }
 
   void random(const RandomCall& c, Stream& s) override {
     health_->check_usable();
-    health_->last_op.store(c.name());
+    health_->note_op(c.name());
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::random(c, launch(s))));
   }
 
   void matmul(const MatmulCall& c, Stream& s) override {
     health_->check_usable();
-    health_->last_op.store("matmul");
+    health_->note_op("matmul");
     use_device(s.device());
     blas().matmul(c, s);
   }
 
   void dot(const DotCall& c, Stream& s) override {
     health_->check_usable();
-    health_->last_op.store("dot");
+    health_->note_op("dot");
     use_device(s.device());
     blas().dot(c, s);
   }
 
   void fault(Stream& s) {
     health_->check_usable();
-    health_->last_op.store("fault (test kernel)");
+    health_->note_op("fault (test kernel)");
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::fault(launch(s))));
+  }
+
+  RtcBinary compile(const RtcRequest& request, int device) override {
+    state(device);
+    return cuda::compile(request, device_info(device));
+  }
+
+  std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device) override {
+    state(device);
+    std::lock_guard lock(init_mutex_);
+    auto& m = devices_[static_cast<size_t>(device)].modules[binary.key];
+    if (!m) m = cuda::load_module(binary, device, health_);
+    return m;
   }
 
   bool poisoned() const override { return health_->poisoned.load(); }
@@ -266,6 +291,9 @@ class CudaBackend final : public Backend {
     int priority_least = 0;
     int priority_greatest = 0;
     DeviceInfo info;
+    // Run-time compiled modules by binary key, kept until the backend goes (queued launches need
+    // their code, and compiling the same source again reuses the loaded module).
+    std::map<std::string, std::shared_ptr<RtcModule>> modules;
   };
 
   static cudaStream_t cu(Stream& s) { return static_cast<cudaStream_t>(s.native_handle()); }

@@ -1,6 +1,9 @@
 #include "cuda/cuda_check.hpp"
 
+#include <cstring>
+
 #include "core/error.hpp"
+#include "cuda/driver_api.hpp"
 
 namespace culua::cuda {
 
@@ -37,20 +40,43 @@ std::string Health::poison_message() const {
   return message;
 }
 
+void Health::note_op(const char* op, const char* site) {
+  last_op.store(op, std::memory_order_relaxed);
+  std::strncpy(last_site, site, sizeof last_site - 1);
+  last_site[sizeof last_site - 1] = '\0';
+}
+
 void Health::check(cudaError_t e, const char* call, const char* file, int line) {
   if (e == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error so the runtime stays usable
+  raise(static_cast<int>(e), cudaGetErrorName(e), cudaGetErrorString(e), call, file, line);
+}
+
+void Health::check_driver(int code, const char* call, const char* file, int line) {
+  if (code == 0) return;
+  const char* name = nullptr;
+  const char* description = nullptr;
+  driver_error_strings(code, &name, &description);
+  raise(code, name, description, call, file, line);
+}
+
+void Health::raise(int code, const char* name, const char* description, const char* call,
+                   const char* file, int line) {
   const char* base = file;
   for (const char* p = file; *p; ++p) {
     if (*p == '/') base = p + 1;
   }
-  if (e == cudaErrorMemoryAllocation) {
-    fail(ErrorKind::OutOfMemory, "{} failed: {}", call, cudaGetErrorString(e));
+  if (code == cudaErrorMemoryAllocation) {
+    fail(ErrorKind::OutOfMemory, "{} failed: {}", call, description);
   }
-  std::string msg = fmt::format("CUDA error {} ({}) in {} [{}:{}]", cudaGetErrorName(e),
-                                cudaGetErrorString(e), call, base, line);
-  if (is_sticky(e)) {
-    msg += fmt::format("; the last operation queued was '{}'", last_op.load());
+  std::string msg =
+      fmt::format("CUDA error {} ({}) in {} [{}:{}]", name, description, call, base, line);
+  if (is_sticky(static_cast<cudaError_t>(code))) {
+    if (last_site[0]) {
+      msg += fmt::format("; the last operation queued was {}", last_site);
+    } else {
+      msg += fmt::format("; the last operation queued was '{}'", last_op.load());
+    }
     {
       std::lock_guard lock(m);
       if (!poisoned.load()) message = msg;

@@ -16,13 +16,29 @@ struct Health {
   std::atomic<bool> poisoned{false};
   mutable std::mutex m;
   std::string message;
-  // The last operation queued, to name the likely culprit of an asynchronous fault.
+  // The last operation queued, to name the likely culprit of an asynchronous fault, and for
+  // run-time kernels the script line that launched it. Written and read on the runtime's thread.
   std::atomic<const char*> last_op{"(none)"};
+  char last_site[128] = {};
+
+  void note_op(const char* op) {
+    last_op.store(op, std::memory_order_relaxed);
+    last_site[0] = '\0';
+  }
+  // `site` says what was launched where ("kernel 'saxpy' launched at x.lua:12"); it is copied
+  // (truncated to fit).
+  void note_op(const char* op, const char* site);
 
   void check_usable() const;  // throws Error(Fatal) once poisoned
   std::string poison_message() const;
   // Throws for `e != cudaSuccess`; clears the error state first.
   void check(cudaError_t e, const char* call, const char* file, int line);
+  // The same for a driver API result (`code` is a CUresult; its sticky codes equal the runtime's).
+  void check_driver(int code, const char* call, const char* file, int line);
+
+ private:
+  [[noreturn]] void raise(int code, const char* name, const char* description, const char* call,
+                          const char* file, int line);
 };
 
 bool is_sticky(cudaError_t e);
@@ -30,3 +46,5 @@ bool is_sticky(cudaError_t e);
 }  // namespace culua::cuda
 
 #define CULUA_CUDA_CHECK(health, call) (health).check((call), #call, __FILE__, __LINE__)
+#define CULUA_CU_CHECK(health, call) \
+  (health).check_driver(static_cast<int>(call), #call, __FILE__, __LINE__)

@@ -13,6 +13,7 @@
 #include "core/host_memory.hpp"
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
+#include "core/rtc_kernel.hpp"
 #include "host/host_blas.hpp"
 #include "kernels/kernels.hpp"
 
@@ -249,6 +250,16 @@ void HostBackend::matmul(const MatmulCall& c, Stream& s) {
 void HostBackend::dot(const DotCall& c, Stream& s) {
   check_usable();
   host_stream(s).enqueue([c] { blas_dot(c); });
+}
+
+RtcBinary HostBackend::compile(const RtcRequest&, int) {
+  require_run_time_kernels(*this);
+  return {};
+}
+
+std::shared_ptr<RtcModule> HostBackend::load_module(const RtcBinary&, int) {
+  require_run_time_kernels(*this);
+  return nullptr;
 }
 
 }  // namespace culua::host

@@ -50,6 +50,9 @@ class HostBackend final : public Backend {
   void matmul(const MatmulCall& c, Stream& s) override;
   void dot(const DotCall& c, Stream& s) override;
 
+  RtcBinary compile(const RtcRequest& request, int device) override;
+  std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device) override;
+
   bool poisoned() const override { return health_->poisoned.load(); }
   std::string poison_message() const override;
 

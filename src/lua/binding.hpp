@@ -23,6 +23,10 @@ struct Context {
   const void* stream_mt = nullptr;
   const void* event_mt = nullptr;
   const void* complex_mt = nullptr;
+  const void* kernel_mt = nullptr;
+  // The launch configuration table whose keys were last checked (kernel launches check a table
+  // used for many launches once).
+  const void* checked_launch_config = nullptr;
 };
 
 // Type names; their addresses also key the metatables in the registry (a light userdata key is
@@ -122,6 +126,9 @@ void register_math(lua_State* L);
 void register_reduce(lua_State* L);
 void register_random(lua_State* L);
 void register_linalg(lua_State* L);
+// Run-time kernels: cu.compile (kernel.cpp), cu.elementwise and cu.reduction (kernel_template.cpp).
+void register_kernel(lua_State* L);
+void register_kernel_templates(lua_State* L);
 // Adds methods (a:sum(), a:exp()) to cu.Array; call after register_array.
 void add_array_methods(lua_State* L, const luaL_Reg* methods);
 

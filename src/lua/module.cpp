@@ -133,6 +133,8 @@ void open_cu(lua_State* L, Runtime& rt) {
   register_reduce(L);
   register_random(L);
   register_linalg(L);
+  register_kernel(L);
+  register_kernel_templates(L);
   const luaL_Reg functions[] = {{"devices", entry<l_devices>}, {"device", entry<l_device>},
                                 {"sync", entry<l_sync>},       {"clock", entry<l_clock>},
                                 {"sleep", entry<l_sleep>},     {nullptr, nullptr}};

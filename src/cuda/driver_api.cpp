@@ -1,0 +1,77 @@
+#include "cuda/driver_api.hpp"
+
+#include <cuda_runtime.h>
+
+#include <mutex>
+
+#include "core/error.hpp"
+
+namespace culua::cuda {
+
+namespace {
+
+template <class F>
+void resolve(const char* symbol, F& out, bool required) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  const cudaError_t e =
+      cudaGetDriverEntryPointByVersion(symbol, &p, CUDA_VERSION, cudaEnableDefault, &status);
+  if (e != cudaSuccess || status != cudaDriverEntryPointSuccess || !p) {
+    cudaGetLastError();
+    if (required) {
+      fail(ErrorKind::Unsupported, "the CUDA driver has no {} (run-time kernels need it): {}",
+           symbol, e != cudaSuccess ? cudaGetErrorString(e) : "symbol not found");
+    }
+    out = nullptr;
+    return;
+  }
+  out = reinterpret_cast<F>(p);
+}
+
+DriverApi load() {
+  DriverApi api;
+  resolve("cuGetErrorName", api.get_error_name, true);
+  resolve("cuGetErrorString", api.get_error_string, true);
+  resolve("cuDriverGetVersion", api.driver_get_version, true);
+  resolve("cuModuleLoadData", api.module_load_data, true);
+  resolve("cuModuleUnload", api.module_unload, true);
+  resolve("cuModuleGetFunction", api.module_get_function, true);
+  resolve("cuFuncGetAttribute", api.func_get_attribute, true);
+  resolve("cuFuncSetAttribute", api.func_set_attribute, true);
+  resolve("cuFuncGetParamInfo", api.func_get_param_info, false);
+  resolve("cuLaunchKernel", api.launch_kernel, true);
+  resolve("cuOccupancyMaxActiveBlocksPerMultiprocessor", api.occupancy_max_active_blocks, true);
+  return api;
+}
+
+std::mutex g_mutex;
+DriverApi g_api;
+bool g_loaded = false;
+
+}  // namespace
+
+const DriverApi& driver_api() {
+  std::lock_guard lock(g_mutex);
+  if (!g_loaded) {
+    g_api = load();
+    g_loaded = true;
+  }
+  return g_api;
+}
+
+void driver_error_strings(int code, const char** name, const char** description) {
+  *name = "CUDA_ERROR_UNKNOWN";
+  *description = "unknown driver error";
+  const DriverApi* api = nullptr;
+  {
+    std::lock_guard lock(g_mutex);
+    if (g_loaded) api = &g_api;
+  }
+  if (!api) return;
+  const char* n = nullptr;
+  const char* d = nullptr;
+  if (api->get_error_name(static_cast<CUresult>(code), &n) == CUDA_SUCCESS && n) *name = n;
+  if (api->get_error_string(static_cast<CUresult>(code), &d) == CUDA_SUCCESS && d) *description = d;
+}
+
+}  // namespace culua::cuda

@@ -1,0 +1,33 @@
+// NVRTC, loaded on first use (dlopen of libnvrtc.so.13): culua starts without it, and a machine
+// whose toolkit lacks it can run everything except run-time compiled kernels.
+#pragma once
+
+#include <nvrtc.h>
+
+#include <string>
+
+namespace culua::cuda {
+
+struct NvrtcApi {
+  decltype(&::nvrtcGetErrorString) get_error_string = nullptr;
+  decltype(&::nvrtcVersion) version = nullptr;
+  decltype(&::nvrtcGetNumSupportedArchs) num_supported_archs = nullptr;
+  decltype(&::nvrtcGetSupportedArchs) supported_archs = nullptr;
+  decltype(&::nvrtcCreateProgram) create_program = nullptr;
+  decltype(&::nvrtcDestroyProgram) destroy_program = nullptr;
+  decltype(&::nvrtcAddNameExpression) add_name_expression = nullptr;
+  decltype(&::nvrtcCompileProgram) compile_program = nullptr;
+  decltype(&::nvrtcGetProgramLogSize) get_program_log_size = nullptr;
+  decltype(&::nvrtcGetProgramLog) get_program_log = nullptr;
+  decltype(&::nvrtcGetCUBINSize) get_cubin_size = nullptr;
+  decltype(&::nvrtcGetCUBIN) get_cubin = nullptr;
+  decltype(&::nvrtcGetPTXSize) get_ptx_size = nullptr;
+  decltype(&::nvrtcGetPTX) get_ptx = nullptr;
+  decltype(&::nvrtcGetLoweredName) get_lowered_name = nullptr;
+  std::string library;  // the path it was loaded from
+};
+
+// Throws Error(Unsupported) naming what was tried when NVRTC cannot be loaded.
+const NvrtcApi& nvrtc_api();
+
+}  // namespace culua::cuda

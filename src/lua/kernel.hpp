@@ -1,0 +1,42 @@
+// Shared by the run-time kernel bindings (kernel.cpp, kernel_template.cpp).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <lua.hpp>
+
+#include "core/kernel_signature.hpp"
+#include "core/rtc.hpp"
+#include "core/rtc_kernel.hpp"
+#include "core/runtime.hpp"
+
+namespace culua::lua {
+
+inline constexpr char kModuleType[] = "cu.Module";
+inline constexpr char kKernelType[] = "cu.Kernel";
+
+// Where a source string came from: the script, and the script line of the source's first line
+// (0 when the string does not appear literally in the script).
+struct SourceOrigin {
+  std::string chunk;
+  int first_line = 0;
+  int call_line = 0;
+};
+
+// The script calling the current C function, and where `source` appears in it.
+SourceOrigin find_origin(lua_State* L, const std::string& source);
+
+// Rewrites "program(12)" in a compiler log to "script.lua:LINE".
+std::string map_compiler_log(const std::string& log, const std::string& program,
+                             const SourceOrigin& origin);
+
+// Compiles through the backend; a compile error's log is mapped to the script's lines.
+std::shared_ptr<const RtcBinary> compile_checked(Runtime& rt, const RtcRequest& request,
+                                                 const SourceOrigin& origin);
+
+// The kernel `expression` of `binary` with its parameters resolved.
+std::shared_ptr<RtcKernel> make_kernel(std::shared_ptr<const RtcBinary> binary,
+                                       const std::string& expression, const rtc::KernelDecl* decl);
+
+}  // namespace culua::lua

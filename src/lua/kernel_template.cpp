@@ -1,0 +1,838 @@
+// cu.elementwise and cu.reduction: kernel templates compiled per specialization (operand dtypes,
+// scalars, layout path) and cached in memory and on disk.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/elementwise.hpp"
+#include "core/error.hpp"
+#include "core/kernel_template.hpp"
+#include "core/ops.hpp"
+#include "lua/binding.hpp"
+#include "lua/kernel.hpp"
+
+namespace culua::lua {
+
+namespace {
+
+inline constexpr char kElementwiseType[] = "cu.ElementwiseKernel";
+inline constexpr char kReductionType[] = "cu.ReductionKernel";
+
+struct Specialization {
+  std::shared_ptr<RtcKernel> main;    // culua_elementwise, or culua_reduce_block
+  std::shared_ptr<RtcKernel> thread;  // culua_reduce_thread
+  std::shared_ptr<RtcKernel> finish;  // culua_reduce_finish
+  char site[256] = {};
+  const char* site_source = nullptr;
+  int site_line = -1;
+};
+
+struct TemplateState {
+  bool reduction = false;
+  std::string name;
+  std::string signature_text;
+  rtc::TemplateSignature sig;
+  std::string body;  // elementwise
+  rtc::ReductionBodies bodies;
+  std::string acc;  // reductions: accumulator dtype or placeholder ("" = the output's)
+  std::vector<std::string> options;
+  std::vector<bool> reads_output;
+  std::map<std::string, SourceOrigin> origins;  // "body", "map", ... -> where in the script
+  std::map<std::string, std::shared_ptr<Specialization>> specializations;
+  int cache_hits = 0, cache_misses = 0;  // of the specializations' compiles
+  double compile_ms = 0;                 // spent compiling them (cache lookups for hits)
+};
+
+struct TemplateBox {
+  std::shared_ptr<TemplateState> t;
+};
+
+TemplateState& check_template(lua_State* L, int idx, const char* type) {
+  auto* box = static_cast<TemplateBox*>(luaL_checkudata(L, idx, type));
+  return *box->t;
+}
+
+std::string opt_string(lua_State* L, int opts, const char* key, bool required,
+                       const std::string& fallback = {}) {
+  if (!get_option(L, opts, key)) {
+    if (required) fail(ErrorKind::Value, "the option {}= is required", key);
+    return fallback;
+  }
+  std::string v;
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    v = lua_tostring(L, -1);
+  } else if (lua_type(L, -1) == LUA_TNUMBER) {
+    // Numbers as C++ literals (identity = 0, identity = -math.huge).
+    if (lua_isinteger(L, -1)) {
+      v = fmt::format("{}LL", lua_tointeger(L, -1));
+    } else {
+      const double d = lua_tonumber(L, -1);
+      if (std::isinf(d)) {
+        v = d > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                  : "(-__longlong_as_double(0x7ff0000000000000LL))";
+      } else if (std::isnan(d)) {
+        v = "__longlong_as_double(0x7ff8000000000000LL)";
+      } else {
+        v = fmt::format("{:.17g}", d);
+        if (v.find_first_of(".e") == std::string::npos) v += ".0";
+      }
+    }
+  } else {
+    fail(ErrorKind::Type, "{} must be a string of CUDA C++, got {}", key, luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+std::string check_text(lua_State* L, int idx, const char* what) {
+  if (lua_type(L, idx) != LUA_TSTRING) {
+    fail(ErrorKind::Type, "{} must be a string, got {}", what, luaL_typename(L, idx));
+  }
+  return lua_tostring(L, idx);
+}
+
+std::vector<std::string> opt_strings(lua_State* L, int opts, const char* key) {
+  std::vector<std::string> out;
+  if (!get_option(L, opts, key)) return out;
+  luaL_checktype(L, -1, LUA_TTABLE);
+  const lua_Integer n = luaL_len(L, -1);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, i);
+    if (lua_type(L, -1) != LUA_TSTRING) fail(ErrorKind::Type, "{} must hold strings", key);
+    out.emplace_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+void push_template(lua_State* L, std::shared_ptr<TemplateState> t, const char* type) {
+  auto* box = static_cast<TemplateBox*>(lua_newuserdatauv(L, sizeof(TemplateBox), 0));
+  new (box) TemplateBox{};
+  set_metatable(L, type);
+  box->t = std::move(t);
+}
+
+// cu.elementwise("f32 x, f32 y -> f32 z", "z = 2*x + y" [, {name=, preamble=, options=}])
+int l_elementwise(lua_State* L) {
+  auto t = std::make_shared<TemplateState>();
+  t->signature_text = check_text(L, 1, "the signature");
+  t->body = check_text(L, 2, "the body");
+  check_options(L, 3, {"name", "preamble", "options"});
+  t->sig = rtc::parse_template_signature(t->signature_text, false);
+  t->name = opt_string(L, 3, "name", false, "elementwise");
+  t->bodies.preamble = opt_string(L, 3, "preamble", false);
+  t->options = opt_strings(L, 3, "options");
+  for (const auto& o : t->sig.outputs)
+    t->reads_output.push_back(rtc::reads_variable(t->body, o.name));
+  t->origins["body"] = find_origin(L, t->body);
+  t->origins["preamble"] = find_origin(L, t->bodies.preamble);
+  push_template(L, std::move(t), kElementwiseType);
+  return 1;
+}
+
+// cu.reduction("f32 x -> f32 y", {map=, reduce=, identity=, post=, acc=, preamble=, name=,
+// options=})
+int l_reduction(lua_State* L) {
+  auto t = std::make_shared<TemplateState>();
+  t->reduction = true;
+  t->signature_text = check_text(L, 1, "the signature");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  check_options(L, 2, {"map", "reduce", "identity", "post", "acc", "preamble", "name", "options"});
+  t->sig = rtc::parse_template_signature(t->signature_text, true);
+  std::vector<const rtc::TemplateParam*> arrays;
+  for (const auto& p : t->sig.inputs) {
+    if (!p.raw) arrays.push_back(&p);
+  }
+  t->bodies.map = opt_string(L, 2, "map", arrays.size() != 1,
+                             arrays.size() == 1 ? arrays[0]->name : std::string());
+  t->bodies.reduce = opt_string(L, 2, "reduce", true);
+  t->bodies.identity = opt_string(L, 2, "identity", true);
+  t->bodies.post = opt_string(L, 2, "post", t->sig.outputs.size() != 1,
+                              t->sig.outputs.size() == 1 ? t->sig.outputs[0].name + " = a" : "");
+  t->bodies.preamble = opt_string(L, 2, "preamble", false);
+  t->acc = opt_string(L, 2, "acc", false);
+  t->name = opt_string(L, 2, "name", false, "reduction");
+  t->options = opt_strings(L, 2, "options");
+  for (const char* part : {"map", "reduce", "identity", "post", "preamble"}) {
+    const std::string& text = part == std::string_view("map")        ? t->bodies.map
+                              : part == std::string_view("reduce")   ? t->bodies.reduce
+                              : part == std::string_view("identity") ? t->bodies.identity
+                              : part == std::string_view("post")     ? t->bodies.post
+                                                                     : t->bodies.preamble;
+    t->origins[part] = find_origin(L, text);
+  }
+  push_template(L, std::move(t), kReductionType);
+  return 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A call: operands, dtypes, shapes.
+
+struct Operand {
+  int idx = 0;  // Lua stack index (0 for allocated outputs)
+  bool scalar = false;
+  Scalar value;
+  Array array;
+};
+
+struct Call {
+  std::vector<Operand> inputs, outputs;
+  std::map<std::string, DType> bound;
+  Stream* stream = nullptr;
+  int opts = 0;
+  Shape shape;  // broadcast shape of the array inputs
+};
+
+DType resolve_type(const rtc::TemplateParam& p, const Call& c, const char* what) {
+  if (!p.placeholder()) return *parse_dtype(p.type);
+  auto it = c.bound.find(p.type);
+  if (it == c.bound.end()) {
+    fail(ErrorKind::Value,
+         "cannot tell the dtype {} of {} '{}' from the arguments: pass an array for an input of "
+         "type {}, or out=",
+         p.type, what, p.name, p.type);
+  }
+  return it->second;
+}
+
+void bind(Call& c, const rtc::TemplateParam& p, DType t, const char* what) {
+  if (!p.placeholder()) {
+    if (*parse_dtype(p.type) != t) {
+      fail(ErrorKind::Type, "{} '{}' must be a {} array, got {} (convert with :astype(\"{}\"))",
+           what, p.name, p.type, name(t), p.type);
+    }
+    return;
+  }
+  auto [it, inserted] = c.bound.emplace(p.type, t);
+  if (!inserted && it->second != t) {
+    fail(ErrorKind::Type, "{} is {} from an earlier argument but {} from {} '{}'", p.type,
+         name(it->second), name(t), what, p.name);
+  }
+}
+
+// Reads the inputs at 2.. and the options table after them; binds placeholders; checks devices.
+Call read_call(lua_State* L, const TemplateState& t, std::initializer_list<const char*> options) {
+  Call c;
+  const int nin = static_cast<int>(t.sig.inputs.size());
+  const int top = lua_gettop(L);
+  if (top == nin + 2 && lua_type(L, top) == LUA_TTABLE) {
+    c.opts = top;
+  } else if (top != nin + 1) {
+    fail(ErrorKind::Value, "{} '{}' takes {} input{}{}, got {} arguments", t.name, t.signature_text,
+         nin, nin == 1 ? "" : "s", " and an optional options table", top - 1);
+  }
+  if (c.opts) check_options(L, c.opts, options);
+  require_run_time_kernels(runtime(L).backend());
+  c.stream = c.opts ? opt_stream(L, c.opts) : nullptr;
+  int device = -1;
+  for (int k = 0; k < nin; ++k) {
+    const rtc::TemplateParam& p = t.sig.inputs[static_cast<size_t>(k)];
+    Operand o;
+    o.idx = 2 + k;
+    if (ArrayBox* box = test_array(L, o.idx)) {
+      o.array = box->array;
+      o.array.check_alive(("input '" + p.name + "'").c_str());
+      if (o.array.location() != Location::Device) {
+        fail(ErrorKind::Value, "input '{}' is a host array: call to_device() first", p.name);
+      }
+      if (device >= 0 && o.array.device() != device) {
+        fail(ErrorKind::Value, "input '{}' is on device {}, other inputs on device {}", p.name,
+             o.array.device(), device);
+      }
+      device = o.array.device();
+      if (p.raw && !o.array.is_contiguous()) {
+        fail(ErrorKind::Value, "raw input '{}' must be contiguous: pass x:contiguous()", p.name);
+      }
+      bind(c, p, o.array.dtype(), "input");
+    } else if (is_scalar(L, o.idx)) {
+      if (p.raw) fail(ErrorKind::Type, "raw input '{}' must be an array", p.name);
+      o.scalar = true;
+      o.value = check_scalar(L, o.idx);
+    } else {
+      fail(ErrorKind::Type, "input '{}' must be an array or a number, got {}", p.name,
+           luaL_typename(L, o.idx));
+    }
+    c.inputs.push_back(std::move(o));
+  }
+  // out=: one array, or a table of them (one per output).
+  if (c.opts && get_option(L, c.opts, "out")) {
+    const int out = lua_gettop(L);
+    const size_t nout = t.sig.outputs.size();
+    std::vector<int> idx;
+    if (test_array(L, out)) {
+      idx.push_back(out);
+    } else if (lua_type(L, out) == LUA_TTABLE) {
+      for (lua_Integer i = 1; i <= luaL_len(L, out); ++i) {
+        lua_rawgeti(L, out, i);
+        idx.push_back(lua_gettop(L));
+      }
+    }
+    if (idx.size() != nout) {
+      fail(ErrorKind::Value, "out= must be {} (one per output of '{}')",
+           nout == 1 ? "an array" : fmt::format("a table of {} arrays", nout), t.signature_text);
+    }
+    for (size_t k = 0; k < nout; ++k) {
+      ArrayBox* box = test_array(L, idx[k]);
+      const rtc::TemplateParam& p = t.sig.outputs[k];
+      if (!box) fail(ErrorKind::Type, "out '{}' must be an array", p.name);
+      Operand o;
+      o.idx = idx[k];
+      o.array = box->array;
+      o.array.check_alive(("out '" + p.name + "'").c_str());
+      if (o.array.location() != Location::Device) {
+        fail(ErrorKind::Value, "out '{}' is a host array: outputs must be device arrays", p.name);
+      }
+      if (device >= 0 && o.array.device() != device) {
+        fail(ErrorKind::Value, "out '{}' is on device {}, the inputs on device {}", p.name,
+             o.array.device(), device);
+      }
+      device = o.array.device();
+      bind(c, p, o.array.dtype(), "out");
+      c.outputs.push_back(std::move(o));
+    }
+    // The values stay on the stack (they are returned).
+  }
+  bool any = false;
+  for (size_t k = 0; k < c.inputs.size(); ++k) {
+    const Operand& o = c.inputs[k];
+    if (o.scalar || t.sig.inputs[k].raw) continue;
+    c.shape = any ? broadcast_shapes(c.shape, o.array.shape()) : o.array.shape();
+    any = true;
+  }
+  if (!any && c.outputs.empty()) {
+    fail(ErrorKind::Value, "{} needs at least one array input (or out=) to know the shape", t.name);
+  }
+  if (!any) c.shape = c.outputs[0].array.shape();
+  return c;
+}
+
+Stream& call_stream(Runtime& rt, Call& c) {
+  for (const auto* list : {&c.inputs, &c.outputs}) {
+    for (const Operand& o : *list) {
+      if (!o.scalar) return stream_for(rt, o.array, c.stream);
+    }
+  }
+  return c.stream ? *c.stream : rt.current_stream();
+}
+
+// Parameter filling: each value's size must be what the compiled kernel declares.
+struct Filler {
+  RtcKernel& k;
+  size_t next = 0;
+  template <class T>
+  void put(const T& v) {
+    if (next >= k.params().size() || k.params()[next].type.size != sizeof(T)) {
+      fail(ErrorKind::Value, "internal error: parameter {} of generated kernel {} does not match",
+           next + 1, k.name());
+    }
+    std::memcpy(k.slot(next++), &v, sizeof(T));
+  }
+  void pointer(const Array& a) { put(a.data()); }
+  void scalar(const Scalar& v, DType t, const std::string& name) {
+    const std::string what = "input '" + name + "'";
+    if (is_complex(t)) {
+      const Scalar re = Scalar::real(v.kind == Scalar::Kind::Complex ? v.re : v.as_double());
+      const Scalar im = Scalar::real(v.kind == Scalar::Kind::Complex ? v.im : 0.0);
+      for (const Scalar& part : {re, im}) {
+        rtc::encode_param(k.params()[next].type, part, k.slot(next), what);
+        ++next;
+      }
+      return;
+    }
+    if (next >= k.params().size()) fail(ErrorKind::Value, "internal error: too few parameters");
+    rtc::encode_param(k.params()[next].type, v, k.slot(next), what);
+    ++next;
+  }
+  void done() {
+    if (next != k.params().size()) {
+      fail(ErrorKind::Value, "internal error: generated kernel {} takes {} parameters, got {}",
+           k.name(), k.params().size(), next);
+    }
+  }
+};
+
+std::shared_ptr<RtcKernel> compile_template(lua_State* L, TemplateState& t,
+                                            const std::string& source,
+                                            const std::vector<std::string>& kernels,
+                                            std::vector<std::shared_ptr<RtcKernel>>& out) {
+  RtcRequest r;
+  r.source = source + kSignatureProbeSource;
+  r.name = t.reduction ? "culua_reduction.cu" : "culua_elementwise.cu";
+  r.options = t.options;
+  for (const auto& k : kernels) {
+    r.name_expressions.push_back(k);
+    r.name_expressions.push_back(signature_probe(k));
+  }
+  Runtime& rt = runtime(L);
+  std::shared_ptr<const RtcBinary> binary;
+  try {
+    binary = std::make_shared<const RtcBinary>(rt.backend().compile(r, rt.device()));
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Value) throw;
+    std::string msg = e.what();
+    for (const auto& [part, origin] : t.origins) msg = map_compiler_log(msg, part, origin);
+    throw Error(ErrorKind::Value, fmt::format("{} '{}': {}", t.name, t.signature_text, msg));
+  }
+  t.cache_hits += binary->cache == CacheOutcome::Hit;
+  t.cache_misses += binary->cache != CacheOutcome::Hit;
+  t.compile_ms += binary->elapsed_ms;
+  out.clear();
+  for (const auto& k : kernels) out.push_back(make_kernel(binary, k, nullptr));
+  return out.front();
+}
+
+void note_site(lua_State* L, Specialization& s, const TemplateState& t) {
+  lua_Debug ar;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
+    if (ar.source != s.site_source || ar.currentline != s.site_line) {
+      std::snprintf(s.site, sizeof s.site, "%s '%s' launched at %s:%d", t.name.c_str(),
+                    t.signature_text.c_str(), ar.short_src, ar.currentline);
+      s.site_source = ar.source;
+      s.site_line = ar.currentline;
+    }
+  } else if (!s.site[0]) {
+    std::snprintf(s.site, sizeof s.site, "%s '%s'", t.name.c_str(), t.signature_text.c_str());
+  }
+}
+
+void launch(Runtime& rt, RtcKernel& k, const LaunchDims& d, Stream& s, const char* site) {
+  RtcKernel::OnDevice& dev = k.on_device(rt.backend(), s.device());
+  k.prepare(dev, d);
+  dev.function->launch(d, s, k.argv(), site);
+}
+
+uint32_t blocks_for(int64_t work, int threads, int cap) {
+  const int64_t b = (work + threads - 1) / threads;
+  return static_cast<uint32_t>(std::clamp<int64_t>(b, 1, cap));
+}
+
+// Pushes the outputs (allocated ones as new arrays, out= ones as the caller's values).
+int push_outputs(lua_State* L, const Call& c) {
+  for (const Operand& o : c.outputs) {
+    if (o.idx) {
+      lua_pushvalue(L, o.idx);
+    } else {
+      push_array(L, o.array);
+    }
+  }
+  return static_cast<int>(c.outputs.size());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Elementwise calls.
+
+int elementwise_call(lua_State* L) {
+  TemplateState& t = check_template(L, 1, kElementwiseType);
+  Runtime& rt = runtime(L);
+  Call c = read_call(L, t, {"out", "stream"});
+  const size_t nin = t.sig.inputs.size(), nout = t.sig.outputs.size();
+  if (c.outputs.empty()) {
+    Stream& s = call_stream(rt, c);
+    for (size_t k = 0; k < nout; ++k) {
+      Operand o;
+      o.array =
+          empty(rt, c.shape, resolve_type(t.sig.outputs[k], c, "output"), Location::Device, &s);
+      c.outputs.push_back(std::move(o));
+    }
+  } else {
+    for (size_t k = 0; k < nout; ++k) {
+      if (c.outputs[k].array.shape() != c.shape) {
+        fail(ErrorKind::Value, "out '{}' has shape {}; the inputs broadcast to {}",
+             t.sig.outputs[k].name, c.outputs[k].array.shape().str(), c.shape.str());
+      }
+    }
+  }
+  Stream& s = call_stream(rt, c);
+  const int64_t n = checked_numel(c.shape, 1);
+
+  // The specialization: dtypes, scalars, and the layout path.
+  rtc::ElementwiseSpec spec;
+  std::vector<StridedView> views;  // non-scalar, non-raw operands over the output shape
+  std::vector<const Array*> arrays;
+  for (size_t k = 0; k < nin + nout; ++k) {
+    const Operand& o = k < nin ? c.inputs[k] : c.outputs[k - nin];
+    const rtc::TemplateParam& p = k < nin ? t.sig.inputs[k] : t.sig.outputs[k - nin];
+    rtc::OperandSpec os;
+    os.dtype = o.scalar ? resolve_type(p, c, "input") : o.array.dtype();
+    os.scalar = o.scalar;
+    os.raw = p.raw;
+    os.load = k >= nin && t.reads_output[k - nin];
+    spec.operands.push_back(os);
+    if (o.scalar || p.raw) continue;
+    StridedView v = o.array.view();
+    // Broadcast to the output shape: leading dimensions added, size-1 dimensions get stride 0.
+    StridedView b;
+    b.data = v.data;
+    b.dtype = v.dtype;
+    b.ndim = c.shape.ndim;
+    b.size = n;
+    const int lead = c.shape.ndim - v.ndim;
+    for (int d = 0; d < c.shape.ndim; ++d) {
+      b.shape[d] = c.shape[d];
+      b.strides[d] = d < lead || v.shape[d - lead] == 1 ? 0 : v.strides[d - lead];
+    }
+    views.push_back(b);
+    arrays.push_back(&o.array);
+  }
+  if (!views.empty()) coalesce(views.data(), static_cast<int>(views.size()));
+  const int ndim = views.empty() ? 0 : views[0].ndim;
+  bool flat = ndim == 0;
+  if (ndim == 1) {
+    flat = true;
+    for (const auto& v : views) flat = flat && v.strides[0] == 1;
+  }
+  if (flat) {
+    size_t widest = 1;
+    for (const auto* a : arrays) widest = std::max(widest, itemsize(a->dtype()));
+    int vec = static_cast<int>(16 / widest);
+    for (const auto* a : arrays) {
+      if (reinterpret_cast<uintptr_t>(a->data()) %
+          (static_cast<size_t>(vec) * itemsize(a->dtype())))
+        vec = 1;
+    }
+    spec.vector = n >= vec ? vec : 1;
+  } else {
+    spec.ndim = ndim;
+    int64_t max_offset = n;
+    for (const auto& v : views) {
+      int64_t off = 0;
+      for (int d = 0; d < v.ndim; ++d) off += (v.shape[d] - 1) * std::abs(v.strides[d]);
+      max_offset = std::max(max_offset, off);
+    }
+    spec.index32 = max_offset < (int64_t{1} << 31);
+  }
+  if (n == 0) return push_outputs(L, c);
+
+  std::string key;
+  for (const auto& o : spec.operands) {
+    key += fmt::format("{}{}{}{},", name(o.dtype), o.scalar ? "s" : "", o.raw ? "r" : "",
+                       o.load ? "l" : "");
+  }
+  key += fmt::format("v{}d{}{}", spec.vector, spec.ndim, spec.index32 ? "i" : "");
+  std::shared_ptr<Specialization>& sp = t.specializations[key];
+  if (!sp) {
+    auto fresh = std::make_shared<Specialization>();
+    std::vector<std::shared_ptr<RtcKernel>> ks;
+    fresh->main =
+        compile_template(L, t, rtc::elementwise_source(t.sig, spec, t.body, t.bodies.preamble),
+                         {"culua_elementwise"}, ks);
+    sp = std::move(fresh);
+  }
+  RtcKernel& k = *sp->main;
+  Filler f{k};
+  for (size_t i = 0; i < nin + nout; ++i) {
+    const Operand& o = i < nin ? c.inputs[i] : c.outputs[i - nin];
+    if (!o.scalar) f.pointer(o.array);
+  }
+  for (size_t i = 0; i < nin; ++i) {
+    if (c.inputs[i].scalar)
+      f.scalar(c.inputs[i].value, spec.operands[i].dtype, t.sig.inputs[i].name);
+  }
+  f.put(static_cast<long long>(n));
+  if (spec.ndim > 0) {
+    for (int d = 0; d < spec.ndim; ++d) f.put(static_cast<long long>(views[0].shape[d]));
+    for (const auto& v : views) {
+      for (int d = 0; d < spec.ndim; ++d) f.put(static_cast<long long>(v.strides[d]));
+    }
+  }
+  f.done();
+  for (const auto* list : {&c.inputs, &c.outputs}) {
+    for (const Operand& o : *list) {
+      if (!o.scalar) o.array.buffer()->record_use(s);
+    }
+  }
+  const DeviceInfo& info = k.on_device(rt.backend(), s.device()).info;
+  LaunchDims d;
+  d.block[0] = 256;
+  d.grid[0] = blocks_for(n / spec.vector, 256, info.sm_count * (info.max_threads_per_sm / 256));
+  note_site(L, *sp, t);
+  launch(rt, k, d, s, sp->site);
+  return push_outputs(L, c);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reduction calls.
+
+std::vector<bool> read_axes(lua_State* L, int opts, int ndim) {
+  std::vector<bool> reduced(static_cast<size_t>(ndim), true);
+  if (!opts || !get_option(L, opts, "axis")) return reduced;
+  std::fill(reduced.begin(), reduced.end(), false);
+  auto one = [&](int idx) {
+    const int64_t a = check_integer(L, idx, "axis");
+    const int64_t k = a < 0 ? ndim + a : a - 1;
+    if (a == 0 || k < 0 || k >= ndim) {
+      fail(ErrorKind::Index, "axis {} is out of range for {} dimensions (axes 1..{}, or -{}..-1)",
+           a, ndim, ndim, ndim);
+    }
+    if (reduced[static_cast<size_t>(k)]) fail(ErrorKind::Value, "axis {} is given twice", a);
+    reduced[static_cast<size_t>(k)] = true;
+  };
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    const int t = lua_gettop(L);
+    for (lua_Integer i = 1; i <= luaL_len(L, t); ++i) {
+      lua_rawgeti(L, t, i);
+      one(lua_gettop(L));
+      lua_pop(L, 1);
+    }
+  } else {
+    one(lua_gettop(L));
+  }
+  lua_pop(L, 1);
+  return reduced;
+}
+
+int reduction_call(lua_State* L) {
+  TemplateState& t = check_template(L, 1, kReductionType);
+  Runtime& rt = runtime(L);
+  Call c = read_call(L, t, {"axis", "keepdims", "out", "stream"});
+  const size_t nin = t.sig.inputs.size(), nout = t.sig.outputs.size();
+  const int D = c.shape.ndim;
+  const std::vector<bool> reduced = read_axes(L, c.opts, D);
+  const bool keepdims = c.opts && opt_boolean(L, c.opts, "keepdims", false);
+  Shape out_shape;
+  for (int d = 0; d < D; ++d) {
+    if (!reduced[static_cast<size_t>(d)]) {
+      out_shape.push(c.shape[d]);
+    } else if (keepdims) {
+      out_shape.push(1);
+    }
+  }
+  if (c.outputs.empty()) {
+    Stream& s = call_stream(rt, c);
+    for (size_t k = 0; k < nout; ++k) {
+      Operand o;
+      o.array =
+          empty(rt, out_shape, resolve_type(t.sig.outputs[k], c, "output"), Location::Device, &s);
+      c.outputs.push_back(std::move(o));
+    }
+  } else {
+    for (size_t k = 0; k < nout; ++k) {
+      if (c.outputs[k].array.shape() != out_shape) {
+        fail(ErrorKind::Value, "out '{}' has shape {}; the reduction gives {}",
+             t.sig.outputs[k].name, c.outputs[k].array.shape().str(), out_shape.str());
+      }
+    }
+  }
+  Stream& s = call_stream(rt, c);
+
+  rtc::ReductionSpec spec;
+  std::vector<std::vector<int64_t>> strides;  // array inputs, then outputs, over c.shape
+  for (size_t k = 0; k < nin + nout; ++k) {
+    const Operand& o = k < nin ? c.inputs[k] : c.outputs[k - nin];
+    const rtc::TemplateParam& p = k < nin ? t.sig.inputs[k] : t.sig.outputs[k - nin];
+    rtc::OperandSpec os;
+    os.dtype = o.scalar ? resolve_type(p, c, "input") : o.array.dtype();
+    os.scalar = o.scalar;
+    os.raw = p.raw;
+    spec.operands.push_back(os);
+    if (o.scalar || p.raw) continue;
+    const StridedView v = o.array.view();
+    std::vector<int64_t> st(static_cast<size_t>(D), 0);
+    if (k < nin) {
+      const int lead = D - v.ndim;
+      for (int d = lead; d < D; ++d) {
+        st[static_cast<size_t>(d)] = v.shape[d - lead] == 1 ? 0 : v.strides[d - lead];
+      }
+    } else {
+      int od = 0;
+      for (int d = 0; d < D; ++d) {
+        if (!reduced[static_cast<size_t>(d)]) {
+          st[static_cast<size_t>(d)] = v.strides[od++];
+        } else if (keepdims) {
+          ++od;
+        }
+      }
+    }
+    strides.push_back(std::move(st));
+  }
+  if (t.acc.empty()) {
+    spec.acc = spec.operands[nin].dtype;
+    if (spec.acc == DType::F16 || spec.acc == DType::BF16) spec.acc = DType::F32;
+  } else {
+    rtc::TemplateParam acc{"acc", t.acc, false};
+    spec.acc = resolve_type(acc, c, "accumulator");
+  }
+  const rtc::ReduceLayout l = rtc::merge_reduce_dims(c.shape, reduced, strides);
+  spec.kept = static_cast<int>(l.kept_sizes.size());
+  spec.reduced = static_cast<int>(l.reduced_sizes.size());
+  int64_t O = 1, N = 1;
+  for (int64_t v : l.kept_sizes) O *= v;
+  for (int64_t v : l.reduced_sizes) N *= v;
+  if (checked_numel(out_shape, 1) == 0) return push_outputs(L, c);
+
+  std::string key = fmt::format("acc{},", name(spec.acc));
+  for (const auto& o : spec.operands)
+    key += fmt::format("{}{}{},", name(o.dtype), o.scalar ? "s" : "", o.raw ? "r" : "");
+  key += fmt::format("k{}r{}", spec.kept, spec.reduced);
+  std::shared_ptr<Specialization>& sp = t.specializations[key];
+  if (!sp) {
+    auto fresh = std::make_shared<Specialization>();
+    std::vector<std::shared_ptr<RtcKernel>> ks;
+    compile_template(L, t, rtc::reduction_source(t.sig, spec, t.bodies),
+                     {"culua_reduce_block", "culua_reduce_thread", "culua_reduce_finish"}, ks);
+    fresh->main = ks[0];
+    fresh->thread = ks[1];
+    fresh->finish = ks[2];
+    sp = std::move(fresh);
+  }
+  const DeviceInfo& info = sp->main->on_device(rt.backend(), s.device()).info;
+  const int sms = std::max(1, info.sm_count);
+
+  // Blocks along contiguous memory, threads across outputs otherwise; split long reductions.
+  int first_array = -1;
+  for (size_t k = 0; k < nin && first_array < 0; ++k) {
+    if (!spec.operands[k].scalar && !spec.operands[k].raw) first_array = static_cast<int>(k);
+  }
+  const bool along = spec.reduced > 0 && first_array >= 0 &&
+                     std::abs(l.reduced_strides[static_cast<size_t>(first_array)].back()) == 1;
+  const bool block_mode = spec.reduced > 0 && (along || O < int64_t{sms} * 8);
+  int64_t G = 1;
+  if (block_mode) {
+    const int64_t target = int64_t{sms} * 8;
+    if (O < target)
+      G = std::clamp<int64_t>((target + O - 1) / O, 1, std::max<int64_t>(1, N / 2048));
+  } else if (spec.reduced > 0) {
+    const int64_t target = int64_t{sms} * 2048;
+    if (O < target) G = std::clamp<int64_t>((target + O - 1) / O, 1, std::max<int64_t>(1, N / 64));
+  }
+  Array partial;
+  if (G > 1) {
+    partial = empty(rt, Shape{O * G * static_cast<int64_t>(itemsize(spec.acc))}, DType::U8,
+                    Location::Device, &s);
+  }
+
+  RtcKernel& k = block_mode ? *sp->main : *sp->thread;
+  Filler f{k};
+  for (size_t i = 0; i < nin + nout; ++i) {
+    const Operand& o = i < nin ? c.inputs[i] : c.outputs[i - nin];
+    if (!o.scalar) f.pointer(o.array);
+  }
+  for (size_t i = 0; i < nin; ++i) {
+    if (c.inputs[i].scalar)
+      f.scalar(c.inputs[i].value, spec.operands[i].dtype, t.sig.inputs[i].name);
+  }
+  f.put(static_cast<long long>(O));
+  f.put(static_cast<long long>(N));
+  f.put(static_cast<long long>(G));
+  f.put(G > 1 ? partial.data() : static_cast<void*>(nullptr));
+  for (int64_t v : l.kept_sizes) f.put(static_cast<long long>(v));
+  for (int64_t v : l.reduced_sizes) f.put(static_cast<long long>(v));
+  size_t a = 0;
+  for (size_t i = 0; i < nin; ++i) {
+    if (spec.operands[i].scalar || spec.operands[i].raw) continue;
+    for (int64_t v : l.kept_strides[a]) f.put(static_cast<long long>(v));
+    for (int64_t v : l.reduced_strides[a]) f.put(static_cast<long long>(v));
+    ++a;
+  }
+  for (size_t i = 0; i < nout; ++i, ++a) {
+    for (int64_t v : l.kept_strides[a]) f.put(static_cast<long long>(v));
+  }
+  f.done();
+  for (const auto* list : {&c.inputs, &c.outputs}) {
+    for (const Operand& o : *list) {
+      if (!o.scalar) o.array.buffer()->record_use(s);
+    }
+  }
+  if (G > 1) partial.buffer()->record_use(s);
+  note_site(L, *sp, t);
+  LaunchDims d;
+  d.block[0] = rtc::kReductionBlock;
+  d.grid[0] = block_mode ? blocks_for(O * G, 1, sms * 32)
+                         : blocks_for(O * G, rtc::kReductionBlock, sms * 8);
+  launch(rt, k, d, s, sp->site);
+  if (G > 1) {
+    RtcKernel& fk = *sp->finish;
+    Filler ff{fk};
+    for (const Operand& o : c.outputs) ff.pointer(o.array);
+    for (size_t i = 0; i < nin; ++i) {
+      if (c.inputs[i].scalar)
+        ff.scalar(c.inputs[i].value, spec.operands[i].dtype, t.sig.inputs[i].name);
+    }
+    ff.put(static_cast<long long>(O));
+    ff.put(static_cast<long long>(N));
+    ff.put(static_cast<long long>(G));
+    ff.put(static_cast<const void*>(partial.data()));
+    for (int64_t v : l.kept_sizes) ff.put(static_cast<long long>(v));
+    for (size_t i = 0; i < nout; ++i) {
+      for (int64_t v : l.kept_strides[strides.size() - nout + i]) ff.put(static_cast<long long>(v));
+    }
+    ff.done();
+    LaunchDims fd;
+    fd.block[0] = rtc::kReductionBlock;
+    fd.grid[0] = blocks_for(O, 1, sms * 32);
+    launch(rt, fk, fd, s, sp->site);
+  }
+  return push_outputs(L, c);
+}
+
+int template_gc(lua_State* L) {
+  auto* box = static_cast<TemplateBox*>(lua_touserdata(L, 1));
+  box->t.reset();
+  return 0;
+}
+
+int template_tostring(lua_State* L) {
+  auto* box = static_cast<TemplateBox*>(lua_touserdata(L, 1));
+  if (!box->t) {
+    lua_pushliteral(L, "cu kernel template (released)");
+    return 1;
+  }
+  lua_pushfstring(L, "%s %s '%s' (%d specialization%s compiled)",
+                  box->t->reduction ? kReductionType : kElementwiseType, box->t->name.c_str(),
+                  box->t->signature_text.c_str(), static_cast<int>(box->t->specializations.size()),
+                  box->t->specializations.size() == 1 ? "" : "s");
+  return 1;
+}
+
+int template_index(lua_State* L) {
+  auto* box = static_cast<TemplateBox*>(lua_touserdata(L, 1));
+  const std::string_view key = luaL_checkstring(L, 2);
+  if (!box->t) return 0;
+  if (key == "name") {
+    lua_pushstring(L, box->t->name.c_str());
+  } else if (key == "signature") {
+    lua_pushstring(L, box->t->signature_text.c_str());
+  } else if (key == "specializations") {
+    lua_pushinteger(L, static_cast<lua_Integer>(box->t->specializations.size()));
+  } else if (key == "info") {
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, static_cast<lua_Integer>(box->t->specializations.size()));
+    lua_setfield(L, -2, "specializations");
+    lua_pushinteger(L, box->t->cache_hits);
+    lua_setfield(L, -2, "cache_hits");
+    lua_pushinteger(L, box->t->cache_misses);
+    lua_setfield(L, -2, "cache_misses");
+    lua_pushnumber(L, box->t->compile_ms);
+    lua_setfield(L, -2, "compile_ms");
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+}  // namespace
+
+void register_kernel_templates(lua_State* L) {
+  for (auto [type, call] : {std::pair{kElementwiseType, &entry<elementwise_call>},
+                            std::pair{kReductionType, &entry<reduction_call>}}) {
+    new_metatable(L, type);
+    const luaL_Reg methods[] = {{"__call", call},
+                                {"__index", entry<template_index>},
+                                {"__gc", entry<template_gc>},
+                                {"__tostring", entry<template_tostring>},
+                                {nullptr, nullptr}};
+    luaL_setfuncs(L, methods, 0);
+    lua_pop(L, 1);
+  }
+  lua_pushcfunction(L, entry<l_elementwise>);
+  lua_setfield(L, -2, "elementwise");
+  lua_pushcfunction(L, entry<l_reduction>);
+  lua_setfield(L, -2, "reduction");
+}
+
+}  // namespace culua::lua

@@ -22,7 +22,8 @@
 //                                           non-blocking stream: native.launchK_us (per launch,
 //                                           N back-to-back launches timed with events) and
 //                                           native.enqueueK_us (host time to issue 1000 launches,
-//                                           per launch); medians of 11 runs
+//                                           per launch); medians of 11 runs, and with
+//                                           `launch N raw` every run's figure as well
 // BYTES may carry a suffix K, M or G (powers of 1024): 2G, 512M. The kernels round it down to a
 // multiple of 16. Each figure is the best of several event-timed runs after a warm-up; the device
 // is device 0. Exit status 2 for bad arguments, 1 for a CUDA or cuBLAS failure.
@@ -400,7 +401,7 @@ void check_cu(CUresult r, const char* what) {
   }
 }
 
-int launch_overhead(int n) {
+int launch_overhead(int n, bool raw) {
   CHECK(cudaFree(nullptr));
   int dev = 0, major = 0, minor = 0;
   CHECK(cudaGetDevice(&dev));
@@ -462,6 +463,10 @@ int launch_overhead(int n) {
       enqueue.push_back((now_s() - t0) * 1e6 / 1000);
       CHECK(cudaStreamSynchronize(s));
     }
+    if (raw) {
+      for (double v : per_launch) std::printf("native.launch%d_us_sample %.4f us\n", params, v);
+      for (double v : enqueue) std::printf("native.enqueue%d_us_sample %.4f us\n", params, v);
+    }
     std::printf("native.launch%d_us %.3f us\n", params, median(per_launch));
     std::printf("native.enqueue%d_us %.3f us\n", params, median(enqueue));
   }
@@ -504,7 +509,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "culua-baseline: launch needs a positive count\n%s", kUsage);
       return 2;
     }
-    return launch_overhead(static_cast<int>(n));
+    return launch_overhead(static_cast<int>(n), argc > 3 && std::string(argv[3]) == "raw");
   }
   const size_t mib = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 0;
   if (cmd == "startup") {

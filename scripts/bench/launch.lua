@@ -2,7 +2,8 @@
 -- cuLaunchKernel of the same NVRTC-compiled kernels (culua-baseline launch), and cu.elementwise
 -- bandwidth against cudaMemcpy device-to-device, in one run on the current GPU.
 --   build/culua scripts/bench/launch.lua [launches per run] [GiB per array]
--- Launch figures are medians of 11 runs, each timed the same way on both sides:
+-- Launch figures are medians of 22 runs, each timed the same way on both sides (culua and the
+-- native program take turns):
 --   per launch: N back-to-back launches of an empty kernel (grid 1, block 1) on one stream,
 --               events around them;
 --   enqueue:    host time to issue 1000 launches onto an idle stream, per launch.
@@ -52,45 +53,98 @@ local a = cu.empty(256, { stream = s })
 local e0, e1 = cu.event(), cu.event()
 local cfg = { grid = 1, block = 1, stream = s }
 
-local function measure(k, ...)
-  for _ = 1, 1000 do k(cfg, ...) end
+-- Appends per-launch and enqueue figures (µs) of 11 runs to `per` and `enqueue`: launches as
+-- k(cfg, ...), or through a configured kernel kc(...) when `k` is one.
+local function measure(per, enqueue, k, configured, ...)
+  local launch_n
+  if configured then
+    launch_n = function(n, ...) for _ = 1, n do k(...) end end
+  else
+    launch_n = function(n, ...) for _ = 1, n do k(cfg, ...) end end
+  end
+  launch_n(1000, ...)
   s:sync()
-  local per, enqueue = {}, {}
   for _ = 1, 11 do
     e0:record(s)
-    for _ = 1, N do k(cfg, ...) end
+    launch_n(N, ...)
     e1:record(s)
     e1:sync()
     per[#per + 1] = e0:elapsed(e1) * 1e3 / N
     local t0 = cu.clock()
-    for _ = 1, 1000 do k(cfg, ...) end
+    launch_n(1000, ...)
     enqueue[#enqueue + 1] = (cu.clock() - t0) * 1e6 / 1000
     s:sync()
   end
-  return median(per), median(enqueue)
 end
 
-local culua = {}
-culua[0] = { measure(m.empty0) }
-culua[4] = { measure(m.empty4, a, a, 1.5, 256) }
-culua[8] = { measure(m.empty8, a, a, 1.5, 256, a, a, 2.5, 7) }
-local base = native("launch " .. N)
+-- culua and the native program take turns (two rounds each), so that drift of the machine's
+-- speed during the run affects both sides alike.
+local samples = {}
+for _, k in ipairs({ 0, 4, 8 }) do
+  samples[k] = { per = {}, enqueue = {}, nper = {}, nenqueue = {}, cper = {}, cenqueue = {} }
+end
+local args = {
+  [0] = {},
+  [4] = { a, a, 1.5, 256 },
+  [8] = { a, a, 1.5, 256, a, a, 2.5, 7 },
+}
+for _ = 1, 2 do
+  for _, k in ipairs({ 0, 4, 8 }) do
+    local kernel = m["empty" .. k]
+    measure(samples[k].per, samples[k].enqueue, kernel, false, table.unpack(args[k]))
+    measure(samples[k].cper, samples[k].cenqueue, kernel:configure(cfg), true, table.unpack(args[k]))
+  end
+  local f = io.popen(bindir .. "/culua-baseline launch " .. N .. " raw 2>&1")
+  for line in f:lines() do
+    local key, value = line:match("^native%.(%a+%d)_us_sample ([%d%.]+)")
+    if key then
+      local kind, k = key:match("^(%a+)(%d)$")
+      local t = samples[tonumber(k)]
+      if t then table.insert(kind == "launch" and t.nper or t.nenqueue, tonumber(value)) end
+    end
+  end
+  f:close()
+end
+
+local function stats(t)
+  if #t == 0 then return nil end
+  table.sort(t)
+  return median(t), t[1], t[#t]
+end
 
 local rows = {}
-local function row(what, value, unit, ref, verdict)
-  rows[#rows + 1] = string.format("| %s | %.2f %s | %s | %s | %s |", what, value, unit,
-    ref and string.format("%.2f %s", ref, unit) or "—",
-    ref and string.format("%.3f×", value / ref) or "—", verdict or "")
+local function row(what, values, refs, target)
+  local v, vmin, vmax = stats(values)
+  local r, rmin, rmax = stats(refs)
+  local verdict = ""
+  if r and target then verdict = target(v, r) end
+  rows[#rows + 1] = string.format("| %s | %.2f µs (%.2f–%.2f) | %s | %s | %s |", what, v, vmin, vmax,
+    r and string.format("%.2f µs (%.2f–%.2f)", r, rmin, rmax) or "—",
+    r and string.format("%.3f×", v / r) or "—", verdict)
+end
+local function per_target(v, r)
+  return v <= 1.10 * r and "≤ 1.10× native: met" or "≤ 1.10× native: MISSED"
+end
+local function enqueue_target(v, r)
+  return v <= r + 0.5 and "≤ native + 0.5 µs: met" or "≤ native + 0.5 µs: MISSED"
 end
 for _, k in ipairs({ 0, 4, 8 }) do
-  local per, enq = culua[k][1], culua[k][2]
-  local nper, nenq = base["native.launch" .. k .. "_us"], base["native.enqueue" .. k .. "_us"]
-  local v1 = nper and (per <= 1.10 * nper and "target ≤ 1.10× met" or "target ≤ 1.10× MISSED")
-  local v2 = nenq and (enq <= nenq + 0.5 and "target ≤ native + 0.5 µs met"
-    or "target ≤ native + 0.5 µs MISSED")
-  if k ~= 0 then v1, v2 = nil, nil end
-  row(string.format("back-to-back launches, %d arguments, per launch", k), per, "µs", nper, v1)
-  row(string.format("host enqueue, %d arguments, per launch (1000 launches)", k), enq, "µs", nenq, v2)
+  local t = samples[k]
+  row(string.format("`kc(...)` (`kc = k:configure(cfg)`), %d arguments, per launch", k), t.cper,
+    t.nper, k == 0 and per_target)
+  row(string.format("`kc(...)` host enqueue, %d arguments, per launch", k), t.cenqueue, t.nenqueue,
+    k == 0 and enqueue_target)
+end
+for _, k in ipairs({ 0, 4, 8 }) do
+  local t = samples[k]
+  row(string.format("`k(cfg, ...)`, %d arguments, per launch", k), t.per, t.nper,
+    k == 0 and function(v, r)
+      return v <= 1.10 * r and "≤ 1.10× native: met" or "≤ 1.10× native: MISSED"
+    end)
+  row(string.format("`k(cfg, ...)` host enqueue, %d arguments, per launch", k), t.enqueue,
+    t.nenqueue, k == 0 and function(v, r)
+      return v <= r + 0.5 and "≤ native + 0.5 µs: met" or "≤ native + 0.5 µs: MISSED"
+    end)
 end
 
 -- cu.elementwise bandwidth on large arrays.
@@ -127,7 +181,7 @@ rows[#rows + 1] = string.format("| same vs a native float4 a + b kernel | %.0f G
 rows[#rows + 1] = string.format("| `cu.elementwise` y = x (copy) | %.0f GB/s | %s | %s | |", copy_gbps,
   d2d and string.format("%.0f GB/s", d2d) or "—", pct(copy_gbps, d2d))
 
-print(string.format("\n%d launches per run; medians of 11 runs (launches), best of 10 (bandwidth)\n", N))
+print(string.format("\n%d launches per run; launch figures: median (min–max) of 22 runs, culua and native taking turns; bandwidth: best of 10\n", N))
 print("| what | culua | native C++ | ratio | target |")
 print("|---|---|---|---|---|")
 for _, r in ipairs(rows) do print(r) end

@@ -1131,10 +1131,15 @@ std::vector<DType> accepted_list(const ParamType& p) {
 }  // namespace
 
 bool pointer_accepts(const ParamType& p, DType t) {
-  if (p.kind != ParamKind::Pointer) return false;
-  if (p.pointee_void) return true;
-  const std::vector<DType> ok = accepted_list(p);
-  return std::find(ok.begin(), ok.end(), t) != ok.end();
+  return (accepted_mask(p) >> static_cast<unsigned>(t)) & 1u;
+}
+
+uint32_t accepted_mask(const ParamType& p) {
+  if (p.kind != ParamKind::Pointer) return 0;
+  if (p.pointee_void) return (1u << kNumDTypes) - 1;
+  uint32_t mask = 0;
+  for (DType t : accepted_list(p)) mask |= 1u << static_cast<unsigned>(t);
+  return mask;
 }
 
 std::string accepted_dtypes(const ParamType& p) {
@@ -1177,15 +1182,16 @@ void store(void* out, T v) {
 void encode_integer(const ParamType& p, const Scalar& v, void* out, std::string_view what) {
   const bool is_signed = p.kind == ParamKind::Signed;
   const int bits = p.size * 8;
-  // Range as text, for messages.
-  const std::string range =
-      is_signed
-          ? fmt::format(
-                "{} to {}",
-                bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1)),
-                bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1)
-          : fmt::format("0 to {}", bits == 64 ? std::numeric_limits<uint64_t>::max()
-                                              : (uint64_t{1} << bits) - 1);
+  // Range as text, for messages (made only for one).
+  const auto range = [&] {
+    return is_signed ? fmt::format("{} to {}",
+                                   bits == 64 ? std::numeric_limits<int64_t>::min()
+                                              : -(int64_t{1} << (bits - 1)),
+                                   bits == 64 ? std::numeric_limits<int64_t>::max()
+                                              : (int64_t{1} << (bits - 1)) - 1)
+                     : fmt::format("0 to {}", bits == 64 ? std::numeric_limits<uint64_t>::max()
+                                                         : (uint64_t{1} << bits) - 1);
+  };
   uint64_t u = 0;  // the value's two's complement bits
   switch (v.kind) {
     case Scalar::Kind::Bool:
@@ -1197,7 +1203,7 @@ void encode_integer(const ParamType& p, const Scalar& v, void* out, std::string_
                                 : v.i >= 0 && (bits == 64 || v.i < (int64_t{1} << bits));
       if (!ok) {
         fail(ErrorKind::Value, "{}: {} is out of range for {} ({})", what, v.str(), type_name(p),
-             range);
+             range());
       }
       u = static_cast<uint64_t>(v.i);
       break;
@@ -1212,7 +1218,7 @@ void encode_integer(const ParamType& p, const Scalar& v, void* out, std::string_
       const double hi = std::ldexp(1.0, is_signed ? bits - 1 : bits);
       if (!(d >= lo && d < hi)) {
         fail(ErrorKind::Value, "{}: {} is out of range for {} ({})", what, v.str(), type_name(p),
-             range);
+             range());
       }
       u = d < 0 ? static_cast<uint64_t>(static_cast<int64_t>(d)) : static_cast<uint64_t>(d);
       break;

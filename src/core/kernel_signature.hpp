@@ -21,8 +21,9 @@ struct KernelDecl {
   bool is_template = false;
   std::string template_params;           // the text between `template <` and `>`, trimmed
   std::vector<std::string> param_names;  // "" for an unnamed parameter
-  std::vector<std::string> param_types;  // the type as written, trimmed ("const float* __restrict__")
-  int line = 0;                          // 1-based line of the kernel's name
+  std::vector<std::string>
+      param_types;  // the type as written, trimmed ("const float* __restrict__")
+  int line = 0;     // 1-based line of the kernel's name
 };
 
 // Every __global__ function declared or defined in `source`, in order, each name once (a
@@ -44,7 +45,7 @@ struct ParamType {
   FloatFormat format = FloatFormat::Single;  // Float, and the components of Complex
   // Pointers: what they point to.
   bool pointee_const = false;
-  bool pointee_void = false;  // void*: any array
+  bool pointee_void = false;   // void*: any array
   DType element = DType::F32;  // the element dtype (for float4*: F32)
   int vector = 1;              // elements per pointee: float4* -> 4, float* -> 1
   uint8_t pointee_align = 1;   // alignment the address must have (float4*: 16)
@@ -86,6 +87,8 @@ std::optional<std::string> template_argument(std::string_view demangled);
 // char* and unsigned char* take i8, u8 and bool; float2* takes f32 and c64, double2* f64 and
 // c128; float4* takes f32 (the address must be 16-byte aligned, checked by the caller).
 bool pointer_accepts(const ParamType& p, DType t);
+// The same as a bit mask: bit t is set when dtype t is taken (0 for non-pointers).
+uint32_t accepted_mask(const ParamType& p);
 // The dtypes a pointer parameter takes, for messages: "f32 or c64", "any dtype".
 std::string accepted_dtypes(const ParamType& p);
 

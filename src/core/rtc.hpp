@@ -65,6 +65,14 @@ struct LaunchDims {
   uint32_t shared = 0;  // dynamic shared memory, bytes
 };
 
+// What was launched where ("kernel 'saxpy' launched at x.lua:12"), for the message of an
+// asynchronous fault. `version` changes whenever the text does (unique across all sites), so the
+// text is copied only when it changed.
+struct LaunchSite {
+  const char* text = "";
+  uint64_t version = 0;
+};
+
 // Offset and size of a kernel parameter in the launch buffer, as the driver reports them.
 struct ParamLayout {
   size_t offset = 0;
@@ -83,9 +91,8 @@ class RtcFunction {
   // Blocks of `block_threads` threads that fit on one SM at once.
   virtual int max_active_blocks(int block_threads, size_t dynamic_shared) = 0;
   // Queues the kernel; `params[i]` points at the value of parameter i. `site` describes the
-  // launch for the message of an asynchronous fault ("kernel 'saxpy' launched at x.lua:12").
-  // Never allocates.
-  virtual void launch(const LaunchDims& dims, Stream& s, void** params, const char* site) = 0;
+  // launch for the message of an asynchronous fault. Never allocates.
+  virtual void launch(const LaunchDims& dims, Stream& s, void** params, const LaunchSite& site) = 0;
 };
 
 class RtcModule {

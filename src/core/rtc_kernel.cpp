@@ -194,13 +194,15 @@ RtcKernel::OnDevice& RtcKernel::load(Backend& backend, int device) {
   return devices_[static_cast<size_t>(device)];
 }
 
-void RtcKernel::prepare(OnDevice& k, const LaunchDims& d) {
+void RtcKernel::prepare_slow(OnDevice& k, const LaunchDims& d) {
   check_launch_dims(d, k.info, k.attributes.max_threads_per_block, k.attributes.static_shared,
                     expression_);
   if (d.shared > k.reserved_shared) {
     k.function->reserve_dynamic_shared(d.shared);
     k.reserved_shared = d.shared;
   }
+  k.checked = d;
+  k.have_checked = true;
 }
 
 }  // namespace culua

@@ -70,6 +70,8 @@ class RtcKernel {
     KernelAttributes attributes;
     DeviceInfo info;
     size_t reserved_shared = 48 << 10;  // dynamic shared memory allowed without asking again
+    LaunchDims checked;                 // the last configuration that passed the checks
+    bool have_checked = false;
   };
   // The kernel on `device`, loaded on first use.
   OnDevice& on_device(Backend& backend, int device) {
@@ -80,14 +82,24 @@ class RtcKernel {
     return load(backend, device);
   }
   // check_launch_dims, then raises the kernel's dynamic shared memory limit when `d` asks for
-  // more than it allows now.
-  void prepare(OnDevice& k, const LaunchDims& d);
+  // more than it allows now. A configuration equal to the last one that passed is not checked
+  // again (launch loops repeat theirs).
+  void prepare(OnDevice& k, const LaunchDims& d) {
+    if (k.have_checked && same(d, k.checked)) return;
+    prepare_slow(k, d);
+  }
 
   // Where the value of parameter i goes before a launch, and the pointer array to launch with.
   void* slot(size_t i) { return slots_[i].data(); }
   void** argv() { return argv_.data(); }
 
  private:
+  static bool same(const LaunchDims& a, const LaunchDims& b) {
+    return a.grid[0] == b.grid[0] && a.grid[1] == b.grid[1] && a.grid[2] == b.grid[2] &&
+           a.block[0] == b.block[0] && a.block[1] == b.block[1] && a.block[2] == b.block[2] &&
+           a.shared == b.shared;
+  }
+  void prepare_slow(OnDevice& k, const LaunchDims& d);
   OnDevice& load(Backend& backend, int device);
 
   std::shared_ptr<const RtcBinary> binary_;

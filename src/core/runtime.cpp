@@ -57,6 +57,11 @@ uint64_t parse_byte_size(std::string_view s) {
 
 Runtime::Runtime(RuntimeOptions options) : options_(options), device_(options.device) {}
 
+Runtime::Runtime(RuntimeOptions options, std::shared_ptr<Backend> backend)
+    : options_(options), backend_(std::move(backend)), device_(options.device) {
+  current_streams_.assign(static_cast<size_t>(backend_->device_count()), nullptr);
+}
+
 Runtime::~Runtime() {
   current_streams_.clear();
   if (backend_ && !backend_->poisoned()) {

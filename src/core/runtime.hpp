@@ -30,6 +30,8 @@ BackendKind parse_backend(std::string_view s);
 class Runtime {
  public:
   explicit Runtime(RuntimeOptions options = {});
+  // A runtime on a backend made elsewhere (tests and measurement tools wrap the real ones).
+  Runtime(RuntimeOptions options, std::shared_ptr<Backend> backend);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;

@@ -275,7 +275,7 @@ class CudaBackend final : public Backend {
     state(device);
     std::lock_guard lock(init_mutex_);
     auto& m = devices_[static_cast<size_t>(device)].modules[binary.key];
-    if (!m) m = cuda::load_module(binary, device, health_);
+    if (!m) m = cuda::load_module(binary, device, device_count() > 1, health_);
     return m;
   }
 

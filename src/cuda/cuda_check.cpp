@@ -1,5 +1,6 @@
 #include "cuda/cuda_check.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -40,10 +41,11 @@ std::string Health::poison_message() const {
   return message;
 }
 
-void Health::note_op(const char* op, const char* site) {
-  last_op.store(op, std::memory_order_relaxed);
-  std::strncpy(last_site, site, sizeof last_site - 1);
-  last_site[sizeof last_site - 1] = '\0';
+void Health::copy_site(const char* site, uint64_t version) {
+  const size_t n = std::min(std::strlen(site), sizeof last_site - 1);
+  std::memcpy(last_site, site, n);
+  last_site[n] = '\0';
+  last_site_version = version;
 }
 
 void Health::check(cudaError_t e, const char* call, const char* file, int line) {

@@ -19,15 +19,22 @@ struct Health {
   // The last operation queued, to name the likely culprit of an asynchronous fault, and for
   // run-time kernels the script line that launched it. Written and read on the runtime's thread.
   std::atomic<const char*> last_op{"(none)"};
-  char last_site[128] = {};
+  char last_site[160] = {};
+  uint64_t last_site_version = 0;
 
   void note_op(const char* op) {
     last_op.store(op, std::memory_order_relaxed);
-    last_site[0] = '\0';
+    if (last_site_version != 0) {
+      last_site[0] = '\0';
+      last_site_version = 0;
+    }
   }
-  // `site` says what was launched where ("kernel 'saxpy' launched at x.lua:12"); it is copied
-  // (truncated to fit).
-  void note_op(const char* op, const char* site);
+  // A run-time kernel launch: `site` says what was launched where ("kernel 'saxpy' launched at
+  // x.lua:12"); the text is copied (truncated to fit) only when its version changed.
+  void note_launch(const char* op, const char* site, uint64_t version) {
+    last_op.store(op, std::memory_order_relaxed);
+    if (version != last_site_version) copy_site(site, version);
+  }
 
   void check_usable() const;  // throws Error(Fatal) once poisoned
   std::string poison_message() const;
@@ -37,6 +44,7 @@ struct Health {
   void check_driver(int code, const char* call, const char* file, int line);
 
  private:
+  void copy_site(const char* site, uint64_t version);
   [[noreturn]] void raise(int code, const char* name, const char* description, const char* call,
                           const char* file, int line);
 };

@@ -241,11 +241,12 @@ namespace {
 
 class CudaRtcFunction final : public RtcFunction {
  public:
-  CudaRtcFunction(std::shared_ptr<RtcModule> module, CUfunction f, int device,
+  CudaRtcFunction(std::shared_ptr<RtcModule> module, CUfunction f, int device, bool switch_device,
                   std::shared_ptr<Health> health)
       : module_(std::move(module)),
         f_(f),
         device_(device),
+        switch_device_(switch_device),
         health_(std::move(health)),
         launch_(driver_api().launch_kernel) {}
 
@@ -291,12 +292,14 @@ class CudaRtcFunction final : public RtcFunction {
     return n;
   }
 
-  void launch(const LaunchDims& d, Stream& s, void** params, const char* site) override {
+  void launch(const LaunchDims& d, Stream& s, void** params, const LaunchSite& site) override {
     health_->check_usable();
-    health_->note_op("run-time kernel", site);
-    int current = -1;
-    cudaGetDevice(&current);
-    if (current != device_) CULUA_CUDA_CHECK(*health_, cudaSetDevice(device_));
+    health_->note_launch("run-time kernel", site.text, site.version);
+    if (switch_device_) {  // one GPU: its context is the only one and always current
+      int current = -1;
+      cudaGetDevice(&current);
+      if (current != device_) CULUA_CUDA_CHECK(*health_, cudaSetDevice(device_));
+    }
     const CUresult r =
         launch_(f_, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2], d.shared,
                 static_cast<CUstream>(s.native_handle()), params, nullptr);
@@ -313,14 +316,15 @@ class CudaRtcFunction final : public RtcFunction {
   std::shared_ptr<RtcModule> module_;  // keeps the code loaded
   CUfunction f_;
   int device_;
+  bool switch_device_;
   std::shared_ptr<Health> health_;
   decltype(&::cuLaunchKernel) launch_;
 };
 
 class CudaRtcModule final : public RtcModule, public std::enable_shared_from_this<CudaRtcModule> {
  public:
-  CudaRtcModule(CUmodule m, int device, std::shared_ptr<Health> health)
-      : module_(m), device_(device), health_(std::move(health)) {}
+  CudaRtcModule(CUmodule m, int device, bool switch_device, std::shared_ptr<Health> health)
+      : module_(m), device_(device), switch_device_(switch_device), health_(std::move(health)) {}
   // The backend keeps every module it loaded until it is destroyed (queued launches need the
   // code), so this runs at shutdown, never while kernels from the module may be queued.
   ~CudaRtcModule() override {
@@ -334,25 +338,27 @@ class CudaRtcModule final : public RtcModule, public std::enable_shared_from_thi
     const CUresult r = driver_api().module_get_function(&f, module_, symbol.c_str());
     if (r == CUDA_ERROR_NOT_FOUND) fail(ErrorKind::Value, "the module has no kernel '{}'", symbol);
     CULUA_CU_CHECK(*health_, r);
-    return std::make_shared<CudaRtcFunction>(shared_from_this(), f, device_, health_);
+    return std::make_shared<CudaRtcFunction>(shared_from_this(), f, device_, switch_device_,
+                                             health_);
   }
 
  private:
   CUmodule module_;
   int device_;
+  bool switch_device_;
   std::shared_ptr<Health> health_;
 };
 
 }  // namespace
 
-std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device,
+std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device, bool switch_device,
                                        std::shared_ptr<Health> health) {
   health->check_usable();
   std::vector<char> image = binary.image;
   if (binary.ptx && (image.empty() || image.back() != '\0')) image.push_back('\0');
   CUmodule m = nullptr;
   CULUA_CU_CHECK(*health, driver_api().module_load_data(&m, image.data()));
-  return std::make_shared<CudaRtcModule>(m, device, std::move(health));
+  return std::make_shared<CudaRtcModule>(m, device, switch_device, std::move(health));
 }
 
 }  // namespace culua::cuda

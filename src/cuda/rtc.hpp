@@ -14,8 +14,9 @@ namespace culua::cuda {
 // Compile errors throw Error(Value) whose message holds NVRTC's log.
 RtcBinary compile(const RtcRequest& request, const DeviceInfo& device);
 
-// Loads `binary` into the current context, which must be `device`'s.
-std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device,
+// Loads `binary` into the current context, which must be `device`'s. With `switch_device`
+// (several GPUs) each launch first makes `device` current when it is not.
+std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device, bool switch_device,
                                        std::shared_ptr<Health> health);
 
 }  // namespace culua::cuda

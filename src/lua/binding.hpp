@@ -24,9 +24,11 @@ struct Context {
   const void* event_mt = nullptr;
   const void* complex_mt = nullptr;
   const void* kernel_mt = nullptr;
+  const void* bound_mt = nullptr;  // a kernel with its launch configuration (k:configure)
   // The launch configuration table whose keys were last checked (kernel launches check a table
   // used for many launches once).
   const void* checked_launch_config = nullptr;
+  uint64_t launch_site_version = 0;  // the last LaunchSite version handed out
 };
 
 // Type names; their addresses also key the metatables in the registry (a light userdata key is

@@ -1,5 +1,7 @@
 // cu.compile, cu.Module and cu.Kernel: run-time compiled CUDA kernels with checked launches.
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -21,8 +23,12 @@ namespace culua::lua {
 
 SourceOrigin find_origin(lua_State* L, const std::string& source) {
   SourceOrigin o;
+  // The innermost Lua function calling (pcall(cu.compile, src) has pcall in between).
   lua_Debug ar;
-  if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "Sl", &ar)) return o;
+  for (int level = 1;; ++level) {
+    if (!lua_getstack(L, level, &ar) || !lua_getinfo(L, "Sl", &ar)) return o;
+    if (ar.currentline > 0) break;
+  }
   o.chunk = ar.short_src;
   o.call_line = ar.currentline;
   if (!ar.source || ar.source[0] != '@' || source.empty()) return o;
@@ -140,11 +146,13 @@ const rtc::KernelDecl* find_decl(const ModuleState& m, const std::string& expres
 struct LuaKernel {
   std::shared_ptr<RtcKernel> kernel;
   std::vector<std::string> what;  // "saxpy: argument 2 (x: float const*)", per parameter
+  std::vector<uint32_t> accepts;  // pointer parameters: the dtypes taken, as a bit mask
   std::vector<Buffer*> buffers;   // the arrays of one launch (reused)
   // The script line of the latest launch, formatted once per call site.
   const char* site_source = nullptr;
   int site_line = -1;
   char site[256] = {};
+  LaunchSite launch_site{site, 0};
 };
 
 struct KernelBox {
@@ -169,7 +177,10 @@ void push_kernel(lua_State* L, std::shared_ptr<RtcKernel> kernel) {
     lk->what.push_back(kernel->name() + ": " + describe_argument(i, kernel->params()[i]));
   }
   size_t pointers = 0;
-  for (const auto& p : kernel->params()) pointers += p.type.kind == rtc::ParamKind::Pointer;
+  for (const auto& p : kernel->params()) {
+    pointers += p.type.kind == rtc::ParamKind::Pointer;
+    lk->accepts.push_back(rtc::accepted_mask(p.type));
+  }
   lk->buffers.resize(pointers);
   lk->kernel = std::move(kernel);
   box->k = lk.release();
@@ -230,7 +241,13 @@ void push_module_kernel(lua_State* L, int idx, const std::string& expression) {
     RtcRequest r = m.request;
     r.name_expressions.push_back(expression);
     r.name_expressions.push_back(signature_probe(expression));
-    m.binary = compile_checked(runtime(L), r, m.origin);
+    try {
+      m.binary = compile_checked(runtime(L), r, m.origin);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Value) throw;
+      fail(ErrorKind::Value, "module '{}' has no kernel '{}' that the compiler can instantiate: {}",
+           m.request.name, expression, e.what());
+    }
     m.request = std::move(r);
   }
   push_kernel(L, make_kernel(m.binary, expression, decl));
@@ -437,17 +454,16 @@ void read_dims(lua_State* L, int cfg, const char* key, uint32_t out[3], const Lu
   lua_pop(L, 1);
 }
 
-// The launch: the kernel at `self`, the configuration after it, then the kernel's arguments.
-int launch(lua_State* L, int self) {
-  LuaKernel& lk = check_kernel(L, self);
-  RtcKernel& k = *lk.kernel;
+// A launch configuration table at `cfg`: dimensions, and the stream (null: the current one).
+// With `stream_ref`, the stream's shared pointer is returned too (configure keeps it).
+LaunchDims read_config(lua_State* L, int cfg, const LuaKernel& k, Stream** stream,
+                       std::shared_ptr<Stream>* stream_ref = nullptr) {
   Context& ctx = context(L);
-  const int cfg = self + 1;
   if (lua_type(L, cfg) != LUA_TTABLE) {
     fail(ErrorKind::Type,
          "{}: the first argument must be the launch configuration {{grid=, block=, shared=, "
          "stream=}}, got {}",
-         k.name(), luaL_typename(L, cfg));
+         k.kernel->name(), luaL_typename(L, cfg));
   }
   // Typos in the configuration are errors; a table used for many launches is checked once.
   if (lua_topointer(L, cfg) != ctx.checked_launch_config) {
@@ -455,34 +471,44 @@ int launch(lua_State* L, int self) {
     ctx.checked_launch_config = lua_topointer(L, cfg);
   }
   LaunchDims d;
-  read_dims(L, cfg, "grid", d.grid, lk);
-  read_dims(L, cfg, "block", d.block, lk);
+  read_dims(L, cfg, "grid", d.grid, k);
+  read_dims(L, cfg, "block", d.block, k);
   if (lua_getfield(L, cfg, "shared") != LUA_TNIL) {
     const int64_t bytes = check_integer(L, -1, "shared");
     if (bytes < 0 || bytes > 0x7fffffff) {
-      fail(ErrorKind::Value, "{}: shared must be a number of bytes, got {}", k.name(), bytes);
+      fail(ErrorKind::Value, "{}: shared must be a number of bytes, got {}", k.kernel->name(),
+           bytes);
     }
     d.shared = static_cast<uint32_t>(bytes);
   }
   lua_pop(L, 1);
-  Stream* stream = nullptr;
-  if (lua_getfield(L, cfg, "stream") != LUA_TNIL) stream = &check_stream(L, -1);
+  *stream = nullptr;
+  if (lua_getfield(L, cfg, "stream") != LUA_TNIL) {
+    *stream = &check_stream(L, -1);
+    if (stream_ref) *stream_ref = (*stream)->shared_from_this();
+  }
   lua_pop(L, 1);
+  return d;
+}
+
+// Launches `lk` with its arguments at first.. (exactly as many as it has parameters).
+void launch_with(lua_State* L, LuaKernel& lk, const LaunchDims& d, Stream* stream, int first) {
+  RtcKernel& k = *lk.kernel;
+  Context& ctx = context(L);
   Runtime& rt = *ctx.rt;
   Stream& s = stream ? *stream : rt.current_stream();
-
   const auto& params = k.params();
-  const int nargs = lua_gettop(L) - cfg;
+  const int nargs = lua_gettop(L) - first + 1;
   if (nargs != static_cast<int>(params.size())) {
-    fail(ErrorKind::Value, "{} takes {} argument{} after the launch configuration, got {}",
-         k.signature(), params.size(), params.size() == 1 ? "" : "s", nargs);
+    fail(ErrorKind::Value, "{} takes {} argument{}{}, got {}", k.signature(), params.size(),
+         params.size() == 1 ? "" : "s", first > 2 ? " after the launch configuration" : "", nargs);
   }
   RtcKernel::OnDevice& dev = k.on_device(rt.backend(), s.device());
   k.prepare(dev, d);
 
   size_t nbuf = 0;
   for (size_t i = 0; i < params.size(); ++i) {
-    const int idx = cfg + 1 + static_cast<int>(i);
+    const int idx = first + static_cast<int>(i);
     const rtc::ParamType& p = params[i].type;
     switch (p.kind) {
       case rtc::ParamKind::Pointer: {
@@ -492,8 +518,12 @@ int launch(lua_State* L, int self) {
                luaL_typename(L, idx));
         }
         const Array& a = box->array;
-        check_pointer_argument(p, a, s.device(), lk.what[i]);
-        void* ptr = a.data();
+        void* ptr = a.alive() ? a.data() : nullptr;
+        const bool ok = ptr && a.location() == Location::Device && a.device() == s.device() &&
+                        ((lk.accepts[i] >> static_cast<unsigned>(a.dtype())) & 1u) &&
+                        a.is_contiguous() &&
+                        reinterpret_cast<uintptr_t>(ptr) % p.pointee_align == 0;
+        if (!ok) check_pointer_argument(p, a, s.device(), lk.what[i]);  // raises, saying why
         std::memcpy(k.slot(i), &ptr, sizeof ptr);
         lk.buffers[nbuf++] = a.buffer().get();
         break;
@@ -502,6 +532,30 @@ int launch(lua_State* L, int self) {
         fail(ErrorKind::Type, "{}: culua cannot pass this parameter: {}", lk.what[i],
              p.unsupported);
       default: {
+        // The common cases without the general conversion: a Lua integer into an int, a Lua
+        // float into a float or double.
+        if (lua_type(L, idx) == LUA_TNUMBER) {
+          if (lua_isinteger(L, idx)) {
+            const lua_Integer v = lua_tointeger(L, idx);
+            if (p.kind == rtc::ParamKind::Signed && p.size == 4 && v >= INT32_MIN &&
+                v <= INT32_MAX) {
+              const int32_t x = static_cast<int32_t>(v);
+              std::memcpy(k.slot(i), &x, sizeof x);
+              break;
+            }
+          } else if (p.kind == rtc::ParamKind::Float) {
+            const double v = lua_tonumber(L, idx);
+            if (p.format == rtc::FloatFormat::Double) {
+              std::memcpy(k.slot(i), &v, sizeof v);
+              break;
+            }
+            if (p.format == rtc::FloatFormat::Single && std::fabs(v) <= 3.4028234663852886e38) {
+              const float x = static_cast<float>(v);
+              std::memcpy(k.slot(i), &x, sizeof x);
+              break;
+            }
+          }
+        }
         Scalar v;
         switch (lua_type(L, idx)) {
           case LUA_TNUMBER:
@@ -524,6 +578,7 @@ int launch(lua_State* L, int self) {
   }
   for (size_t i = 0; i < nbuf; ++i) lk.buffers[i]->record_use(s);
 
+  // The script line of this launch, for the message of an asynchronous fault.
   lua_Debug ar;
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
     if (ar.source != lk.site_source || ar.currentline != lk.site_line) {
@@ -531,22 +586,83 @@ int launch(lua_State* L, int self) {
                     ar.short_src, ar.currentline);
       lk.site_source = ar.source;
       lk.site_line = ar.currentline;
+      lk.launch_site.version = ++ctx.launch_site_version;
     }
   } else if (lk.site_line != -2) {
     std::snprintf(lk.site, sizeof lk.site, "kernel '%s'", k.name().c_str());
     lk.site_source = nullptr;
     lk.site_line = -2;
+    lk.launch_site.version = ++ctx.launch_site_version;
   }
-  dev.function->launch(d, s, k.argv(), lk.site);
+  dev.function->launch(d, s, k.argv(), lk.launch_site);
+}
+
+// k(cfg, ...) and k:launch(cfg, ...)
+int kernel_call(lua_State* L) {
+  LuaKernel& lk = check_kernel(L, 1);
+  Stream* stream = nullptr;
+  const LaunchDims d = read_config(L, 2, lk, &stream);
+  launch_with(L, lk, d, stream, 3);
   return 0;
 }
 
-int kernel_call(lua_State* L) {
-  return launch(L, 1);
+// A kernel with its launch configuration bound (k:configure(cfg)): calls take only the kernel's
+// arguments, and the configuration is read and checked once.
+struct BoundBox {
+  LuaKernel* k = nullptr;  // kept alive by the kernel object in the first user value
+  LaunchDims dims;
+  std::shared_ptr<Stream> stream;  // null: the current stream at each launch
+};
+
+int bound_call(lua_State* L) {
+  if (!has_metatable(L, 1, context(L).bound_mt)) {
+    fail(ErrorKind::Type, "expected a configured cu.Kernel, got {}", luaL_typename(L, 1));
+  }
+  auto* box = static_cast<BoundBox*>(lua_touserdata(L, 1));
+  if (!box->k) fail(ErrorKind::Released, "cannot use a kernel after it has been released");
+  launch_with(L, *box->k, box->dims, box->stream.get(), 2);
+  return 0;
 }
 
-int kernel_launch(lua_State* L) {
-  return launch(L, 1);
+int bound_gc(lua_State* L) {
+  auto* box = static_cast<BoundBox*>(lua_touserdata(L, 1));
+  box->~BoundBox();
+  new (box) BoundBox{};
+  return 0;
+}
+
+int bound_tostring(lua_State* L) {
+  auto* box = static_cast<BoundBox*>(lua_touserdata(L, 1));
+  if (!box->k) {
+    lua_pushliteral(L, "cu.Kernel (released)");
+    return 1;
+  }
+  const LaunchDims& d = box->dims;
+  lua_pushfstring(L,
+                  "cu.Kernel %s configured with grid {%d, %d, %d}, block {%d, %d, %d}, shared %d",
+                  box->k->kernel->signature().c_str(), int(d.grid[0]), int(d.grid[1]),
+                  int(d.grid[2]), int(d.block[0]), int(d.block[1]), int(d.block[2]), int(d.shared));
+  return 1;
+}
+
+int kernel_configure(lua_State* L) {
+  LuaKernel& lk = check_kernel(L, 1);
+  Stream* stream = nullptr;
+  std::shared_ptr<Stream> ref;
+  const LaunchDims d = read_config(L, 2, lk, &stream, &ref);
+  // Checked now against the device it will run on (the stream's, else the current one).
+  Runtime& rt = runtime(L);
+  const int device = stream ? stream->device() : rt.device();
+  lk.kernel->prepare(lk.kernel->on_device(rt.backend(), device), d);
+  auto* box = static_cast<BoundBox*>(lua_newuserdatauv(L, sizeof(BoundBox), 1));
+  new (box) BoundBox{};
+  set_metatable(L, kBoundKernelType);
+  box->k = &lk;
+  box->dims = d;
+  box->stream = std::move(ref);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  return 1;
 }
 
 int kernel_occupancy(lua_State* L) {
@@ -620,7 +736,9 @@ int kernel_index(lua_State* L) {
   const std::string_view key = luaL_checkstring(L, 2);
   RtcKernel& k = *lk.kernel;
   if (key == "launch") {
-    lua_pushcfunction(L, entry<kernel_launch>);
+    lua_pushcfunction(L, entry<kernel_call>);
+  } else if (key == "configure") {
+    lua_pushcfunction(L, entry<kernel_configure>);
   } else if (key == "occupancy") {
     lua_pushcfunction(L, entry<kernel_occupancy>);
   } else if (key == "best_block") {
@@ -678,6 +796,15 @@ void register_kernel(lua_State* L) {
                                      {nullptr, nullptr}};
   luaL_setfuncs(L, kernel_methods, 0);
   context(L).kernel_mt = lua_topointer(L, -1);
+  lua_pop(L, 1);
+
+  new_metatable(L, kBoundKernelType);
+  const luaL_Reg bound_methods[] = {{"__call", entry<bound_call>},
+                                    {"__gc", entry<bound_gc>},
+                                    {"__tostring", entry<bound_tostring>},
+                                    {nullptr, nullptr}};
+  luaL_setfuncs(L, bound_methods, 0);
+  context(L).bound_mt = lua_topointer(L, -1);
   lua_pop(L, 1);
 
   lua_pushcfunction(L, entry<l_compile>);

@@ -15,6 +15,7 @@ namespace culua::lua {
 
 inline constexpr char kModuleType[] = "cu.Module";
 inline constexpr char kKernelType[] = "cu.Kernel";
+inline constexpr char kBoundKernelType[] = "cu.ConfiguredKernel";
 
 // Where a source string came from: the script, and the script line of the source's first line
 // (0 when the string does not appear literally in the script).

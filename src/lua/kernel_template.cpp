@@ -29,6 +29,7 @@ struct Specialization {
   char site[256] = {};
   const char* site_source = nullptr;
   int site_line = -1;
+  LaunchSite launch_site{site, 0};
 };
 
 struct TemplateState {
@@ -394,13 +395,15 @@ void note_site(lua_State* L, Specialization& s, const TemplateState& t) {
                     t.signature_text.c_str(), ar.short_src, ar.currentline);
       s.site_source = ar.source;
       s.site_line = ar.currentline;
+      s.launch_site.version = ++context(L).launch_site_version;
     }
   } else if (!s.site[0]) {
     std::snprintf(s.site, sizeof s.site, "%s '%s'", t.name.c_str(), t.signature_text.c_str());
+    s.launch_site.version = ++context(L).launch_site_version;
   }
 }
 
-void launch(Runtime& rt, RtcKernel& k, const LaunchDims& d, Stream& s, const char* site) {
+void launch(Runtime& rt, RtcKernel& k, const LaunchDims& d, Stream& s, const LaunchSite& site) {
   RtcKernel::OnDevice& dev = k.on_device(rt.backend(), s.device());
   k.prepare(dev, d);
   dev.function->launch(d, s, k.argv(), site);
@@ -495,7 +498,7 @@ int elementwise_call(lua_State* L) {
           (static_cast<size_t>(vec) * itemsize(a->dtype())))
         vec = 1;
     }
-    spec.vector = n >= vec ? vec : 1;
+    spec.vector = vec;  // sizes below one vector run in the tail loop
   } else {
     spec.ndim = ndim;
     int64_t max_offset = n;
@@ -551,7 +554,7 @@ int elementwise_call(lua_State* L) {
   d.block[0] = 256;
   d.grid[0] = blocks_for(n / spec.vector, 256, info.sm_count * (info.max_threads_per_sm / 256));
   note_site(L, *sp, t);
-  launch(rt, k, d, s, sp->site);
+  launch(rt, k, d, s, sp->launch_site);
   return push_outputs(L, c);
 }
 
@@ -744,7 +747,7 @@ int reduction_call(lua_State* L) {
   d.block[0] = rtc::kReductionBlock;
   d.grid[0] = block_mode ? blocks_for(O * G, 1, sms * 32)
                          : blocks_for(O * G, rtc::kReductionBlock, sms * 8);
-  launch(rt, k, d, s, sp->site);
+  launch(rt, k, d, s, sp->launch_site);
   if (G > 1) {
     RtcKernel& fk = *sp->finish;
     Filler ff{fk};
@@ -765,7 +768,7 @@ int reduction_call(lua_State* L) {
     LaunchDims fd;
     fd.block[0] = rtc::kReductionBlock;
     fd.grid[0] = blocks_for(O, 1, sms * 32);
-    launch(rt, fk, fd, s, sp->site);
+    launch(rt, fk, fd, s, sp->launch_site);
   }
   return push_outputs(L, c);
 }

@@ -32,7 +32,8 @@ T.case("placeholders take the arrays' dtypes", function()
 end)
 
 T.case("broadcasting, scalars and views", function()
-  local f = cu.elementwise("f64 x, f64 y, f64 s -> f64 z", "z = x * s + y")
+  -- Without contraction into fma, x * s + y rounds twice, as the built-in operations do.
+  local f = cu.elementwise("f64 x, f64 y, f64 s -> f64 z", "z = x * s + y", { options = { "--fmad=false" } })
   local x = cu.rand({ 64, 33 }, "f64")
   local row = cu.rand(33, "f64")
   local z = f(x, row, 0.5)
@@ -62,7 +63,7 @@ T.case("several outputs, out= and in-place updates", function()
   local total = cu.ones(1000)
   acc(x, { out = total })
   acc(x, { out = total })
-  T.eq(maxdiff(total, x * 2 + 1), 0)
+  T.eq(maxdiff(total, (x + 1) + x), 0)
   -- In place: the output is one of the inputs.
   local inc = cu.elementwise("f32 x -> f32 y", "y = x + 1")
   local v = cu.zeros(777)

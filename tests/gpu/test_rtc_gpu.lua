@@ -56,6 +56,20 @@ extern "C" __global__ void fill2d(int* out, int w, int h) {
   T.eq(t[10][3], 9 * 1000 + 2)
 end)
 
+T.case("a configured kernel binds its launch configuration", function()
+  local m = cu.compile(SAXPY)
+  local n = 4096
+  local s = cu.stream()
+  local x, y = cu.ones(n), cu.zeros(n)
+  local kc = m.saxpy:configure({ grid = n // 256, block = 256, stream = s })
+  for _ = 1, 3 do kc(2.0, x, y, n) end
+  s:sync()
+  T.eq(y:sum():item(), 6 * n)
+  T.truthy(tostring(kc):find("configured with grid {16, 1, 1}, block {256, 1, 1}", 1, true), tostring(kc))
+  T.raises(function() kc(2.0, x, y) end, "takes 4 arguments, got 3")
+  T.raises(function() m.saxpy:configure({ grid = 1, block = 4096 }) end, "block x is 4096")
+end)
+
 local MATMUL = [[
 #define TILE 16
 // C = A @ B, row-major, A is M x K, B is K x N.
@@ -144,11 +158,11 @@ extern "C" __global__ void block_sum(const float* x, double* out, long long n) {
   if (threadIdx.x == 0) atomicAdd(out, part[0]);
 }
 // Uses all of the shared memory it is given: 96 KiB needs the opt-in attribute.
-extern "C" __global__ void big_shared(float* out, int words) {
+extern "C" __global__ void big_shared(double* out, int words) {
   extern __shared__ float buf[];
   for (int i = threadIdx.x; i < words; i += blockDim.x) buf[i] = (float)i;
   __syncthreads();
-  if (threadIdx.x == 0) { float s = 0; for (int i = 0; i < words; ++i) s += buf[i]; out[0] = s; }
+  if (threadIdx.x == 0) { double s = 0; for (int i = 0; i < words; ++i) s += buf[i]; out[0] = s; }
 }
 ]]
 
@@ -161,7 +175,7 @@ T.case("a shared-memory reduction and 96 KiB of dynamic shared memory", function
   local ref = x:astype("f64"):sum():item()
   T.near(out:item(), ref, 1e-9 * n, "block_sum")
   local words = 96 * 1024 // 4
-  local big = cu.zeros(1)
+  local big = cu.zeros(1, "f64")
   m.big_shared({ grid = 1, block = 256, shared = words * 4 }, big, words)
   T.eq(big:item(), (words - 1) * words / 2)
   T.truthy(m.big_shared.attributes.max_dynamic_shared >= words * 4, "attribute raised")

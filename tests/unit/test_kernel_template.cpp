@@ -4,6 +4,7 @@
 // is needed to compile).
 #include "helpers.hpp"
 
+#include <functional>
 #include <string>
 
 #include "core/kernel_template.hpp"

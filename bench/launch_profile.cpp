@@ -1,0 +1,138 @@
+// culua-launch-profile: runs a Lua script on the host backend, except that run-time kernels are
+// compiled with the real NVRTC (no GPU needed) and their launches do nothing. It measures what
+// culua itself costs per launch (argument checks, configuration, bookkeeping) without the driver,
+// repeatably under callgrind:
+//   valgrind --tool=callgrind build/culua-launch-profile scripts/bench/launch_profile.lua 20000
+// (instructions per launch = the difference between two counts, divided by the launches added).
+#include <lua.hpp>
+
+#include <cstdio>
+#include <memory>
+
+#include "core/backend.hpp"
+#include "core/runtime.hpp"
+#include "cuda/rtc.hpp"
+#include "host/host_backend.hpp"
+#include "lua/cu_module.hpp"
+
+namespace {
+
+using namespace culua;
+
+class NullFunction final : public RtcFunction {
+ public:
+  int device() const override { return 0; }
+  KernelAttributes attributes() override {
+    KernelAttributes a;
+    a.max_threads_per_block = 1024;
+    a.max_dynamic_shared = 48 << 10;
+    return a;
+  }
+  bool parameter_layout(std::vector<ParamLayout>&) override { return false; }
+  void reserve_dynamic_shared(size_t) override {}
+  int max_active_blocks(int, size_t) override { return 1; }
+  void launch(const LaunchDims&, Stream&, void**, const LaunchSite&) override { ++launches; }
+  long launches = 0;
+};
+
+class NullModule final : public RtcModule {
+ public:
+  int device() const override { return 0; }
+  std::shared_ptr<RtcFunction> function(const std::string&) override {
+    return std::make_shared<NullFunction>();
+  }
+};
+
+// The host backend, with NVRTC compiles and launches that do nothing. It reports itself as the
+// CUDA backend so that the template kernels run too.
+class ProfileBackend final : public Backend {
+ public:
+  ProfileBackend() : host_(host::make_backend(host::HostOptions{})) {}
+  BackendKind kind() const override { return BackendKind::Cuda; }
+  int device_count() override { return host_->device_count(); }
+  DeviceInfo device_info(int d) override {
+    DeviceInfo i = host_->device_info(d);
+    i.cc_major = 9;
+    i.cc_minor = 0;
+    i.sm_count = 132;
+    i.shared_per_block_optin = 227 << 10;
+    return i;
+  }
+  std::shared_ptr<Stream> default_stream(int d) override { return host_->default_stream(d); }
+  std::shared_ptr<Stream> release_stream(int d) override { return host_->release_stream(d); }
+  std::shared_ptr<Stream> create_stream(int d, StreamPriority p) override {
+    return host_->create_stream(d, p);
+  }
+  std::shared_ptr<Event> create_event(int d, bool t) override { return host_->create_event(d, t); }
+  void synchronize_device(int d) override { host_->synchronize_device(d); }
+  void* allocate(size_t b, Location l, int d, Stream* s) override {
+    return host_->allocate(b, l, d, s);
+  }
+  void deallocate(void* p, size_t b, Location l, int d, Stream* s) noexcept override {
+    host_->deallocate(p, b, l, d, s);
+  }
+  MemoryInfo memory_info(Location l, int d) override { return host_->memory_info(l, d); }
+  void trim(int d) noexcept override { host_->trim(d); }
+  void memcpy(void* dst, const void* src, size_t n, Stream& s) override {
+    host_->memcpy(dst, src, n, s);
+  }
+  void fill(const StridedView& d, const void* v, Stream& s) override { host_->fill(d, v, s); }
+  void copy_cast(const StridedView& d, const StridedView& src, Stream& s) override {
+    host_->copy_cast(d, src, s);
+  }
+  void sequence(const StridedView& d, const SequenceSpec& sp, Stream& s) override {
+    host_->sequence(d, sp, s);
+  }
+  void sleep(double sec, Stream& s) override { host_->sleep(sec, s); }
+  void elementwise(const ElementwiseCall& c, Stream& s) override { host_->elementwise(c, s); }
+  void reduce(const ReduceCall& c, Stream& s) override { host_->reduce(c, s); }
+  void random(const RandomCall& c, Stream& s) override { host_->random(c, s); }
+  void matmul(const MatmulCall& c, Stream& s) override { host_->matmul(c, s); }
+  void dot(const DotCall& c, Stream& s) override { host_->dot(c, s); }
+  RtcBinary compile(const RtcRequest& r, int d) override {
+    return cuda::compile(r, device_info(d));
+  }
+  std::shared_ptr<RtcModule> load_module(const RtcBinary&, int) override {
+    return std::make_shared<NullModule>();
+  }
+  bool poisoned() const override { return false; }
+  std::string poison_message() const override { return {}; }
+
+ private:
+  std::shared_ptr<Backend> host_;
+};
+
+int traceback(lua_State* L) {
+  luaL_traceback(L, L, lua_tostring(L, 1), 1);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: culua-launch-profile SCRIPT [ARGS...]\n");
+    return 2;
+  }
+  culua::Runtime rt(culua::RuntimeOptions{}, std::make_shared<ProfileBackend>());
+  int status = 0;
+  {
+    lua_State* L = luaL_newstate();
+    luaL_openlibs(L);
+    culua::lua::open_cu(L, rt);
+    lua_setglobal(L, "cu");
+    lua_createtable(L, argc, 0);
+    for (int i = 0; i < argc; ++i) {
+      lua_pushstring(L, argv[i]);
+      lua_rawseti(L, -2, i - 1);
+    }
+    lua_setglobal(L, "arg");
+    lua_pushcfunction(L, traceback);
+    if (luaL_loadfile(L, argv[1]) != LUA_OK || lua_pcall(L, 0, 0, -2) != LUA_OK) {
+      std::fprintf(stderr, "%s\n", lua_tostring(L, -1));
+      status = 1;
+    }
+    lua_close(L);
+  }
+  return status;
+}

@@ -1,0 +1,29 @@
+-- The launch path's own cost, for culua-launch-profile under callgrind (see bench/launch_profile.cpp):
+--   valgrind --tool=callgrind build/culua-launch-profile scripts/bench/launch_profile.lua N [ARGS] [configured]
+-- launches an empty kernel with ARGS (0, 4 or 8) arguments N times from a Lua loop, as k(cfg, ...)
+-- or, with "configured", through k:configure(cfg).
+local n = math.tointeger(tonumber(arg[1])) or 10000
+local nargs = math.tointeger(tonumber(arg[2])) or 0
+local m = cu.compile([[extern "C" __global__ void empty0() {}
+extern "C" __global__ void empty4(float* a, const float* b, float c, int n) {}
+extern "C" __global__ void empty8(float* a, const float* b, float c, int n, float* d, const float* e, double f, long long g) {}
+]])
+local a = cu.empty(256)
+local cfg = { grid = 1, block = 1 }
+local k = m["empty" .. nargs]
+if arg[3] == "configured" then
+  local kc = k:configure(cfg)
+  if nargs == 0 then
+    for _ = 1, n do kc() end
+  elseif nargs == 4 then
+    for _ = 1, n do kc(a, a, 1.5, 256) end
+  else
+    for _ = 1, n do kc(a, a, 1.5, 256, a, a, 2.5, 7) end
+  end
+elseif nargs == 0 then
+  for _ = 1, n do k(cfg) end
+elseif nargs == 4 then
+  for _ = 1, n do k(cfg, a, a, 1.5, 256) end
+else
+  for _ = 1, n do k(cfg, a, a, 1.5, 256, a, a, 2.5, 7) end
+end

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/compare.hpp"
 #include "cli/interpreter.hpp"
 #include "core/error.hpp"
 #include "core/runtime.hpp"
@@ -55,6 +56,7 @@ struct Invocation {
   std::vector<std::string> script_and_args;  // script first
   int script_index = 0;                      // position of the script in argv
   std::vector<std::string> argv;
+  lua::RunOptions run;  // --json --csv --plot --trace --strict
 };
 
 void print_version() {
@@ -118,7 +120,7 @@ int protected_main(lua_State* L) {
   auto& rt = *static_cast<Runtime*>(lua_touserdata(L, 2));
   luaL_checkversion(L);
   luaL_openlibs(L);
-  lua::open_cu(L, rt);
+  lua::open_cu(L, rt, inv.run);
   lua_setglobal(L, "cu");
   create_arg_table(L, inv);
   lua_gc(L, LUA_GCRESTART);
@@ -180,6 +182,7 @@ int report(lua_State* L, int status) {
 
 int main(int argc, char** argv) {
   using namespace culua;
+  if (argc >= 2 && std::string_view(argv[1]) == "compare") return cli::compare_main(argc, argv);
   cli::Invocation inv;
   inv.argv.assign(argv, argv + argc);
   std::string backend = "auto";
@@ -203,7 +206,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   app.add_option("--device", device, "CUDA device to start on (default 0)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--json", inv.run.json, "write sweep results as JSON to FILE")->type_name("FILE");
+  app.add_option("--csv", inv.run.csv, "write sweep results as CSV to FILE")->type_name("FILE");
+  app.add_option("--plot", inv.run.plot, "plot sweep results with gnuplot to FILE (.png or .svg)")
+      ->type_name("FILE");
+  app.add_option("--trace", inv.run.trace,
+                 "record every operation and write a Chrome trace (Perfetto) to FILE")
+      ->type_name("FILE");
+  app.add_flag("--strict", inv.run.strict,
+               "raise on implicit synchronizations (element reads, synchronous copies)");
   app.footer(
+      "culua compare OLD.json NEW.json compares two result files.\n"
       "Exit status: 0 on success, 1 when a script fails, 69 when a requested backend is "
       "unavailable.");
   try {

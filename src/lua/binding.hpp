@@ -12,6 +12,7 @@
 #include "core/array.hpp"
 #include "core/runtime.hpp"
 #include "core/scalar.hpp"
+#include "lua/cu_module.hpp"
 
 namespace culua::lua {
 
@@ -29,6 +30,7 @@ struct Context {
   // used for many launches once).
   const void* checked_launch_config = nullptr;
   uint64_t launch_site_version = 0;  // the last LaunchSite version handed out
+  RunOptions run_options;            // from the command line
 };
 
 // Type names; their addresses also key the metatables in the registry (a light userdata key is
@@ -131,6 +133,11 @@ void register_linalg(lua_State* L);
 // Run-time kernels: cu.compile (kernel.cpp), cu.elementwise and cu.reduction (kernel_template.cpp).
 void register_kernel(lua_State* L);
 void register_kernel_templates(lua_State* L);
+// Measurement: cu.time, cu.clock, cu.ledger, cu.strict, cu.trace, cu.range (measure.cpp); cu.bench
+// (bench.cpp); cu.sweep and cu.plot (sweep.cpp).
+void register_measure(lua_State* L);
+void register_bench(lua_State* L);
+void register_sweep(lua_State* L);
 // Adds methods (a:sum(), a:exp()) to cu.Array; call after register_array.
 void add_array_methods(lua_State* L, const luaL_Reg* methods);
 

@@ -3,12 +3,24 @@
 
 #include <lua.hpp>
 
+#include <string>
+
 #include "core/runtime.hpp"
 
 namespace culua::lua {
 
+// What the command line asked of the measurement tools (culua
+// --json/--csv/--plot/--trace/--strict).
+struct RunOptions {
+  std::string json;     // sweeps write their results here as JSON
+  std::string csv;      // ... and as CSV
+  std::string plot;     // ... and a plot (gnuplot; .png or .svg)
+  std::string trace;    // the whole run is traced into this Chrome trace file
+  bool strict = false;  // implicit synchronizations raise (cu.strict around the whole run)
+};
+
 // Pushes the `cu` module bound to `rt`, registers it as package.loaded.cu and the embedded Lua
 // modules (cu.*) in package.preload. `rt` must outlive the state: close the state first.
-void open_cu(lua_State* L, Runtime& rt);
+void open_cu(lua_State* L, Runtime& rt, const RunOptions& options = {});
 
 }  // namespace culua::lua

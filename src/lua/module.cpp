@@ -1,5 +1,4 @@
 // The `cu` module table: device queries, synchronization, clocks, and the wiring of the types.
-#include <chrono>
 #include <new>
 
 #include "core/error.hpp"
@@ -63,12 +62,6 @@ int l_sync(lua_State* L) {
   return 0;
 }
 
-int l_clock(lua_State* L) {
-  const auto now = std::chrono::steady_clock::now().time_since_epoch();
-  lua_pushnumber(L, std::chrono::duration<double>(now).count());
-  return 1;
-}
-
 int l_sleep(lua_State* L) {
   const double ms = luaL_checknumber(L, 1);
   check_options(L, 2, {"stream"});
@@ -100,12 +93,13 @@ int load_embedded(lua_State* L) {
 int context_gc(lua_State* L) {
   auto* ctx = static_cast<Context*>(lua_touserdata(L, 1));
   if (ctx->rt) ctx->rt->collect_garbage = nullptr;
+  ctx->~Context();
   return 0;
 }
 
 }  // namespace
 
-void open_cu(lua_State* L, Runtime& rt) {
+void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
   lua_State* main = lua_tothread(L, -1);
   lua_pop(L, 1);
@@ -113,6 +107,7 @@ void open_cu(lua_State* L, Runtime& rt) {
   auto* ctx = static_cast<Context*>(lua_newuserdatauv(L, sizeof(Context), 0));
   new (ctx) Context{};
   ctx->rt = &rt;
+  ctx->run_options = options;
   lua_newtable(L);
   lua_pushcfunction(L, entry<context_gc>);
   lua_setfield(L, -2, "__gc");
@@ -135,9 +130,14 @@ void open_cu(lua_State* L, Runtime& rt) {
   register_linalg(L);
   register_kernel(L);
   register_kernel_templates(L);
-  const luaL_Reg functions[] = {{"devices", entry<l_devices>}, {"device", entry<l_device>},
-                                {"sync", entry<l_sync>},       {"clock", entry<l_clock>},
-                                {"sleep", entry<l_sleep>},     {nullptr, nullptr}};
+  register_measure(L);
+  register_bench(L);
+  register_sweep(L);
+  const luaL_Reg functions[] = {{"devices", entry<l_devices>},
+                                {"device", entry<l_device>},
+                                {"sync", entry<l_sync>},
+                                {"sleep", entry<l_sleep>},
+                                {nullptr, nullptr}};
   luaL_setfuncs(L, functions, 0);
   lua_pushliteral(L, CULUA_VERSION);
   lua_setfield(L, -2, "version");

@@ -1,0 +1,310 @@
+-- The classic experiments (scripts/*.lua): each runs as a child culua on this test's backend with
+-- small sizes (--quick) and prints machine-readable `RESULT key=value` lines (--results); the
+-- tests check the numbers, not only the exit code.
+local T = require "cu.testing"
+
+local function culua_path()
+  local i = 0
+  while arg[i - 1] ~= nil do i = i - 1 end
+  return arg[i]
+end
+local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local ROOT = arg[0]:match("^(.*)/tests/lua/[^/]*$") or "."
+
+-- Runs scripts/<name>.lua with `args`; returns the RESULT table, stdout, stderr.
+local function run_script(name, args)
+  local err_path = os.tmpname()
+  local cmd = string.format("%s --backend %s %s %s 2>%s", shell_quote(culua_path()), cu.backend,
+    shell_quote(ROOT .. "/scripts/" .. name .. ".lua"), args, shell_quote(err_path))
+  local p = assert(io.popen(cmd, "r"))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  local f = io.open(err_path, "r")
+  local err = f and f:read("a") or ""
+  if f then f:close() end
+  os.remove(err_path)
+  if code ~= 0 then
+    error(string.format("%s exited with %s\n--- stdout\n%s\n--- stderr\n%s", name, tostring(code), out, err), 2)
+  end
+  local r = {}
+  for key, value in out:gmatch("RESULT ([%w_]+)=([^\n]*)") do r[key] = tonumber(value) or value end
+  return r, out, err
+end
+
+local function num(r, key)
+  local v = r[key]
+  if type(v) ~= "number" then error(string.format("RESULT %s missing or not a number: %s", key, tostring(v)), 2) end
+  return v
+end
+
+-- A strict JSON parser (enough to check that a trace file is well-formed): returns the value.
+local function parse_json(text)
+  local pos = 1
+  local function fail(msg) error(string.format("invalid JSON at byte %d: %s", pos, msg), 0) end
+  local function ws() pos = text:find("[^ \t\r\n]", pos) or #text + 1 end
+  local value
+  local function str()
+    pos = pos + 1
+    local parts = {}
+    while true do
+      local c = text:sub(pos, pos)
+      if c == "" then fail("unterminated string") end
+      if c == '"' then pos = pos + 1; return table.concat(parts) end
+      if c == "\\" then
+        local e = text:sub(pos + 1, pos + 1)
+        local map = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+        if map[e] then
+          parts[#parts + 1] = map[e]
+          pos = pos + 2
+        elseif e == "u" and text:sub(pos + 2, pos + 5):match("^%x%x%x%x$") then
+          parts[#parts + 1] = "?"
+          pos = pos + 6
+        else
+          fail("bad escape")
+        end
+      elseif c:byte() < 32 then
+        fail("control character in string")
+      else
+        parts[#parts + 1] = c
+        pos = pos + 1
+      end
+    end
+  end
+  function value()
+    ws()
+    local c = text:sub(pos, pos)
+    if c == "{" then
+      pos = pos + 1
+      local obj = {}
+      ws()
+      if text:sub(pos, pos) == "}" then pos = pos + 1; return obj end
+      while true do
+        ws()
+        if text:sub(pos, pos) ~= '"' then fail("expected a key") end
+        local k = str()
+        ws()
+        if text:sub(pos, pos) ~= ":" then fail("expected ':'") end
+        pos = pos + 1
+        obj[k] = value()
+        ws()
+        local d = text:sub(pos, pos)
+        pos = pos + 1
+        if d == "}" then return obj end
+        if d ~= "," then fail("expected ',' or '}'") end
+      end
+    elseif c == "[" then
+      pos = pos + 1
+      local arr = {}
+      ws()
+      if text:sub(pos, pos) == "]" then pos = pos + 1; return arr end
+      while true do
+        arr[#arr + 1] = value()
+        ws()
+        local d = text:sub(pos, pos)
+        pos = pos + 1
+        if d == "]" then return arr end
+        if d ~= "," then fail("expected ',' or ']'") end
+      end
+    elseif c == '"' then
+      return str()
+    else
+      local lit = text:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
+      if lit and #lit > 0 then
+        pos = pos + #lit
+        return assert(tonumber(lit), "bad number " .. lit)
+      end
+      for word, v in pairs({ ["true"] = true, ["false"] = false, ["null"] = "null" }) do
+        if text:sub(pos, pos + #word - 1) == word then
+          pos = pos + #word
+          return v
+        end
+      end
+      fail("unexpected character '" .. c .. "'")
+    end
+  end
+  local v = value()
+  ws()
+  if pos <= #text then fail("trailing characters") end
+  return v
+end
+
+T.case("json parser (used for the trace check)", function()
+  local v = parse_json('{"a": [1, 2.5, -3e2, "x\\"y"], "b": {"c": true, "d": null}}')
+  T.eq(v.a, { 1, 2.5, -300, 'x"y' })
+  T.eq(v.b.c, true)
+  T.raises(function() parse_json('{"a": [1, 2,]}') end, "invalid JSON")
+  T.raises(function() parse_json('{"a": 1} x') end, "trailing")
+end)
+
+T.case("async_timing: the loop looks free, the copy and the events see the cost", function()
+  local r, out, err = run_script("async_timing", "--quick --results")
+  local counts = {}
+  local rows = {}
+  for N, lh, ch, le in out:gmatch("RESULT N(%d+)=loop_host_ms:([%d%.]+),copy_host_ms:([%d%.]+),loop_event_ms:([%d%.]+)") do
+    counts[#counts + 1] = tonumber(N)
+    rows[#rows + 1] = { N = tonumber(N), loop_host = tonumber(lh), copy_host = tonumber(ch), loop_event = tonumber(le) }
+  end
+  T.truthy(#rows >= 3, "at least three N: " .. out)
+  local last, prev, first = rows[#rows], rows[#rows - 1], rows[1]
+  -- Event time grows with N, about linearly: the time per product at the two largest N within a
+  -- factor of 5 (generous: the CI machine is shared, and a busy core slows a run by 3x).
+  T.truthy(last.loop_event > first.loop_event, "event time grows with N")
+  local per_last, per_prev = last.loop_event / last.N, prev.loop_event / prev.N
+  T.truthy(per_last < 5 * per_prev and per_prev < 5 * per_last,
+    string.format("per product %.4f ms at N=%d vs %.4f ms at N=%d", per_last, last.N, per_prev, prev.N))
+  -- The host clock around the loop saw far less than the device did; the copy back waited for it.
+  T.truthy(last.loop_host < 0.5 * last.loop_event,
+    string.format("loop host %.3f ms vs events %.3f ms", last.loop_host, last.loop_event))
+  T.truthy(last.copy_host > 0.5 * last.loop_event,
+    string.format("copy back %.3f ms vs loop events %.3f ms", last.copy_host, last.loop_event))
+  T.truthy(num(r, "result_rel_err") < 1e-4, "result checked")
+  T.truthy(num(r, "cu_time_ms") > 0, "cu.time")
+  if r.ledger_loop_syncs then
+    T.eq(num(r, "ledger_loop_syncs"), 0, "the loop does not synchronize")
+    T.eq(num(r, "ledger_loop_launches"), last.N, "one launch per product")
+    T.eq(num(r, "ledger_copy_d2h_bytes"), 128 * 128 * 4, "the copy back moves the matrix")
+    T.truthy(num(r, "ledger_copy_implicit_syncs") >= 1, "the pageable copy synchronizes implicitly")
+  end
+  -- The host clock read while the loop is still queued trips culua's warning (once per call site).
+  if cu.ledger then T.truthy(err:find("cu.clock", 1, true), "the clock tripwire warned: " .. err) end
+end)
+
+T.case("arithmetic_intensity: bytes, FLOPs and intensity as computed; results agree", function()
+  local r = run_script("arithmetic_intensity", "--quick --results")
+  T.eq(num(r, "h2d_bytes"), 4000 * 5 * 4 + 100 * 4000 * 5 * 4)
+  T.eq(num(r, "d2h_bytes"), 100 * 4000 * 5 * 4)
+  T.eq(num(r, "flops"), 100 * 4000 * 5)
+  T.near(num(r, "intensity_link"), 2e6 / 16.08e6, 1e-8)
+  T.near(num(r, "intensity_naive"), 1 / 12, 1e-8)
+  T.eq(num(r, "max_diff"), 0)
+  for _, k in ipairs({ "cpu_ms", "kernel_ms", "pinned_ms", "pageable_ms" }) do
+    T.truthy(num(r, k) > 0, k)
+  end
+  T.truthy(num(r, "pinned_ms") >= 0.9 * num(r, "kernel_ms"), "copies add to the kernel's time")
+  if r.ledger_h2d_bytes then
+    T.eq(num(r, "ledger_h2d_bytes"), num(r, "h2d_bytes"), "the ledger counted the uploads")
+    T.eq(num(r, "ledger_d2h_bytes"), num(r, "d2h_bytes"), "the ledger counted the download")
+    T.eq(num(r, "ledger_pinned_bytes"), num(r, "h2d_bytes") + num(r, "d2h_bytes"), "all of it pinned")
+    T.eq(num(r, "ledger_pageable_bytes"), 0)
+  end
+end)
+
+T.case("first_call_costs: pinned and pageable copies deliver the data; device random numbers", function()
+  local r, out = run_script("first_call_costs", "--quick --results children=1")
+  T.eq(num(r, "pageable_ok"), 1)
+  T.eq(num(r, "pinned_ok"), 1)
+  T.eq(r.rand_shape, "1000x1000")
+  T.truthy(num(r, "rand_min") >= 0 and num(r, "rand_max") < 1, "range [0, 1)")
+  T.near(num(r, "rand_mean"), 0.5, 0.005, "mean of a million uniforms")
+  T.eq(num(r, "rand_host_device_mismatches"), 0, "host and device generate the same numbers")
+  for _, k in ipairs({ "context_first_op_ms", "context_second_op_ms", "alloc_first_ms", "alloc_pooled_ms",
+    "h2d_pageable_ms", "h2d_pinned_ms", "d2h_pageable_ms", "d2h_pinned_ms", "device_rand_ms", "host_rand_ms" }) do
+    T.truthy(num(r, k) >= 0, k)
+  end
+  T.truthy(out:find("first device op in a new process", 1, true), "table printed")
+end)
+
+T.case("streams_overlap: outputs sum to 1, overlap in [0, 1], a valid trace", function()
+  local trace = os.tmpname()
+  local r, out = run_script("streams_overlap", "--quick --results trace=" .. shell_quote(trace))
+  T.eq(num(r, "arrays"), 10)
+  T.truthy(num(r, "max_sum_error") < 1e-4, "each normalized array sums to 1")
+  T.truthy(num(r, "max_rel_error") < 1e-4, "each is its input over its sum")
+  T.truthy(num(r, "span_shared_ms") > 0 and num(r, "span_streams_ms") > 0, "spans")
+  if cu.trace then
+    for _, k in ipairs({ "overlap_streams", "overlap_shared" }) do
+      T.truthy(num(r, k) >= 0 and num(r, k) <= 1, k .. " is a fraction")
+    end
+    T.eq(r.trace, trace)
+    T.truthy(out:find("Trace written to " .. trace, 1, true), "the path is printed")
+    local f = assert(io.open(trace, "r"))
+    local text = f:read("a")
+    f:close()
+    local doc = parse_json(text)
+    local events = doc.traceEvents or doc
+    T.truthy(type(events) == "table" and #events >= 10 * 4, "at least one event per operation: " .. #events)
+    local complete = 0
+    for _, e in ipairs(events) do
+      if e.ph == "X" or e.ph == "B" then complete = complete + 1 end
+    end
+    T.truthy(complete >= 10 * 4, "operations appear as duration events: " .. complete)
+  end
+  os.remove(trace)
+end)
+
+-- RK4 of the same system in plain Lua (f64, element by element: with delta fixed during a step
+-- the elements are independent), for a few steps on a tiny N.
+local function reference_deltas(N, steps, dt)
+  local NN = N * N
+  local function mul(a, b) return { a[1] * b[1] - a[2] * b[2], a[1] * b[2] + a[2] * b[1] } end
+  local function add(a, b) return { a[1] + b[1], a[2] + b[2] } end
+  local function scale(a, s) return { a[1] * s, a[2] * s } end
+  local function conj(a) return { a[1], -a[2] } end
+  local I, MI = { 0, 1 }, { 0, -1 }
+  local function f(x, y, d) -- -2i x - i d (2y - 1)
+    return add(mul({ 0, -2 }, x), mul(mul(MI, d), add(scale(y, 2), { -1, 0 })))
+  end
+  local function g(x, y, d) -- -i (conj(d) x - d conj(x))
+    return mul(MI, add(mul(conj(d), x), scale(mul(d, conj(x)), -1)))
+  end
+  local F, G = {}, {}
+  for m = 0, NN - 1 do
+    local phi = 2 * m / NN
+    F[m + 1] = { 0.1 * math.cos(phi), 0.1 * math.sin(phi) }
+    G[m + 1] = { 0.2 * m / NN, 0 }
+  end
+  local d = { 1, 0 }
+  local out = {}
+  for k = 1, steps do
+    local sum = { 0, 0 }
+    for e = 1, NN do
+      local x, y = F[e], G[e]
+      local k1f, k1g = f(x, y, d), g(x, y, d)
+      local x2, y2 = add(x, scale(k1f, dt / 2)), add(y, scale(k1g, dt / 2))
+      local k2f, k2g = f(x2, y2, d), g(x2, y2, d)
+      local x3, y3 = add(x, scale(k2f, dt / 2)), add(y, scale(k2g, dt / 2))
+      local k3f, k3g = f(x3, y3, d), g(x3, y3, d)
+      local x4, y4 = add(x, scale(k3f, dt)), add(y, scale(k3g, dt))
+      local k4f, k4g = f(x4, y4, d), g(x4, y4, d)
+      F[e] = add(x, scale(add(add(k1f, scale(k2f, 2)), add(scale(k3f, 2), k4f)), dt / 6))
+      G[e] = add(y, scale(add(add(k1g, scale(k2g, 2)), add(scale(k3g, 2), k4g)), dt / 6))
+      sum = add(sum, F[e])
+    end
+    d = scale(sum, 1 / NN)
+    out[k] = d
+  end
+  return out
+end
+
+T.case("device_resident_loop: the delta sequences agree with each other and a plain-Lua RK4", function()
+  -- dt larger than the script's default so that a few steps move delta visibly.
+  local N, steps, dt = 3, 6, 0.05
+  local r = run_script("device_resident_loop", string.format("n=%d steps=%d dt=%g --deltas", N, steps, dt))
+  local ref = reference_deltas(N, steps, dt)
+  T.truthy(math.abs(ref[steps][1] - ref[1][1]) + math.abs(ref[steps][2] - ref[1][2]) > 1e-3, "delta moves")
+  for k = 1, steps do
+    for _, v in ipairs({ "a", "b" }) do
+      local re, im = tostring(r[string.format("delta_%s_%d", v, k)]):match("^([^,]+),([^,]+)$")
+      T.truthy(re, "delta " .. v .. " " .. k)
+      T.near(tonumber(re), ref[k][1], 1e-5, string.format("Re delta_%s at step %d", v, k))
+      T.near(tonumber(im), ref[k][2], 1e-5, string.format("Im delta_%s at step %d", v, k))
+    end
+  end
+  T.truthy(num(r, "max_delta_diff") < 1e-6, "A and B agree")
+end)
+
+T.case("device_resident_loop: quick run, A and B agree, B copies one scalar per step", function()
+  local r, out = run_script("device_resident_loop", "--quick --results")
+  local N = num(r, "n")
+  T.truthy(num(r, "max_delta_diff") < 1e-5, "A and B agree")
+  if r.max_delta_diff_fused then T.truthy(num(r, "max_delta_diff_fused") < 1e-5, "A and C agree") end
+  T.truthy(num(r, "a_ms") > 0 and num(r, "b_ms") > 0 and num(r, "speedup") > 0, "timings")
+  if r.a_d2h_bytes_per_step then
+    T.eq(num(r, "a_d2h_bytes_per_step"), 2 * N * N * 8, "A copies F and G every step")
+    T.eq(num(r, "b_d2h_bytes_per_step"), 8, "B copies one c64 per step")
+    T.eq(num(r, "b_allocs_per_step"), 0, "B allocates nothing per step")
+  end
+  T.truthy(out:find("speed-up", 1, true), "table printed")
+end)
+
+os.exit(T.run())

@@ -294,6 +294,11 @@ const Value& member(const Value& o, const char* key, std::string_view what,
   return *v;
 }
 
+// Writers that cannot tell an empty table from an empty list (Lua's) may write [] for {}.
+bool is_empty_list(const Value& v) {
+  return v.is_list() && v.as_list().empty();
+}
+
 Sweep parse_sweep(const Value& v, std::string_view what, const std::string& where) {
   if (!v.is_object()) bad_file(what, where, "not an object");
   Sweep s;
@@ -321,14 +326,16 @@ Sweep parse_sweep(const Value& v, std::string_view what, const std::string& wher
     if (!pv.is_object()) bad_file(what, at, "not an object");
     Point p;
     const Value& params = member(pv, "params", what, at);
-    if (!params.is_object()) bad_file(what, at, "\"params\" is not an object");
-    p.params = params.as_object();
+    if (!is_empty_list(params)) {
+      if (!params.is_object()) bad_file(what, at, "\"params\" is not an object");
+      p.params = params.as_object();
+    }
     if (const Value* st = pv.get("status")) {
       if (!st->is_string()) bad_file(what, at, "\"status\" is not a string");
       p.ok = st->as_string() == "ok";
     }
     if (const Value* e = pv.get("error"); e && e->is_string()) p.error = e->as_string();
-    if (const Value* r = pv.get("result")) {
+    if (const Value* r = pv.get("result"); r && !is_empty_list(*r)) {
       if (!r->is_object()) bad_file(what, at, "\"result\" is not an object");
       p.result = r->as_object();
     }

@@ -236,19 +236,20 @@ PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
     for (const Row& r : used) {
       if (r.series == series[i]) block.push_back(&r);
     }
-    if (numeric_x) {
-      std::stable_sort(block.begin(), block.end(), [](const Row* a, const Row* b) {
-        return a->x->as_number() < b->x->as_number();
-      });
-    }
+    const auto position = [&](const Row* r) {
+      if (numeric_x) return r->x->as_number();
+      const std::string t = to_text(*r->x);
+      return static_cast<double>(std::find(categories.begin(), categories.end(), t) -
+                                 categories.begin());
+    };
+    std::stable_sort(block.begin(), block.end(),
+                     [&](const Row* a, const Row* b) { return position(a) < position(b); });
     if (i) out.data += "\n\n";
     for (const Row* r : block) {
       if (numeric_x) {
         out.data += fmt::format("{}\t{}\n", r->x->as_number(), r->y);
       } else {
-        const std::string t = to_text(*r->x);
-        const auto pos = std::find(categories.begin(), categories.end(), t) - categories.begin();
-        out.data += fmt::format("{}\t{}\t{}\n", pos, data_text(t), r->y);
+        out.data += fmt::format("{}\t{}\t{}\n", position(r), data_text(to_text(*r->x)), r->y);
       }
     }
   }

@@ -210,7 +210,7 @@ Session& session(lua_State* L) {
   lua_pop(L, 1);
   auto* s = static_cast<Session*>(lua_newuserdatauv(L, sizeof(Session), 0));
   lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, session_gc);
+  lua_pushcfunction(L, entry<session_gc>);
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
   new (s) Session{};

@@ -279,14 +279,19 @@ T.case("json= and csv= files hold everything, self-contained", function()
   T.eq(doc.format, "culua-results")
   T.eq(doc.format_version, 1)
   T.eq(doc.culua_version, cu.version)
-  T.eq(doc.backend, "host")
+  T.eq(doc.backend, cu.backend)
   T.eq(doc.device.name, cu.devices()[1].name)
   T.eq(doc.device.index, 0)
   T.truthy(doc.date:match("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$"), doc.date)
   T.truthy(#doc.host > 0, "host name")
   T.eq(doc.script.path, arg[0])
   T.eq(doc.script.fnv1a64, fnv1a64(read(arg[0])))
-  T.eq(doc.cuda, nil, "no CUDA versions on the host backend")
+  if cu.backend == "cuda" then
+    T.truthy(doc.cuda.driver:match("^%d+%.%d+$"), "CUDA driver version " .. tostring(doc.cuda.driver))
+    T.truthy(doc.cuda.runtime:match("^%d+%.%d+$"), "CUDA runtime version " .. tostring(doc.cuda.runtime))
+  else
+    T.eq(doc.cuda, nil, "no CUDA versions on the host backend")
+  end
   T.eq(#doc.sweeps, 1)
   local s = doc.sweeps[1]
   T.eq(s.name, "files")

@@ -712,6 +712,7 @@ int l_sweep(lua_State* L) {
     fail(ErrorKind::Type, "expects a table {{name=, axes=, run=}}, got {}", luaL_typename(L, 1));
   }
   lua_settop(L, 1);
+  luaL_checkstack(L, 30, "cu.sweep");
   check_options(L, 1, {"name", "axes", "run", "order", "quiet", "json", "csv", "plot"});
   std::string name = opt_string(L, 1, "name", "");
   if (name.empty()) name = "sweep";

@@ -377,9 +377,31 @@ void add_unique(std::vector<std::string>& names, const std::string& n) {
 
 // Fields of a cu.bench result that have their own columns (or none).
 bool is_bench_field(std::string_view k) {
-  static constexpr std::string_view fields[] = {
-      "name",  "samples",      "gpu",   "cpu",       "GBps",   "TFLOPs",  "bytes",
-      "flops", "launch_bound", "clock", "throttled", "device", "backend", "times"};
+  static constexpr std::string_view fields[] = {"name",
+                                                "samples",
+                                                "gpu",
+                                                "cpu",
+                                                "GBps",
+                                                "TFLOPs",
+                                                "bytes",
+                                                "flops",
+                                                "launch_bound",
+                                                "clock",
+                                                "throttled",
+                                                "device",
+                                                "backend",
+                                                "times",
+                                                "cpu_times",
+                                                "device_index",
+                                                "mode",
+                                                "warmup",
+                                                "hot",
+                                                "options",
+                                                "stop",
+                                                "elapsed",
+                                                "notes",
+                                                "throttled_samples",
+                                                "throttle_reasons"};
   return std::find(std::begin(fields), std::end(fields), k) != std::end(fields);
 }
 

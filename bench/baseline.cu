@@ -475,10 +475,103 @@ int launch_overhead(int n, bool raw) {
   return 0;
 }
 
+// The saxpy of bench/kernels/saxpy.cu on n floats, timed as cu.bench times it: cold samples (L2
+// flushed by writing a buffer twice the L2's size, the stream drained, then events around one
+// launch) and hot batches (back-to-back launches between two events). Prints medians in ms.
+int kernel_agreement(const char* file, long long n, int grid, int block, int samples) {
+  std::FILE* f = std::fopen(file, "rb");
+  if (!f) {
+    std::fprintf(stderr, "culua-baseline: cannot read %s\n", file);
+    return 2;
+  }
+  std::string source;
+  char buf[4096];
+  for (size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;) source.append(buf, got);
+  std::fclose(f);
+  CHECK(cudaFree(nullptr));
+  int dev = 0, major = 0, minor = 0, l2 = 0;
+  CHECK(cudaGetDevice(&dev));
+  CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, source.c_str(), "saxpy.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
+    return 1;
+  const std::string arch = "-arch=sm_" + std::to_string(major * 10 + minor);
+  const char* opts[] = {arch.c_str(), "-std=c++17"};
+  if (nvrtcCompileProgram(prog, 2, opts) != NVRTC_SUCCESS) {
+    std::fprintf(stderr, "culua-baseline: NVRTC failed to compile %s\n", file);
+    return 1;
+  }
+  size_t size = 0;
+  nvrtcGetCUBINSize(prog, &size);
+  std::vector<char> cubin(size);
+  nvrtcGetCUBIN(prog, cubin.data());
+  nvrtcDestroyProgram(&prog);
+  CUmodule module;
+  CUfunction fn;
+  check_cu(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+  check_cu(cuModuleGetFunction(&fn, module, "saxpy"), "cuModuleGetFunction");
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  float *x = nullptr, *y = nullptr;
+  void* flush = nullptr;
+  const size_t flush_bytes = 2 * static_cast<size_t>(l2 > 0 ? l2 : 64 << 20);
+  CHECK(cudaMalloc(&x, n * sizeof(float)));
+  CHECK(cudaMalloc(&y, n * sizeof(float)));
+  CHECK(cudaMalloc(&flush, flush_bytes));
+  CHECK(cudaMemset(x, 0, n * sizeof(float)));
+  CHECK(cudaMemset(y, 0, n * sizeof(float)));
+  float a = 2.0f;
+  void* args[] = {&a, &x, &y, &n};
+  auto launch = [&] {
+    check_cu(cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, s, args, nullptr), "cuLaunchKernel");
+  };
+  auto elapsed = [&] {
+    float ms = 0;
+    CHECK(cudaEventSynchronize(e1));
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    return static_cast<double>(ms);
+  };
+  launch();
+  CHECK(cudaStreamSynchronize(s));
+  std::vector<double> cold;
+  for (int i = 0; i < samples; ++i) {
+    CHECK(cudaMemsetAsync(flush, i & 1, flush_bytes, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaEventRecord(e0, s));
+    launch();
+    CHECK(cudaEventRecord(e1, s));
+    cold.push_back(elapsed());
+  }
+  // Hot: batches lasting about 10 ms each.
+  const int batch = std::max(1, static_cast<int>(10.0 / std::max(median(cold), 1e-3)));
+  std::vector<double> hot;
+  for (int b = 0; b < 20; ++b) {
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaEventRecord(e0, s));
+    for (int i = 0; i < batch; ++i) launch();
+    CHECK(cudaEventRecord(e1, s));
+    hot.push_back(elapsed() / batch);
+  }
+  std::printf("native.cold_median_ms %.6f\n", median(cold));
+  std::printf("native.cold_min_ms %.6f\n", *std::min_element(cold.begin(), cold.end()));
+  std::printf("native.hot_median_ms %.6f\n", median(hot));
+  std::printf("native.hot_batch %d\n", batch);
+  CHECK(cudaFree(x));
+  CHECK(cudaFree(y));
+  CHECK(cudaFree(flush));
+  check_cu(cuModuleUnload(module), "cuModuleUnload");
+  return 0;
+}
+
 constexpr const char* kUsage =
     "usage: culua-baseline all | transfers [MiB] | alloc [MiB] | context | startup CMD... |\n"
     "                      d2d BYTES | read BYTES | binary BYTES | gemm f32|bf16|f16|f64 N |\n"
-    "                      launch [N]\n";
+    "                      launch [N] | kernel FILE N GRID BLOCK SAMPLES\n";
 
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "all";
@@ -510,6 +603,14 @@ int main(int argc, char** argv) {
       return 2;
     }
     return launch_overhead(static_cast<int>(n), argc > 3 && std::string(argv[3]) == "raw");
+  }
+  if (cmd == "kernel") {
+    if (argc != 7) {
+      std::fprintf(stderr, "%s", kUsage);
+      return 2;
+    }
+    return kernel_agreement(argv[2], std::atoll(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
+                            std::atoi(argv[6]));
   }
   const size_t mib = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 0;
   if (cmd == "startup") {

@@ -73,8 +73,8 @@ class ProfileBackend final : public Backend {
   }
   MemoryInfo memory_info(Location l, int d) override { return host_->memory_info(l, d); }
   void trim(int d) noexcept override { host_->trim(d); }
-  void memcpy(void* dst, const void* src, size_t n, Stream& s) override {
-    host_->memcpy(dst, src, n, s);
+  void memcpy(void* dst, const void* src, size_t n, Stream& s, CopyRoute r) override {
+    host_->memcpy(dst, src, n, s, r);
   }
   void fill(const StridedView& d, const void* v, Stream& s) override { host_->fill(d, v, s); }
   void copy_cast(const StridedView& d, const StridedView& src, Stream& s) override {

@@ -114,6 +114,8 @@ int run_script(lua_State* L, const Invocation& inv) {
   return report(L, status);
 }
 
+bool run_all(lua_State* L, const Invocation& inv);
+
 // Everything runs inside this protected function, as lua.c's pmain.
 int protected_main(lua_State* L) {
   const auto& inv = *static_cast<const Invocation*>(lua_touserdata(L, 1));
@@ -125,7 +127,15 @@ int protected_main(lua_State* L) {
   create_arg_table(L, inv);
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0);
+  lua::begin_run(L);
+  const bool ok = run_all(L, inv);
+  lua::end_run(L);
+  lua_pushboolean(L, ok);
+  return 1;
+}
 
+// The -e chunks, -l modules, the script and the REPL, in order; false at the first failure.
+bool run_all(lua_State* L, const Invocation& inv) {
   if (inv.version) print_version();
   size_t e = 0, l = 0;
   for (bool is_exec : inv.order) {
@@ -136,10 +146,10 @@ int protected_main(lua_State* L) {
     } else {
       status = require_module(L, inv.libs[l++]);
     }
-    if (status != LUA_OK) return 0;
+    if (status != LUA_OK) return false;
   }
   if (!inv.script_and_args.empty()) {
-    if (run_script(L, inv) != LUA_OK) return 0;
+    if (run_script(L, inv) != LUA_OK) return false;
   }
   if (inv.interactive) {
     run_repl(L);
@@ -147,11 +157,10 @@ int protected_main(lua_State* L) {
     if (isatty(STDIN_FILENO)) {
       run_repl(L);
     } else if (run_chunk(L, luaL_loadfile(L, nullptr)) != LUA_OK) {
-      return 0;
+      return false;
     }
   }
-  lua_pushboolean(L, 1);
-  return 1;
+  return true;
 }
 
 }  // namespace

@@ -47,6 +47,12 @@ struct DeviceInfo {
   int warp_size = 32;
 };
 
+// Where the two sides of a copy live (the ledger and the trace classify copies by it).
+struct CopyRoute {
+  Location dst = Location::Device;
+  Location src = Location::Device;
+};
+
 struct MemoryInfo {
   uint64_t free = 0;
   uint64_t total = 0;
@@ -89,7 +95,7 @@ class Backend {
 
   // Work queued on a stream. Pointers may be device or host memory (host memory must stay alive
   // until the work is done).
-  virtual void memcpy(void* dst, const void* src, size_t bytes, Stream& s) = 0;
+  virtual void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute route) = 0;
   virtual void fill(const StridedView& dst, const void* value, Stream& s) = 0;
   virtual void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) = 0;
   virtual void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) = 0;

@@ -66,6 +66,16 @@ void Buffer::wait_idle() {
   }
 }
 
+bool Buffer::busy() {
+  for (size_t i = 0; i < uses_.size(); ++i) {
+    Use& u = uses_[i];
+    if (location_ == Location::Device ? !u.stream->query() : u.pending && !u.pending->query()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void Buffer::release() noexcept {
   if (freed_) return;
   freed_ = true;

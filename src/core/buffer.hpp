@@ -40,6 +40,9 @@ class Buffer {
   void mark_pending(Stream& s);
   // Blocks until all queued work touching the buffer is done (before host access or a read).
   void wait_idle();
+  // True when queued work touching the buffer may still run (host memory: pending asynchronous
+  // copies; device memory: work on the streams that used it).
+  bool busy();
   // Frees now, stream-ordered after all queued work that used the buffer; idempotent; never
   // throws or blocks.
   void release() noexcept;

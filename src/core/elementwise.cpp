@@ -195,8 +195,8 @@ class Launcher {
   void run(const ElementwiseCall& c, const Array& out) {
     if (out.size() == 0) return;
     if (host_) {
-      for (const Array* a : inputs_) a->buffer()->wait_idle();
-      out.buffer()->wait_idle();
+      for (const Array* a : inputs_) wait_host_access(rt_, *a->buffer(), "host array math");
+      wait_host_access(rt_, *out.buffer(), "host array math");
       kernels::host::elementwise(c);
       return;
     }

@@ -18,6 +18,7 @@ enum class ErrorKind {
   Unsupported,  // valid input this backend or build cannot do
   Device,       // a recoverable CUDA error; the runtime stays usable
   Fatal,        // a sticky CUDA error: the runtime is poisoned
+  Strict,       // an implicit synchronization inside cu.strict
 };
 
 class Error : public std::runtime_error {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "core/error.hpp"
 #include "kernels/kernels.hpp"
@@ -28,9 +29,9 @@ bool same_layout(const Layout& a, const Layout& b) {
   return true;
 }
 
-void host_copy(const Array& dst, const Array& src) {
-  dst.buffer()->wait_idle();
-  src.buffer()->wait_idle();
+void host_copy(Runtime& rt, const Array& dst, const Array& src) {
+  wait_host_access(rt, *dst.buffer(), "a host copy");
+  wait_host_access(rt, *src.buffer(), "a host copy");
   kernels::host::copy_cast(dst.view(), src.view());
 }
 
@@ -39,7 +40,7 @@ void device_copy(Runtime& rt, const Array& dst, const Array& src, Stream& s) {
   dst.buffer()->record_use(s);
   src.buffer()->record_use(s);
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
-    b.memcpy(dst.data(), src.data(), dst.nbytes(), s);
+    b.memcpy(dst.data(), src.data(), dst.nbytes(), s, {});
     return;
   }
   if (dst.device() != src.device()) {
@@ -55,14 +56,14 @@ void host_to_device(Runtime& rt, const Array& dst, const Array& src, Stream& s, 
   Array h = src;
   if (!src.is_contiguous()) {
     h = empty(rt, src.shape(), src.dtype(), src.location());
-    host_copy(h, src);
+    host_copy(rt, h, src);
   }
   Array d = dst;
   if (!dst.is_contiguous() || dst.dtype() != h.dtype())
     d = empty(rt, dst.shape(), h.dtype(), Location::Device, &s);
   h.buffer()->record_use(s);
   d.buffer()->record_use(s);
-  b.memcpy(d.data(), h.data(), h.nbytes(), s);
+  b.memcpy(d.data(), h.data(), h.nbytes(), s, {Location::Device, h.location()});
   if (d.buffer() != dst.buffer()) {
     dst.buffer()->record_use(s);
     b.copy_cast(dst.view(), d.view(), s);
@@ -85,13 +86,13 @@ void device_to_host(Runtime& rt, const Array& dst, const Array& src, Stream& s, 
   Array h = dst;
   if (!dst.is_contiguous()) h = empty(rt, dst.shape(), dst.dtype(), Location::Pageable);
   h.buffer()->record_use(s);
-  b.memcpy(h.data(), d.data(), d.nbytes(), s);
+  b.memcpy(h.data(), d.data(), d.nbytes(), s, {h.location(), Location::Device});
   if (async) {
     h.buffer()->mark_pending(s);
     return;
   }
   s.synchronize();
-  if (h.buffer() != dst.buffer()) host_copy(dst, h);
+  if (h.buffer() != dst.buffer()) host_copy(rt, dst, h);
 }
 
 int64_t checked_count(double span, double step) {
@@ -165,7 +166,7 @@ void fill(Runtime& rt, const Array& a, const Scalar& value, Stream* stream) {
   encode_scalar(a.dtype(), value, bytes);
   if (a.size() == 0) return;
   if (is_host(a.location())) {
-    a.buffer()->wait_idle();
+    wait_host_access(rt, *a.buffer(), "filling a host array");
     kernels::host::fill(a.view(), bytes);
     return;
   }
@@ -264,11 +265,24 @@ void copy(Runtime& rt, const Array& dst, const Array& src, Stream* stream) {
   const bool dst_host = is_host(dst.location());
   const bool src_host = is_host(src.location());
   if (dst_host && src_host) {
-    host_copy(dst, src);
+    host_copy(rt, dst, src);
     return;
   }
   const Array& device_side = dst_host ? src : dst;
   Stream& s = stream_for(rt, device_side, stream);
+  // Transfers are asynchronous only from or to pinned memory with a stream; the others wait.
+  const bool async = stream && (dst_host ? dst.location() == Location::Pinned && dst.is_contiguous()
+                                         : src.location() == Location::Pinned);
+  std::optional<Monitor::Wait> wait;
+  if (dst_host != src_host && !async) {
+    const bool pageable = (dst_host ? dst : src).location() == Location::Pageable;
+    const char* what = dst_host
+                           ? (pageable ? "copying device memory to pageable host memory"
+                                       : "copying device memory to host memory without stream=")
+                           : (pageable ? "copying pageable host memory to the device"
+                                       : "copying host memory to the device without stream=");
+    wait.emplace(rt.monitor(), what, true);
+  }
   if (dst_host != src_host && !stream) {
     // A synchronous transfer sees all the work issued before it on any stream, as an element
     // read does.
@@ -277,10 +291,9 @@ void copy(Runtime& rt, const Array& dst, const Array& src, Stream* stream) {
   if (!dst_host && !src_host) {
     device_copy(rt, dst, src, s);
   } else if (dst_host) {
-    device_to_host(rt, dst, src, s,
-                   stream && dst.location() == Location::Pinned && dst.is_contiguous());
+    device_to_host(rt, dst, src, s, async);
   } else {
-    host_to_device(rt, dst, src, s, stream && src.location() == Location::Pinned);
+    host_to_device(rt, dst, src, s, async);
   }
 }
 
@@ -332,13 +345,15 @@ Scalar read_element(Runtime& rt, const Array& element) {
   element.check_alive();
   unsigned char bytes[kMaxItemSize];
   const size_t n = itemsize(element.dtype());
-  element.buffer()->wait_idle();
   if (is_host(element.location())) {
+    wait_host_access(rt, *element.buffer(), "reading an element");
     std::memcpy(bytes, element.data(), n);
   } else {
+    Monitor::Wait wait(rt.monitor(), "reading an element of a device array", true);
+    element.buffer()->wait_idle();
     Stream& s = rt.stream_for_device(element.device());
     element.buffer()->record_use(s);
-    rt.backend().memcpy(bytes, element.data(), n, s);
+    rt.backend().memcpy(bytes, element.data(), n, s, {Location::Pageable, Location::Device});
     s.synchronize();
   }
   return decode_scalar(element.dtype(), bytes);
@@ -356,6 +371,12 @@ std::vector<unsigned char> read_contiguous(Runtime& rt, const Array& a) {
                            a.device());
   copy(rt, host, a, nullptr);
   return out;
+}
+
+void wait_host_access(Runtime& rt, Buffer& host_buffer, const char* what) {
+  if (!host_buffer.busy()) return;
+  Monitor::Wait wait(rt.monitor(), what, true);
+  host_buffer.wait_idle();
 }
 
 void sleep(Runtime& rt, double seconds, Stream* stream) {

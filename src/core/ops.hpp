@@ -50,6 +50,10 @@ void write_element(Runtime& rt, const Array& element, const Scalar& value);
 // The whole array as contiguous host bytes of its dtype; synchronizes.
 std::vector<unsigned char> read_contiguous(Runtime& rt, const Array& a);
 
+// Before the host reads or writes a host array: waits for pending asynchronous copies into or
+// out of it (an implicit synchronization, counted by the monitor and refused under cu.strict).
+void wait_host_access(Runtime& rt, Buffer& host_buffer, const char* what);
+
 // Keeps `s` busy for `seconds` (a spinning kernel on CUDA).
 void sleep(Runtime& rt, double seconds, Stream* stream = nullptr);
 

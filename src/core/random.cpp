@@ -43,7 +43,7 @@ void random_fill(Runtime& rt, RandomDistribution dist, const Array& out, Stream*
   }
   if (out.size() > 0) {
     if (is_host(out.location())) {
-      out.buffer()->wait_idle();
+      wait_host_access(rt, *out.buffer(), "filling a host array");
       kernels::host::random(c);
     } else {
       Stream& s = stream_for(rt, out, stream);

@@ -138,8 +138,8 @@ Array reduce(Runtime& rt, ReduceOp op, const Array& a, std::optional<int> axis, 
   const bool direct = out && out->dtype() == rtype && !overlaps(*out, a);
 
   if (host) {
-    a.buffer()->wait_idle();
-    if (out) out->buffer()->wait_idle();
+    wait_host_access(rt, *a.buffer(), "a host reduction");
+    if (out) wait_host_access(rt, *out->buffer(), "a host reduction");
     Array result = direct ? *out : empty(rt, shape, rtype, Location::Pageable);
     if (result.size() > 0) kernels::host::reduce(make_call(op, a, axis, keepdims, result));
     if (out && !direct) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
+#include "core/observed_backend.hpp"
 #include "host/host_backend.hpp"
 #if defined(CULUA_HAVE_CUDA)
 #include "cuda/cuda_backend.hpp"
@@ -58,7 +59,9 @@ uint64_t parse_byte_size(std::string_view s) {
 Runtime::Runtime(RuntimeOptions options) : options_(options), device_(options.device) {}
 
 Runtime::Runtime(RuntimeOptions options, std::shared_ptr<Backend> backend)
-    : options_(options), backend_(std::move(backend)), device_(options.device) {
+    : options_(options),
+      backend_(make_observed_backend(std::move(backend), monitor_)),
+      device_(options.device) {
   current_streams_.assign(static_cast<size_t>(backend_->device_count()), nullptr);
 }
 
@@ -102,6 +105,7 @@ void Runtime::create_backend() {
     }
     backend_ = host::make_backend(host::HostOptions{limit});
   }
+  backend_ = make_observed_backend(std::move(backend_), monitor_);
   const int count = backend_->device_count();
   current_streams_.assign(static_cast<size_t>(count), nullptr);
   if (options_.device < 0 || options_.device >= count) {
@@ -192,7 +196,9 @@ void Runtime::note_explicit_free(size_t bytes, Location loc) {
 }
 
 void Runtime::synchronize() {
-  backend().synchronize_device(device());
+  Backend& b = backend();
+  Monitor::Wait wait(*monitor_, "cu.sync", false);
+  b.synchronize_device(device());
 }
 
 }  // namespace culua

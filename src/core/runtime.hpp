@@ -9,6 +9,7 @@
 
 #include "core/backend.hpp"
 #include "core/buffer.hpp"
+#include "core/monitor.hpp"
 
 namespace culua {
 
@@ -47,6 +48,8 @@ class Runtime {
     return backend_;
   }
   BackendKind kind() { return backend().kind(); }
+  // The ledger, strict mode and the trace's hook (core/monitor.hpp). The backend reports to it.
+  Monitor& monitor() { return *monitor_; }
 
   int device() { return backend_ ? device_ : (backend(), device_); }
   void set_device(int device);
@@ -73,7 +76,7 @@ class Runtime {
   };
   RandomState& random_state() { return random_state_; }
 
-  void synchronize();  // all work of the current device
+  void synchronize();  // all work of the current device (an explicit wait)
   // Sticky errors: where the first one surfaced (file:line of the script), for later messages.
   const std::string& fatal_location() const { return fatal_location_; }
   void set_fatal_location(std::string where) { fatal_location_ = std::move(where); }
@@ -83,7 +86,8 @@ class Runtime {
   void collect_if_indebted(size_t bytes);
 
   RuntimeOptions options_;
-  std::shared_ptr<Backend> backend_;
+  std::shared_ptr<Monitor> monitor_ = std::make_shared<Monitor>();
+  std::shared_ptr<Backend> backend_;  // the real backend inside an observed one
   int device_ = 0;
   std::vector<std::shared_ptr<Stream>> current_streams_;  // per device; null: default stream
   // Device bytes allocated since the last collection that were not freed explicitly. The Lua

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string_view>
 
@@ -54,6 +55,9 @@ class Event {
   // Milliseconds from this event to `later`; waits for both. Both must have been recorded with
   // timing enabled.
   double elapsed_ms(Event& later);
+  // Host backend: when the queue reached the event, in steady-clock seconds (waits for it). NaN
+  // on CUDA, whose event times are on the device's clock.
+  virtual double steady_time() { return std::numeric_limits<double>::quiet_NaN(); }
 
  protected:
   virtual void do_record(Stream& s) = 0;

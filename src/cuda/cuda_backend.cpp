@@ -1,5 +1,7 @@
 #include "cuda/cuda_backend.hpp"
 
+#include "core/observed_backend.hpp"
+
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -195,7 +197,7 @@ class CudaBackend final : public Backend {
     }
   }
 
-  void memcpy(void* dst, const void* src, size_t bytes, Stream& s) override {
+  void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute) override {
     health_->check_usable();
     health_->note_op("memcpy");
     CULUA_CUDA_CHECK(*health_, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cu(s)));
@@ -384,7 +386,7 @@ std::shared_ptr<Backend> make_backend() {
 }
 
 void launch_fault(Backend& backend, Stream& s) {
-  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  auto* cuda = dynamic_cast<CudaBackend*>(&unwrap_backend(backend));
   if (!cuda) fail(ErrorKind::Unsupported, "launch_fault needs the CUDA backend");
   cuda->fault(s);
 }

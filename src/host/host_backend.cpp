@@ -199,7 +199,7 @@ MemoryInfo HostBackend::memory_info(Location loc, int) {
   return MemoryInfo{available_memory(), physical_memory_};
 }
 
-void HostBackend::memcpy(void* dst, const void* src, size_t bytes, Stream& s) {
+void HostBackend::memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute) {
   check_usable();
   host_stream(s).enqueue([dst, src, bytes] { std::memcpy(dst, src, bytes); });
 }

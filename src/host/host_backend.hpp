@@ -39,7 +39,7 @@ class HostBackend final : public Backend {
   MemoryInfo memory_info(Location loc, int device) override;
   void trim(int) noexcept override {}
 
-  void memcpy(void* dst, const void* src, size_t bytes, Stream& s) override;
+  void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute route) override;
   void fill(const StridedView& dst, const void* value, Stream& s) override;
   void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) override;
   void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) override;

@@ -131,6 +131,12 @@ bool HostEvent::do_query() {
   return state_->complete(state_->recorded);
 }
 
+double HostEvent::steady_time() {
+  synchronize();
+  std::lock_guard lock(state_->m);
+  return std::chrono::duration<double>(state_->when.time_since_epoch()).count();
+}
+
 double HostEvent::do_elapsed_ms(Event& later) {
   auto& other = dynamic_cast<HostEvent&>(later);
   do_synchronize();

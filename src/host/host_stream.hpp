@@ -88,6 +88,7 @@ class HostEvent final : public Event {
   HostEvent(int device, bool timing)
       : Event(device, timing), state_(std::make_shared<EventState>()) {}
   const std::shared_ptr<EventState>& state() const { return state_; }
+  double steady_time() override;
 
  protected:
   void do_record(Stream& s) override;

@@ -1,8 +1,388 @@
-// cu.bench: nvbench's methodology from one Lua call.
+// cu.bench: nvbench's methodology from one Lua call. The measurement itself is
+// measure/bench.cpp; this file reads the options, keeps the L2 flush buffer and turns the result
+// into a Lua table (with tostring and :json()).
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/ops.hpp"
 #include "lua/binding.hpp"
+#include "measure/bench.hpp"
 
 namespace culua::lua {
 
-void register_bench(lua_State*) {}
+namespace {
+
+inline constexpr char kBenchResultType[] = "cu.BenchResult";
+// Registry key of the table {[device + 1] = cu.Array} of L2 flush buffers: allocated once per
+// device and Lua state, freed with the state.
+inline constexpr char kFlushBuffersKey = 0;
+
+// The flush buffer of the stream's device, allocated on first use.
+const Array* flush_buffer(lua_State* L, Runtime& rt, Stream& s) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &kFlushBuffersKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kFlushBuffersKey);
+  }
+  const lua_Integer slot = s.device() + 1;
+  lua_rawgeti(L, -1, slot);
+  ArrayBox* box = test_array(L, -1);
+  if (!box || !box->array.alive()) {
+    lua_pop(L, 1);
+    const size_t bytes =
+        measure::flush_buffer_bytes(rt.kind(), rt.backend().device_info(s.device()));
+    const auto words = static_cast<int64_t>((bytes + 3) / 4);
+    box = new_array(L);
+    box->array = empty(rt, Shape{words}, DType::U32, Location::Device, &s);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, slot);
+  }
+  lua_pop(L, 2);
+  return &box->array;
+}
+
+double opt_number(lua_State* L, int opts, const char* key, double fallback) {
+  if (!get_option(L, opts, key)) return fallback;
+  if (lua_type(L, -1) != LUA_TNUMBER) {
+    fail(ErrorKind::Type, "cu.bench: option '{}' must be a number, got {}", key,
+         luaL_typename(L, -1));
+  }
+  const double v = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+int64_t opt_count(lua_State* L, int opts, const char* key, int64_t fallback) {
+  if (!get_option(L, opts, key)) return fallback;
+  int exact = 0;
+  const lua_Integer v = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &exact) : 0;
+  if (!exact) {
+    fail(ErrorKind::Type, "cu.bench: option '{}' must be an integer, got {}", key,
+         luaL_tolstring(L, -1, nullptr));
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+// "file.lua:12", where fn was defined.
+std::string default_name(lua_State* L, int fn) {
+  lua_Debug ar;
+  lua_pushvalue(L, fn);
+  lua_getinfo(L, ">S", &ar);
+  if (ar.linedefined > 0) return std::string(ar.short_src) + ":" + std::to_string(ar.linedefined);
+  return ar.short_src;
+}
+
+// While the bench runs, the given stream is the current one (so fn's work goes there); restored
+// afterwards, also when fn raises.
+class CurrentStreamScope {
+ public:
+  CurrentStreamScope(Runtime& rt, Stream& s) : rt_(rt) {
+    if (&rt.current_stream() == &s) return;
+    previous_ = rt.current_stream_ptr();
+    rt.set_current_stream(s.shared_from_this());
+  }
+  ~CurrentStreamScope() {
+    if (previous_) rt_.set_current_stream(std::move(previous_));
+  }
+  CurrentStreamScope(const CurrentStreamScope&) = delete;
+  CurrentStreamScope& operator=(const CurrentStreamScope&) = delete;
+
+ private:
+  Runtime& rt_;
+  std::shared_ptr<Stream> previous_;
+};
+
+void set_number(lua_State* L, const char* key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, key);
+}
+void set_integer(lua_State* L, const char* key, int64_t v) {
+  lua_pushinteger(L, static_cast<lua_Integer>(v));
+  lua_setfield(L, -2, key);
+}
+void set_string(lua_State* L, const char* key, const std::string& v) {
+  lua_pushlstring(L, v.data(), v.size());
+  lua_setfield(L, -2, key);
+}
+void set_boolean(lua_State* L, const char* key, bool v) {
+  lua_pushboolean(L, v);
+  lua_setfield(L, -2, key);
+}
+void set_optional(lua_State* L, const char* key, const std::optional<double>& v) {
+  if (v) set_number(L, key, *v);
+}
+
+template <class T>
+void set_list(lua_State* L, const char* key, const std::vector<T>& values) {
+  luaL_checkstack(L, 2, nullptr);
+  lua_createtable(L, static_cast<int>(values.size()), 0);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      lua_pushlstring(L, values[i].data(), values[i].size());
+    } else if constexpr (std::is_integral_v<T>) {
+      lua_pushinteger(L, static_cast<lua_Integer>(values[i]));
+    } else {
+      lua_pushnumber(L, values[i]);
+    }
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, key);
+}
+
+void set_summary(lua_State* L, const char* key, const measure::Summary& s) {
+  lua_createtable(L, 0, 8);
+  set_number(L, "min", s.min);
+  set_number(L, "median", s.median);
+  set_number(L, "mean", s.mean);
+  set_number(L, "stddev", s.stddev);
+  set_number(L, "p10", s.p10);
+  set_number(L, "p90", s.p90);
+  set_number(L, "max", s.max);
+  set_number(L, "noise", s.noise);
+  lua_setfield(L, -2, key);
+}
+
+void push_result(lua_State* L, const measure::BenchResult& r) {
+  luaL_checkstack(L, 4, nullptr);
+  lua_createtable(L, 0, 32);
+  set_string(L, "name", r.name);
+  set_string(L, "backend", r.backend);
+  set_string(L, "device", r.device);
+  set_integer(L, "device_index", r.device_index);
+  set_string(L, "mode", r.mode);
+  set_integer(L, "warmup", r.warmup);
+  set_integer(L, "samples", r.samples);
+  if (r.gpu) set_summary(L, "gpu", *r.gpu);
+  if (r.cpu) set_summary(L, "cpu", *r.cpu);
+  set_list(L, "times", r.gpu_times);
+  set_list(L, "cpu_times", r.cpu_times);
+  set_optional(L, "bytes", r.options.bytes);
+  set_optional(L, "flops", r.options.flops);
+  set_optional(L, "GBps", r.GBps);
+  set_optional(L, "TFLOPs", r.TFLOPs);
+  if (r.hot) {
+    const measure::HotResult& h = *r.hot;
+    lua_createtable(L, 0, 8);
+    set_summary(L, "gpu", h.gpu);
+    set_number(L, "cpu_enqueue", h.cpu_enqueue);
+    set_optional(L, "gpu_queued", h.gpu_queued);
+    set_integer(L, "batch_size", h.batch_size);
+    set_integer(L, "batches", h.batches);
+    set_list(L, "times", h.gpu_times);
+    set_optional(L, "GBps", h.GBps);
+    set_optional(L, "TFLOPs", h.TFLOPs);
+    lua_setfield(L, -2, "hot");
+  }
+  set_boolean(L, "launch_bound", r.launch_bound);
+  if (!r.stop.empty()) set_string(L, "stop", r.stop);
+  if (r.clock_before || r.clock_after) {
+    lua_createtable(L, 0, 2);
+    if (r.clock_before) set_integer(L, "before", *r.clock_before);
+    if (r.clock_after) set_integer(L, "after", *r.clock_after);
+    lua_setfield(L, -2, "clock");
+  }
+  if (r.throttled) {
+    set_integer(L, "throttled", *r.throttled);
+    set_list(L, "throttled_samples", r.throttled_samples);
+    set_list(L, "throttle_reasons", r.throttle_reasons);
+  }
+  set_number(L, "elapsed", r.elapsed);
+  set_list(L, "notes", r.notes);
+  const measure::BenchOptions& o = r.options;
+  lua_createtable(L, 0, 8);
+  set_integer(L, "warmup", o.warmup);
+  set_integer(L, "min_samples", o.min_samples);
+  set_number(L, "min_time", o.min_time);
+  set_number(L, "max_time", o.max_time);
+  set_number(L, "noise", o.noise);
+  set_boolean(L, "cold", o.cold);
+  set_boolean(L, "hot", o.hot);
+  lua_setfield(L, -2, "options");
+  set_metatable(L, kBenchResultType);
+}
+
+// cu.bench(fn [, opts]).
+int l_bench(lua_State* L) {
+  if (lua_type(L, 1) != LUA_TFUNCTION) {
+    fail(ErrorKind::Type, "cu.bench: expected a function, got {}", luaL_typename(L, 1));
+  }
+  check_options(L, 2,
+                {"name", "warmup", "min_samples", "min_time", "max_time", "noise", "cold", "hot",
+                 "bytes", "flops", "stream"});
+  measure::BenchOptions o;
+  if (get_option(L, 2, "name")) {
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      fail(ErrorKind::Type, "cu.bench: option 'name' must be a string, got {}",
+           luaL_typename(L, -1));
+    }
+    o.name = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  } else {
+    o.name = default_name(L, 1);
+  }
+  o.warmup = opt_count(L, 2, "warmup", o.warmup);
+  o.min_samples = opt_count(L, 2, "min_samples", o.min_samples);
+  o.min_time = opt_number(L, 2, "min_time", o.min_time);
+  // Without an explicit max_time, a long min_time extends it.
+  o.max_time = opt_number(L, 2, "max_time", std::max(o.max_time, 2 * o.min_time));
+  o.noise = opt_number(L, 2, "noise", o.noise);
+  o.cold = opt_boolean(L, 2, "cold", o.cold);
+  o.hot = opt_boolean(L, 2, "hot", o.hot);
+  if (get_option(L, 2, "bytes")) {
+    lua_pop(L, 1);
+    o.bytes = opt_number(L, 2, "bytes", 0);
+  }
+  if (get_option(L, 2, "flops")) {
+    lua_pop(L, 1);
+    o.flops = opt_number(L, 2, "flops", 0);
+  }
+  measure::check_options(o);
+
+  Runtime& rt = runtime(L);
+  Stream* given = opt_stream(L, 2);
+  Stream& s = given ? *given : rt.current_stream();
+  const std::shared_ptr<Stream> keep = s.shared_from_this();  // even if fn releases it
+  const Array* flush = o.cold ? flush_buffer(L, rt, s) : nullptr;
+  lua_settop(L, 2);
+  CurrentStreamScope scope(rt, s);
+  const std::function<void()> fn = [L] {
+    lua_pushvalue(L, 1);
+    lua_call(L, 0, 0);
+  };
+  push_result(L, measure::run_bench(rt, s, flush, fn, o));
+  return 1;
+}
+
+// The number at t[key] (t at idx), if any.
+std::optional<double> number_field(lua_State* L, int idx, const char* key) {
+  std::optional<double> v;
+  if (lua_getfield(L, idx, key) == LUA_TNUMBER) v = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+// tostring(res): from the table's fields, so that a renamed or edited result prints as it is.
+int r_tostring(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  measure::BenchLine l;
+  if (lua_getfield(L, 1, "name") == LUA_TSTRING) l.name = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "mode") == LUA_TSTRING) l.mode = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  l.samples = static_cast<int64_t>(number_field(L, 1, "samples").value_or(0));
+  if (lua_getfield(L, 1, "gpu") == LUA_TTABLE) {
+    measure::Summary g;
+    g.median = number_field(L, -1, "median").value_or(NAN);
+    g.noise = number_field(L, -1, "noise").value_or(NAN);
+    g.p10 = number_field(L, -1, "p10").value_or(NAN);
+    g.p90 = number_field(L, -1, "p90").value_or(NAN);
+    l.gpu = g;
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "cpu") == LUA_TTABLE) l.cpu_median = number_field(L, -1, "median");
+  lua_pop(L, 1);
+  l.GBps = number_field(L, 1, "GBps");
+  l.TFLOPs = number_field(L, 1, "TFLOPs");
+  if (lua_getfield(L, 1, "hot") == LUA_TTABLE) {
+    if (auto n = number_field(L, -1, "batch_size")) l.hot_batch_size = static_cast<int64_t>(*n);
+    if (auto n = number_field(L, -1, "batches"); n && l.gpu)
+      l.gpu->count = static_cast<int64_t>(*n);
+    if (lua_getfield(L, -1, "gpu") == LUA_TTABLE) l.hot_gpu_median = number_field(L, -1, "median");
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (auto n = number_field(L, 1, "throttled")) l.throttled = static_cast<int64_t>(*n);
+  lua_getfield(L, 1, "launch_bound");
+  l.launch_bound = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  const std::string line = measure::format_line(l);
+  lua_pushlstring(L, line.data(), line.size());
+  return 1;
+}
+
+// A Lua value as JSON: tables with keys 1..n (and empty tables) are arrays, other tables objects;
+// functions, userdata and threads are left out.
+nlohmann::json to_json(lua_State* L, int idx, int depth) {
+  idx = lua_absindex(L, idx);
+  switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN:
+      return lua_toboolean(L, idx) != 0;
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) return static_cast<int64_t>(lua_tointeger(L, idx));
+      return lua_tonumber(L, idx);
+    case LUA_TSTRING:
+      return std::string(lua_tostring(L, idx));
+    case LUA_TTABLE:
+      break;
+    default:
+      return nullptr;
+  }
+  if (depth > 32) fail(ErrorKind::Value, "res:json(): tables nested too deeply (a cycle?)");
+  luaL_checkstack(L, 3, nullptr);
+  const lua_Unsigned n = lua_rawlen(L, idx);
+  bool is_array = true;
+  lua_Unsigned keys = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    ++keys;
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
+        static_cast<lua_Unsigned>(lua_tointeger(L, -1)) > n) {
+      is_array = false;
+    }
+  }
+  if (is_array && keys == n) {
+    nlohmann::json a = nlohmann::json::array();
+    for (lua_Unsigned i = 1; i <= n; ++i) {
+      lua_rawgeti(L, idx, static_cast<lua_Integer>(i));
+      a.push_back(to_json(L, -1, depth + 1));
+      lua_pop(L, 1);
+    }
+    return a;
+  }
+  nlohmann::json o = nlohmann::json::object();
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    const int t = lua_type(L, -1);
+    if (t != LUA_TFUNCTION && t != LUA_TUSERDATA && t != LUA_TLIGHTUSERDATA && t != LUA_TTHREAD) {
+      lua_pushvalue(L, -2);
+      const std::string key = luaL_tolstring(L, -1, nullptr);
+      lua_pop(L, 2);
+      o[key] = to_json(L, -1, depth + 1);
+    }
+    lua_pop(L, 1);
+  }
+  return o;
+}
+
+// res:json([indent]): the whole result as a JSON string.
+int r_json(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const int indent = static_cast<int>(luaL_optinteger(L, 2, -1));
+  const std::string text =
+      to_json(L, 1, 0).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
+}  // namespace
+
+void register_bench(lua_State* L) {
+  new_metatable(L, kBenchResultType);
+  lua_pushcfunction(L, entry<r_tostring>);
+  lua_setfield(L, -2, "__tostring");
+  const luaL_Reg methods[] = {{"json", entry<r_json>}, {nullptr, nullptr}};
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, entry<l_bench>);
+  lua_setfield(L, -2, "bench");
+}
 
 }  // namespace culua::lua

@@ -6,13 +6,19 @@
 
 #include <exception>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 
 #include "core/array.hpp"
 #include "core/runtime.hpp"
 #include "core/scalar.hpp"
 #include "lua/cu_module.hpp"
+
+namespace culua::measure {
+class TraceRecorder;
+}
 
 namespace culua::lua {
 
@@ -31,6 +37,11 @@ struct Context {
   const void* checked_launch_config = nullptr;
   uint64_t launch_site_version = 0;  // the last LaunchSite version handed out
   RunOptions run_options;            // from the command line
+  // The thread (main state or coroutine) of the latest call into the bindings: where the script
+  // location of the operation being issued is read (the trace, strict-mode messages).
+  lua_State* active = nullptr;
+  std::unordered_set<std::string> warned_sites;   // host-clock tripwire: once per call site
+  std::shared_ptr<measure::TraceRecorder> trace;  // cu.trace: the running or last trace
 };
 
 // Type names; their addresses also key the metatables in the registry (a light userdata key is
@@ -64,6 +75,7 @@ std::string error_message(lua_State* L, const std::exception& e);
 // `lua_longjmp*` thrown by the C++ build of Lua) is not caught here and unwinds through.
 template <lua_CFunction F>
 int entry(lua_State* L) {
+  context(L).active = L;
   std::string message;
   try {
     return F(L);

@@ -23,4 +23,9 @@ struct RunOptions {
 // modules (cu.*) in package.preload. `rt` must outlive the state: close the state first.
 void open_cu(lua_State* L, Runtime& rt, const RunOptions& options = {});
 
+// Around a whole run of the CLI: begin_run applies --strict and starts the --trace; end_run stops
+// the trace, writes its file and prints its summary on stderr (problems are reported, not thrown).
+void begin_run(lua_State* L);
+void end_run(lua_State* L);
+
 }  // namespace culua::lua

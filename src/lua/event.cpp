@@ -44,7 +44,9 @@ int e_record(lua_State* L) {
 }
 
 int e_sync(lua_State* L) {
-  check_event(L, 1).synchronize();
+  Event& e = check_event(L, 1);
+  Monitor::Wait wait(runtime(L).monitor(), "event:sync()", false);
+  e.synchronize();
   return 0;
 }
 
@@ -56,6 +58,7 @@ int e_done(lua_State* L) {
 int e_elapsed(lua_State* L) {
   Event& start = check_event(L, 1);
   Event& end = check_event(L, 2);
+  Monitor::Wait wait(runtime(L).monitor(), "event:elapsed()", false);
   lua_pushnumber(L, start.elapsed_ms(end));
   return 1;
 }
@@ -64,6 +67,7 @@ int e_elapsed(lua_State* L) {
 int e_sub(lua_State* L) {
   Event& end = check_event(L, 1);
   Event& start = check_event(L, 2);
+  Monitor::Wait wait(runtime(L).monitor(), "event subtraction", false);
   lua_pushnumber(L, start.elapsed_ms(end));
   return 1;
 }

@@ -92,7 +92,11 @@ int load_embedded(lua_State* L) {
 
 int context_gc(lua_State* L) {
   auto* ctx = static_cast<Context*>(lua_touserdata(L, 1));
-  if (ctx->rt) ctx->rt->collect_garbage = nullptr;
+  if (ctx->rt) {
+    ctx->rt->collect_garbage = nullptr;
+    ctx->rt->monitor().site = nullptr;
+  }
+  ctx->trace.reset();
   ctx->~Context();
   return 0;
 }

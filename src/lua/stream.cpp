@@ -84,7 +84,9 @@ int scope_gc(lua_State* L) {
 }
 
 int s_sync(lua_State* L) {
-  check_stream(L, 1).synchronize();
+  Stream& s = check_stream(L, 1);
+  Monitor::Wait wait(runtime(L).monitor(), "stream:sync()", false);
+  s.synchronize();
   return 0;
 }
 

@@ -1,8 +1,998 @@
 // cu.sweep and cu.plot: parameter sweeps with result files, and plots through gnuplot.
+//
+// A sweep's rows (Lua tables) are its one source of truth: the markdown table, JSON, CSV and
+// plots are made from them through the Lua-free src/measure/ code whenever they are asked for.
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
 #include "lua/binding.hpp"
+#include "measure/plot.hpp"
+#include "measure/results.hpp"
 
 namespace culua::lua {
 
-void register_sweep(lua_State*) {}
+namespace {
+
+using measure::Value;
+
+constexpr char kResultsType[] = "cu.SweepResults";
+constexpr char kSessionType[] = "cu.SweepSession";
+
+// ---- Lua values to result values ----
+
+// Members of result tables come in this order (cu.bench's fields first), others by name: Lua
+// tables have no order of their own, and result files should not change from run to run.
+int field_rank(std::string_view k) {
+  static constexpr std::string_view order[] = {
+      "name",         "samples",   "gpu",   "cpu",    "min",    "median", "mean",    "stddev",
+      "p10",          "p90",       "noise", "GBps",   "TFLOPs", "bytes",  "flops",   "ms",
+      "launch_bound", "throttled", "clock", "before", "after",  "device", "backend", "times"};
+  const auto it = std::find(std::begin(order), std::end(order), k);
+  return static_cast<int>(it - std::begin(order));
+}
+
+void sort_fields(Value::Object& o) {
+  std::stable_sort(o.begin(), o.end(), [](const auto& a, const auto& b) {
+    const int ra = field_rank(a.first), rb = field_rank(b.first);
+    return ra != rb ? ra < rb : a.first < b.first;
+  });
+}
+
+bool is_data(int type) {
+  return type == LUA_TNIL || type == LUA_TBOOLEAN || type == LUA_TNUMBER || type == LUA_TSTRING ||
+         type == LUA_TTABLE;
+}
+
+Value to_value(lua_State* L, int idx, int depth);
+
+// The string form of the key at idx (numbers as integers or numbers), without converting it in
+// place (which would confuse lua_next).
+std::optional<std::string> key_name(lua_State* L, int idx) {
+  if (lua_type(L, idx) == LUA_TSTRING) return std::string(lua_tostring(L, idx));
+  if (lua_isinteger(L, idx)) return fmt::format("{}", lua_tointeger(L, idx));
+  if (lua_type(L, idx) == LUA_TNUMBER) return fmt::format("{}", lua_tonumber(L, idx));
+  return std::nullopt;
+}
+
+// The data members of the table at idx (functions, userdata and threads are left out), sorted;
+// `skip` leaves out members by name.
+template <class Skip>
+Value::Object table_fields(lua_State* L, int idx, int depth, Skip&& skip) {
+  idx = lua_absindex(L, idx);
+  if (depth > 64)
+    fail(ErrorKind::Value, "a value is nested too deeply (a table that contains itself?)");
+  luaL_checkstack(L, 4, "result value");
+  Value::Object o;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    auto name = key_name(L, -2);
+    if (name && is_data(lua_type(L, -1)) && !skip(*name)) {
+      o.emplace_back(std::move(*name), to_value(L, -1, depth + 1));
+    }
+    lua_pop(L, 1);
+  }
+  sort_fields(o);
+  return o;
+}
+
+Value to_value(lua_State* L, int idx, int depth) {
+  switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN:
+      return Value(lua_toboolean(L, idx) != 0);
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) return Value(static_cast<int64_t>(lua_tointeger(L, idx)));
+      return Value(static_cast<double>(lua_tonumber(L, idx)));
+    case LUA_TSTRING: {
+      size_t n = 0;
+      const char* s = lua_tolstring(L, idx, &n);
+      return Value(std::string(s, n));
+    }
+    case LUA_TTABLE: {
+      idx = lua_absindex(L, idx);
+      const lua_Unsigned n = lua_rawlen(L, idx);
+      lua_Unsigned count = 0;
+      lua_pushnil(L);
+      while (lua_next(L, idx)) {
+        ++count;
+        lua_pop(L, 1);
+      }
+      if (n > 0 && count == n) {  // a sequence
+        if (depth > 64) fail(ErrorKind::Value, "a value is nested too deeply");
+        Value::List l;
+        l.reserve(n);
+        for (lua_Unsigned i = 1; i <= n; ++i) {
+          lua_rawgeti(L, idx, static_cast<lua_Integer>(i));
+          l.push_back(is_data(lua_type(L, -1)) ? to_value(L, -1, depth + 1) : Value());
+          lua_pop(L, 1);
+        }
+        return Value(std::move(l));
+      }
+      if (count == 0) return Value(Value::List{});
+      return Value(table_fields(L, idx, depth, [](const std::string&) { return false; }));
+    }
+    default:
+      return Value();
+  }
+}
+
+std::string error_text(lua_State* L, int idx) {
+  if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER) {
+    return lua_tostring(L, idx);
+  }
+  std::string s = luaL_tolstring(L, idx, nullptr);
+  lua_pop(L, 1);
+  return s;
+}
+
+// ---- the session: what all sweeps of this Lua state wrote ----
+
+// Files named by several sweeps of one run hold all of them (each write rewrites the whole
+// file); the run's description (script, arguments, date) is taken when the first sweep starts.
+struct Session {
+  bool started = false;
+  std::string date;
+  Value script;
+  std::map<std::string, std::vector<measure::Sweep>> json_files;
+  std::map<std::string, std::vector<measure::Sweep>> csv_files;
+  std::map<std::string, int> plot_files;
+};
+
+int session_gc(lua_State* L) {
+  static_cast<Session*>(lua_touserdata(L, 1))->~Session();
+  return 0;
+}
+
+Value script_description(lua_State* L) {
+  if (lua_getglobal(L, "arg") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return Value();
+  }
+  const int arg = lua_gettop(L);
+  Value::Object o;
+  o.reserve(4);
+  lua_rawgeti(L, arg, 0);
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    const std::string path = lua_tostring(L, -1);
+    o.emplace_back("path", path);
+    if (path != "-") {
+      try {
+        o.emplace_back("fnv1a64", measure::fnv1a64_hex(measure::read_text_file(path)));
+      } catch (const Error&) {
+        // The script may have moved since it started; the file is then described without it.
+      }
+    }
+  } else {
+    o.emplace_back("path", Value());
+  }
+  lua_pop(L, 1);
+  Value::List args, command;
+  for (lua_Integer i = 1; lua_rawgeti(L, arg, i) == LUA_TSTRING; ++i) {
+    args.emplace_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  lua_Integer first = 0;
+  while (true) {
+    const int t = lua_rawgeti(L, arg, first - 1);
+    lua_pop(L, 1);
+    if (t != LUA_TSTRING) break;
+    --first;
+  }
+  for (lua_Integer i = first; lua_rawgeti(L, arg, i) == LUA_TSTRING; ++i) {
+    command.emplace_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  o.emplace_back("args", std::move(args));
+  o.emplace_back("command", std::move(command));
+  return Value(std::move(o));
+}
+
+Session& session(lua_State* L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, kSessionType) == LUA_TUSERDATA) {
+    auto* s = static_cast<Session*>(lua_touserdata(L, -1));
+    lua_pop(L, 1);
+    return *s;
+  }
+  lua_pop(L, 1);
+  auto* s = static_cast<Session*>(lua_newuserdatauv(L, sizeof(Session), 0));
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, entry<session_gc>);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  new (s) Session{};
+  lua_rawsetp(L, LUA_REGISTRYINDEX, kSessionType);
+  return *s;
+}
+
+Session& started_session(lua_State* L) {
+  Session& s = session(L);
+  if (!s.started) {
+    s.date = measure::utc_timestamp();
+    s.script = script_description(L);
+    s.started = true;
+  }
+  return s;
+}
+
+Value::Object run_description(lua_State* L, const Session& s) {
+  Runtime& rt = runtime(L);
+  Value::Object o;
+  o.emplace_back("culua_version", CULUA_VERSION);
+  o.emplace_back("date", s.date);
+  o.emplace_back("host", measure::host_name());
+  o.emplace_back("script", s.script);
+  const auto backend = backend_name(rt.kind());
+  o.emplace_back("backend", std::string(backend));
+  try {
+    const DeviceInfo d = rt.backend().device_info(rt.device());
+    Value::Object dev{{"index", d.index},
+                      {"name", d.name},
+                      {"sm_count", d.sm_count},
+                      {"memory", static_cast<int64_t>(d.memory)},
+                      {"l2", static_cast<int64_t>(d.l2)}};
+    if (rt.kind() == BackendKind::Cuda)
+      dev.emplace_back("cc", fmt::format("{}.{}", d.cc_major, d.cc_minor));
+    o.emplace_back("device", std::move(dev));
+  } catch (const Error& e) {
+    o.emplace_back("device", Value::Object{{"error", e.what()}});
+  }
+  if (rt.kind() == BackendKind::Cuda) o.emplace_back("cuda", measure::cuda_versions());
+  return o;
+}
+
+// ---- results tables ----
+
+std::string string_field(lua_State* L, int idx, const char* key) {
+  std::string s;
+  if (lua_getfield(L, idx, key) == LUA_TSTRING) s = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  return s;
+}
+
+std::vector<std::string> string_list(lua_State* L, int idx, const char* key) {
+  std::vector<std::string> out;
+  if (lua_getfield(L, idx, key) == LUA_TTABLE) {
+    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; ++i) {
+      out.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+bool is_results(lua_State* L, int idx) {
+  if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) return false;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kResultsType);
+  const bool same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same;
+}
+
+void check_results(lua_State* L, int idx) {
+  if (!is_results(L, idx)) {
+    fail(ErrorKind::Type, "expected the results of cu.sweep, got {}", luaL_typename(L, idx));
+  }
+}
+
+// A point from a row: the axes are its parameters, `status`/`error` its outcome, the other
+// members what run returned.
+measure::Point point_from_row(lua_State* L, int row, const std::vector<std::string>& axes) {
+  row = lua_absindex(L, row);
+  measure::Point p;
+  for (const std::string& a : axes) {
+    if (lua_getfield(L, row, a.c_str()) != LUA_TNIL) p.params.emplace_back(a, to_value(L, -1, 0));
+    lua_pop(L, 1);
+  }
+  p.ok = string_field(L, row, "status") != "failed";
+  if (!p.ok) {
+    lua_getfield(L, row, "error");
+    p.error = lua_isnil(L, -1) ? std::string() : error_text(L, -1);
+    lua_pop(L, 1);
+  }
+  p.result = table_fields(L, row, 0, [&](const std::string& k) {
+    return k == "status" || (!p.ok && k == "error") ||
+           std::find(axes.begin(), axes.end(), k) != axes.end();
+  });
+  return p;
+}
+
+measure::Sweep sweep_from_results(lua_State* L, int idx) {
+  idx = lua_absindex(L, idx);
+  measure::Sweep s;
+  s.name = string_field(L, idx, "name");
+  s.axes = string_list(L, idx, "axes");
+  s.started = string_field(L, idx, "started");
+  lua_getfield(L, idx, "seconds");
+  s.seconds = lua_tonumber(L, -1);
+  lua_getfield(L, idx, "interrupted");
+  s.interrupted = lua_toboolean(L, -1);
+  lua_pop(L, 2);
+  if (lua_getfield(L, idx, "rows") == LUA_TTABLE) {
+    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; ++i) {
+      s.points.push_back(point_from_row(L, -1, s.axes));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return s;
+}
+
+// The rows of a results object or of a list of tables, as values (for plots).
+std::vector<Value> rows_as_values(lua_State* L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (is_results(L, idx)) {
+    lua_getfield(L, idx, "rows");
+    std::vector<Value> rows = rows_as_values(L, -1);
+    lua_pop(L, 1);
+    return rows;
+  }
+  std::vector<Value> rows;
+  const lua_Integer n = luaL_len(L, idx);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    if (lua_rawgeti(L, idx, i) != LUA_TTABLE) {
+      fail(ErrorKind::Type, "rows[{}] is a {}; rows must be tables", i, luaL_typename(L, -1));
+    }
+    rows.push_back(to_value(L, -1, 0));
+    lua_pop(L, 1);
+  }
+  return rows;
+}
+
+// ---- plots ----
+
+std::string opt_string(lua_State* L, int opts, const char* key, const char* what) {
+  std::string s;
+  if (get_option(L, opts, key)) {
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      fail(ErrorKind::Type, "{}{} must be a string, got {}", what, key, luaL_typename(L, -1));
+    }
+    s = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  return s;
+}
+
+// Plot options: a file name, or {x=, y=, series=, file=, logx=, logy=, title=, xlabel=, ylabel=};
+// what it leaves out keeps the value in `spec`.
+void read_plot_options(lua_State* L, int idx, measure::PlotSpec& spec, const char* what) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    spec.file = lua_tostring(L, idx);
+    return;
+  }
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    fail(ErrorKind::Type, "{} must be a file name or a table {{x=, y=, file=, ...}}, got {}", what,
+         luaL_typename(L, idx));
+  }
+  check_options(L, idx, {"x", "y", "series", "file", "logx", "logy", "title", "xlabel", "ylabel"});
+  const std::string prefix = std::string(what) + ".";
+  for (auto [key, field] : {std::pair{"x", &spec.x}, std::pair{"y", &spec.y},
+                            std::pair{"file", &spec.file}, std::pair{"title", &spec.title},
+                            std::pair{"xlabel", &spec.xlabel}, std::pair{"ylabel", &spec.ylabel}}) {
+    std::string v = opt_string(L, idx, key, prefix.c_str());
+    if (!v.empty()) *field = std::move(v);
+  }
+  if (get_option(L, idx, "series")) {
+    spec.series.clear();
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      spec.series.emplace_back(lua_tostring(L, -1));
+    } else if (lua_type(L, -1) == LUA_TTABLE) {
+      const lua_Integer n = luaL_len(L, -1);
+      for (lua_Integer i = 1; i <= n; ++i) {
+        if (lua_rawgeti(L, -1, i) != LUA_TSTRING) {
+          fail(ErrorKind::Type, "{}series must be a field name or a list of them", prefix);
+        }
+        spec.series.emplace_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+    } else {
+      fail(ErrorKind::Type, "{}series must be a field name or a list of them, got {}", prefix,
+           luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+  }
+  for (auto [key, field] : {std::pair{"logx", &spec.logx}, std::pair{"logy", &spec.logy}}) {
+    if (get_option(L, idx, key)) {
+      if (!lua_isboolean(L, -1)) {
+        fail(ErrorKind::Type, "{}{} must be a boolean, got {}", prefix, key, luaL_typename(L, -1));
+      }
+      *field = lua_toboolean(L, -1) != 0;
+      lua_pop(L, 1);
+    }
+  }
+}
+
+// A sweep's plot: x = the first axis, y = the primary metric, one line per value of the other
+// axes.
+measure::PlotSpec default_plot(const measure::Sweep& s) {
+  measure::PlotSpec spec;
+  if (!s.axes.empty()) spec.x = s.axes.front();
+  spec.y = measure::primary_metric_path(s);
+  if (s.axes.size() > 1) spec.series.assign(s.axes.begin() + 1, s.axes.end());
+  spec.title = s.name;
+  return spec;
+}
+
+void plot_sweep(lua_State* L, int results, const measure::Sweep& s, measure::PlotSpec spec,
+                const std::string& who) {
+  if (spec.y.empty()) {
+    fail(ErrorKind::Value, "no point of sweep '{}' has a numeric result to plot", s.name);
+  }
+  measure::plot(rows_as_values(L, results), spec, who);
+}
+
+// ---- checks before a sweep starts ----
+
+void check_writable(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) fail(ErrorKind::Value, "{} {} is a directory", what, path);
+    if (::access(path.c_str(), W_OK) != 0) {
+      fail(ErrorKind::Value, "cannot write {} {}: {}", what, path, std::strerror(errno));
+    }
+    return;
+  }
+  const size_t slash = path.rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? std::string(".") : (slash == 0 ? "/" : path.substr(0, slash));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    fail(ErrorKind::Value, "cannot write {} {}: {} ({})", what, path, std::strerror(errno), dir);
+  }
+}
+
+// The file the k-th sweep plotting to `path` writes: path itself, then name-2.png, name-3.png.
+std::string numbered_plot_file(Session& s, const std::string& path) {
+  const int k = ++s.plot_files[path];
+  if (k == 1) return path;
+  const size_t dot = path.rfind('.');
+  return path.substr(0, dot) + fmt::format("-{}", k) + path.substr(dot);
+}
+
+// ---- the sweep ----
+
+struct Axis {
+  std::string name;
+  lua_Integer count = 0;
+  std::vector<std::string> labels;  // text of each value, for the progress bar
+};
+
+// The progress bar on stderr, only when it is a terminal.
+class Progress {
+ public:
+  explicit Progress(size_t total) : on_(total > 0 && isatty(STDERR_FILENO) == 1), total_(total) {}
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() { clear(); }
+
+  void show(size_t index, const std::string& label) {
+    if (!on_) return;
+    size_t columns = 80;
+    winsize ws{};
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) columns = ws.ws_col;
+    constexpr size_t kWidth = 20;
+    const size_t filled = index * kWidth / total_;
+    std::string line = "[" + std::string(filled, '=') + ">" +
+                       std::string(kWidth - filled - 1, ' ') +
+                       fmt::format("] {}/{} ", index + 1, total_) + label;
+    if (line.size() >= columns) line.resize(columns - 1);  // a wrapped line cannot be cleared
+    std::fprintf(stderr, "\r%s\x1b[K", line.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (!shown_) return;
+    std::fputs("\r\x1b[K", stderr);
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool on_;
+  bool shown_ = false;
+  size_t total_;
+};
+
+bool is_reserved(std::string_view name) {
+  return name == "status" || name == "error";
+}
+
+// Reads the axes at idx into `axes` and pushes a list of their value tables.
+void read_axes(lua_State* L, int spec, std::vector<Axis>& axes) {
+  const int type = lua_getfield(L, spec, "axes");
+  const int given = lua_gettop(L);
+  if (type != LUA_TTABLE) {
+    fail(ErrorKind::Type,
+         "axes must be a list of pairs {{ {{\"n\", {{1024, 4096}}}} }} or a map "
+         "{{n = {{1024, 4096}}}}, got {}",
+         luaL_typename(L, given));
+  }
+  lua_newtable(L);  // the value tables, in axis order
+  const int values = lua_gettop(L);
+  const auto add = [&](std::string name, int vidx) {
+    if (name.empty()) fail(ErrorKind::Value, "an axis name is empty");
+    if (is_reserved(name)) {
+      fail(ErrorKind::Value, "'{}' cannot be an axis name (it is a column of the results)", name);
+    }
+    for (const Axis& a : axes) {
+      if (a.name == name) fail(ErrorKind::Value, "axis '{}' is given twice", name);
+    }
+    if (lua_type(L, vidx) != LUA_TTABLE) {
+      fail(ErrorKind::Type, "axis '{}' must be a list of values, got {}", name,
+           luaL_typename(L, vidx));
+    }
+    Axis a;
+    a.name = std::move(name);
+    a.count = static_cast<lua_Integer>(lua_rawlen(L, vidx));
+    if (a.count == 0) fail(ErrorKind::Value, "axis '{}' has no values", a.name);
+    for (lua_Integer i = 1; i <= a.count; ++i) {
+      const int t = lua_rawgeti(L, vidx, i);
+      if (t != LUA_TNUMBER && t != LUA_TSTRING && t != LUA_TBOOLEAN && t != LUA_TTABLE) {
+        fail(ErrorKind::Type,
+             "axis '{}' value {} is a {}; axis values must be numbers, strings, booleans or tables",
+             a.name, i, luaL_typename(L, -1));
+      }
+      a.labels.push_back(measure::to_text(to_value(L, -1, 0)));
+      lua_pop(L, 1);
+    }
+    lua_pushvalue(L, vidx);
+    lua_rawseti(L, values, static_cast<lua_Integer>(axes.size() + 1));
+    axes.push_back(std::move(a));
+  };
+
+  lua_getfield(L, spec, "order");
+  const int order = lua_gettop(L);
+  const lua_Unsigned n = lua_rawlen(L, given);
+  if (n > 0) {  // a list of {name, values} pairs
+    if (!lua_isnil(L, order)) {
+      fail(ErrorKind::Value, "order= is for axes given as a map; a list of pairs has its order");
+    }
+    lua_Unsigned count = 0;
+    lua_pushnil(L);
+    while (lua_next(L, given)) {
+      ++count;
+      lua_pop(L, 1);
+    }
+    if (count != n) {
+      fail(ErrorKind::Value,
+           "axes must be either a list of {{name, values}} pairs or a map name = values, not both");
+    }
+    for (lua_Unsigned i = 1; i <= n; ++i) {
+      lua_rawgeti(L, given, static_cast<lua_Integer>(i));
+      const int pair = lua_gettop(L);
+      if (lua_type(L, pair) != LUA_TTABLE || lua_rawgeti(L, pair, 1) != LUA_TSTRING) {
+        fail(ErrorKind::Type,
+             "axes[{}] must be a pair {{name, values}}, such as {{\"n\", {{1024, "
+             "4096}}}}",
+             i);
+      }
+      std::string name = lua_tostring(L, -1);
+      lua_rawgeti(L, pair, 2);
+      add(std::move(name), lua_gettop(L));
+      lua_pop(L, 3);
+    }
+  } else {  // a map: order= or sorted names
+    std::vector<std::string> names;
+    lua_pushnil(L);
+    while (lua_next(L, given)) {
+      if (lua_type(L, -2) != LUA_TSTRING) {
+        fail(ErrorKind::Type,
+             "axes must be a list of {{name, values}} pairs or a map name = "
+             "values; a key is a {}",
+             luaL_typename(L, -2));
+      }
+      names.emplace_back(lua_tostring(L, -2));
+      lua_pop(L, 1);
+    }
+    if (names.empty()) fail(ErrorKind::Value, "axes is empty: give at least one axis");
+    std::sort(names.begin(), names.end());
+    if (!lua_isnil(L, order)) {
+      if (lua_type(L, order) != LUA_TTABLE) {
+        fail(ErrorKind::Type, "order must be a list of axis names, got {}",
+             luaL_typename(L, order));
+      }
+      std::vector<std::string> ordered;
+      const lua_Integer k = luaL_len(L, order);
+      for (lua_Integer i = 1; i <= k; ++i) {
+        if (lua_rawgeti(L, order, i) != LUA_TSTRING) {
+          fail(ErrorKind::Type, "order[{}] must be an axis name, got {}", i, luaL_typename(L, -1));
+        }
+        std::string name = lua_tostring(L, -1);
+        lua_pop(L, 1);
+        if (std::find(names.begin(), names.end(), name) == names.end()) {
+          fail(ErrorKind::Value, "order names '{}', which is not an axis", name);
+        }
+        if (std::find(ordered.begin(), ordered.end(), name) != ordered.end()) {
+          fail(ErrorKind::Value, "order names '{}' twice", name);
+        }
+        ordered.push_back(std::move(name));
+      }
+      for (const std::string& name : names) {
+        if (std::find(ordered.begin(), ordered.end(), name) == ordered.end()) {
+          fail(ErrorKind::Value, "order does not name axis '{}'", name);
+        }
+      }
+      names = std::move(ordered);
+    }
+    for (const std::string& name : names) {
+      lua_getfield(L, given, name.c_str());
+      add(name, lua_gettop(L));
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);  // order
+  lua_remove(L, given);
+}
+
+struct Outputs {
+  std::string json, csv;  // files
+  std::string json_what, csv_what;
+  bool plot = false;
+  measure::PlotSpec plot_spec;  // fields given; the rest default from the sweep
+  std::string plot_what;
+};
+
+std::string who_for(const std::string& what) {
+  return what[0] == '-' ? "culua " + what : "cu.sweep's " + what;
+}
+
+// Prints the table, writes the files and the plot; returns what could not be written.
+std::vector<std::string> finish(lua_State* L, int results, bool quiet, const Outputs& out) {
+  const measure::Sweep sweep = sweep_from_results(L, results);
+  std::vector<std::string> failures;
+  Session& session = started_session(L);
+  const auto attempt = [&](auto&& write) {
+    try {
+      write();
+    } catch (const Error& e) {
+      failures.emplace_back(e.what());
+    }
+  };
+  if (!out.json.empty()) {
+    auto& sweeps = session.json_files[out.json];
+    sweeps.push_back(sweep);
+    attempt([&] {
+      measure::write_text_file(out.json,
+                               measure::results_json({run_description(L, session), sweeps}));
+    });
+  }
+  if (!out.csv.empty()) {
+    auto& sweeps = session.csv_files[out.csv];
+    sweeps.push_back(sweep);
+    std::vector<const measure::Sweep*> list;
+    for (const auto& s : sweeps) list.push_back(&s);
+    attempt([&] { measure::write_text_file(out.csv, measure::sweeps_csv(list)); });
+  }
+  if (out.plot) {
+    measure::PlotSpec spec = default_plot(sweep);
+    const measure::PlotSpec& given = out.plot_spec;
+    if (!given.x.empty()) spec.x = given.x;
+    if (!given.y.empty()) spec.y = given.y;
+    if (!given.series.empty()) spec.series = given.series;
+    if (!given.title.empty()) spec.title = given.title;
+    spec.xlabel = given.xlabel;
+    spec.ylabel = given.ylabel;
+    spec.logx = given.logx;
+    spec.logy = given.logy;
+    spec.file = numbered_plot_file(session, given.file);
+    attempt([&] { plot_sweep(L, results, sweep, spec, who_for(out.plot_what)); });
+  }
+  if (!quiet || !failures.empty()) {
+    const std::string text = "### " + sweep.name + "\n\n" + measure::sweep_markdown(sweep) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+  return failures;
+}
+
+std::string failure_message(const std::string& name, const std::vector<std::string>& failures) {
+  std::string msg = fmt::format("sweep '{}' ran, but ", name);
+  for (size_t i = 0; i < failures.size(); ++i) msg += (i ? "; " : "") + failures[i];
+  return msg + " (its table is printed above)";
+}
+
+int l_sweep(lua_State* L) {
+  if (lua_type(L, 1) != LUA_TTABLE) {
+    fail(ErrorKind::Type, "expects a table {{name=, axes=, run=}}, got {}", luaL_typename(L, 1));
+  }
+  lua_settop(L, 1);
+  luaL_checkstack(L, 30, "cu.sweep");
+  check_options(L, 1, {"name", "axes", "run", "order", "quiet", "json", "csv", "plot"});
+  std::string name = opt_string(L, 1, "name", "");
+  if (name.empty()) name = "sweep";
+  lua_getfield(L, 1, "run");
+  if (lua_type(L, -1) != LUA_TFUNCTION) {
+    fail(ErrorKind::Type, "run must be a function, got {}", luaL_typename(L, -1));
+  }
+  const int run = lua_gettop(L);
+  std::vector<Axis> axes;
+  read_axes(L, 1, axes);
+  const int values = lua_gettop(L);
+  const bool quiet = opt_boolean(L, 1, "quiet", false);
+
+  const RunOptions& cli = context(L).run_options;
+  Outputs out;
+  out.json = opt_string(L, 1, "json", "");
+  out.json_what = "json= file";
+  if (out.json.empty() && !cli.json.empty()) {
+    out.json = cli.json;
+    out.json_what = "--json file";
+  }
+  out.csv = opt_string(L, 1, "csv", "");
+  out.csv_what = "csv= file";
+  if (out.csv.empty() && !cli.csv.empty()) {
+    out.csv = cli.csv;
+    out.csv_what = "--csv file";
+  }
+  if (get_option(L, 1, "plot")) {
+    read_plot_options(L, -1, out.plot_spec, "plot");
+    lua_pop(L, 1);
+    out.plot = true;
+    out.plot_what = "plot=";
+    if (out.plot_spec.file.empty())
+      fail(ErrorKind::Value, "plot needs file= (a .png or .svg file)");
+  } else if (!cli.plot.empty()) {
+    out.plot = true;
+    out.plot_spec.file = cli.plot;
+    out.plot_what = "--plot";
+  }
+
+  // Everything that can be known to fail is checked before anything runs.
+  size_t total = 1;
+  for (const Axis& a : axes) {
+    total *= static_cast<size_t>(a.count);
+    if (total > 100'000'000) fail(ErrorKind::Value, "the axes make more than 10^8 points");
+  }
+  if (!out.json.empty()) check_writable(out.json, out.json_what);
+  if (!out.csv.empty()) check_writable(out.csv, out.csv_what);
+  if (out.plot) {
+    const std::string who = who_for(out.plot_what);
+    measure::plot_format(out.plot_spec.file, who);
+    if (measure::find_gnuplot().empty()) {
+      fail(ErrorKind::Unsupported, "{}", measure::gnuplot_missing_message(who));
+    }
+    check_writable(out.plot_spec.file, out.plot_what + " file");
+  }
+  started_session(L);
+
+  lua_createtable(L, 0, 8);
+  const int results = lua_gettop(L);
+  lua_pushstring(L, name.c_str());
+  lua_setfield(L, results, "name");
+  lua_createtable(L, static_cast<int>(axes.size()), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    lua_pushstring(L, axes[i].name.c_str());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, results, "axes");
+  lua_pushstring(L, measure::utc_timestamp().c_str());
+  lua_setfield(L, results, "started");
+  lua_createtable(L, static_cast<int>(std::min<size_t>(total, 1 << 20)), 0);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, results, "rows");
+  const int rows = lua_gettop(L);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kResultsType);
+  lua_setmetatable(L, results);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  Progress progress(total);
+  std::vector<std::string> collisions;
+  bool interrupted = false;
+  std::vector<lua_Integer> index(axes.size(), 0);  // last axis fastest
+  for (size_t point = 0; point < total; ++point) {
+    if (point > 0) {
+      for (size_t k = axes.size(); k-- > 0;) {
+        if (++index[k] < axes[k].count) break;
+        index[k] = 0;
+      }
+    }
+    std::string label;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      label += (k ? " " : "") + axes[k].name + "=" + axes[k].labels[static_cast<size_t>(index[k])];
+    }
+    progress.show(point, label);
+
+    lua_createtable(L, 0, static_cast<int>(axes.size()));  // p
+    const int params = lua_gettop(L);
+    lua_createtable(L, 0, static_cast<int>(axes.size()) + 4);  // the row
+    const int row = lua_gettop(L);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      lua_rawgeti(L, values, static_cast<lua_Integer>(k + 1));
+      lua_rawgeti(L, -1, index[k] + 1);
+      lua_pushvalue(L, -1);
+      lua_setfield(L, params, axes[k].name.c_str());
+      lua_setfield(L, row, axes[k].name.c_str());
+      lua_pop(L, 1);
+    }
+    lua_pushvalue(L, run);
+    lua_pushvalue(L, params);
+    const int status = lua_pcall(L, 1, 1, 0);
+    const int result = lua_gettop(L);
+    std::string error;
+    if (status != LUA_OK) {
+      error = error_text(L, result);
+      // Ctrl-C (the CLI's hook raises "interrupted!") ends the sweep; what it gathered is kept.
+      const std::string_view tail = "interrupted!";
+      if (error.size() >= tail.size() &&
+          error.compare(error.size() - tail.size(), tail.size(), tail) == 0) {
+        interrupted = true;
+        lua_replace(L, params);  // keep the error object; the row is dropped
+        lua_settop(L, params);
+        break;
+      }
+    } else if (lua_type(L, result) == LUA_TNUMBER) {
+      lua_pushvalue(L, result);
+      lua_setfield(L, row, "ms");
+    } else if (lua_type(L, result) == LUA_TTABLE) {
+      lua_pushnil(L);
+      while (lua_next(L, result)) {
+        if (lua_type(L, -2) == LUA_TSTRING) {
+          const std::string key = lua_tostring(L, -2);
+          const bool axis =
+              std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == key; });
+          if (axis || key == "status") {
+            if (std::find(collisions.begin(), collisions.end(), key) == collisions.end()) {
+              collisions.push_back(key);
+            }
+          } else {
+            lua_pushvalue(L, -2);
+            lua_pushvalue(L, -2);
+            lua_rawset(L, row);
+          }
+        }
+        lua_pop(L, 1);
+      }
+    } else if (!lua_isnil(L, result)) {
+      error = fmt::format(
+          "run returned a {}: return a cu.bench result, a number (milliseconds) or a table of "
+          "fields",
+          luaL_typename(L, result));
+    }
+    lua_pushstring(L, error.empty() ? "ok" : "failed");
+    lua_setfield(L, row, "status");
+    if (!error.empty()) {
+      lua_pushlstring(L, error.data(), error.size());
+      lua_setfield(L, row, "error");
+    }
+    lua_pushvalue(L, row);
+    lua_rawseti(L, rows, static_cast<lua_Integer>(point + 1));
+    lua_settop(L, params - 1);
+  }
+  progress.clear();
+  const int interruption = interrupted ? lua_gettop(L) : 0;
+
+  lua_pushnumber(L, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  lua_setfield(L, results, "seconds");
+  if (interrupted) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, results, "interrupted");
+  }
+  if (!collisions.empty()) {
+    std::string names;
+    for (const auto& c : collisions) names += (names.empty() ? "'" : ", '") + c + "'";
+    std::fprintf(stderr,
+                 "culua: warning: sweep '%s': run returned fields named like %s; the rows keep the "
+                 "point's own values\n",
+                 name.c_str(), names.c_str());
+  }
+  const std::vector<std::string> failures = finish(L, results, quiet, out);
+  if (interrupted) {
+    for (const std::string& f : failures) std::fprintf(stderr, "culua: %s\n", f.c_str());
+    lua_pushvalue(L, interruption);
+    return lua_error(L);
+  }
+  if (!failures.empty()) fail(ErrorKind::Value, "{}", failure_message(name, failures));
+  lua_pushvalue(L, results);
+  return 1;
+}
+
+// ---- methods of results ----
+
+int results_tostring(lua_State* L) {
+  check_results(L, 1);
+  const std::string md = measure::sweep_markdown(sweep_from_results(L, 1));
+  lua_pushlstring(L, md.data(), md.size());
+  return 1;
+}
+
+std::string results_json_text(lua_State* L) {
+  check_results(L, 1);
+  Session& s = started_session(L);
+  return measure::results_json({run_description(L, s), {sweep_from_results(L, 1)}});
+}
+
+std::string results_csv_text(lua_State* L) {
+  check_results(L, 1);
+  const measure::Sweep s = sweep_from_results(L, 1);
+  return measure::sweeps_csv({&s});
+}
+
+int results_json(lua_State* L) {
+  const std::string text = results_json_text(L);
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
+int results_csv(lua_State* L) {
+  const std::string text = results_csv_text(L);
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
+int results_write_json(lua_State* L) {
+  const std::string path = luaL_checkstring(L, 2);
+  measure::write_text_file(path, results_json_text(L));
+  return 0;
+}
+
+int results_write_csv(lua_State* L) {
+  const std::string path = luaL_checkstring(L, 2);
+  measure::write_text_file(path, results_csv_text(L));
+  return 0;
+}
+
+// results:plot{file=, x=, y=, series=, ...} (or results:plot("file.png")): the sweep's default
+// plot with what the options change.
+int results_plot(lua_State* L) {
+  check_results(L, 1);
+  const measure::Sweep s = sweep_from_results(L, 1);
+  measure::PlotSpec spec = default_plot(s);
+  read_plot_options(L, 2, spec, "options");
+  plot_sweep(L, 1, s, spec, "results:plot");
+  lua_pushstring(L, spec.file.c_str());
+  return 1;
+}
+
+// cu.plot(rows, {x=, y=, series=, file=, ...}): rows are a list of tables or sweep results.
+int l_plot(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_type(L, 2) != LUA_TTABLE) {
+    fail(ErrorKind::Type, "expects options {{x=, y=, file=}} after the rows, got {}",
+         luaL_typename(L, 2));
+  }
+  measure::PlotSpec spec;
+  if (is_results(L, 1)) spec = default_plot(sweep_from_results(L, 1));
+  read_plot_options(L, 2, spec, "options");
+  measure::plot(rows_as_values(L, 1), spec, "cu.plot");
+  lua_pushstring(L, spec.file.c_str());
+  return 1;
+}
+
+}  // namespace
+
+void register_sweep(lua_State* L) {
+  new_metatable(L, kResultsType);
+  const luaL_Reg methods[] = {{"json", entry<results_json>},
+                              {"csv", entry<results_csv>},
+                              {"write_json", entry<results_write_json>},
+                              {"write_csv", entry<results_write_csv>},
+                              {"plot", entry<results_plot>},
+                              {nullptr, nullptr}};
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, entry<results_tostring>);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+
+  const luaL_Reg functions[] = {
+      {"sweep", entry<l_sweep>}, {"plot", entry<l_plot>}, {nullptr, nullptr}};
+  luaL_setfuncs(L, functions, 0);
+}
 
 }  // namespace culua::lua

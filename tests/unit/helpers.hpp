@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/observed_backend.hpp"
 #include "core/ops.hpp"
 #include "core/runtime.hpp"
 #include "host/host_backend.hpp"
@@ -24,7 +25,7 @@ inline RuntimeOptions host_options(uint64_t limit = 0) {
 }
 
 inline host::HostBackend& host_backend(Runtime& rt) {
-  return dynamic_cast<host::HostBackend&>(rt.backend());
+  return dynamic_cast<host::HostBackend&>(unwrap_backend(rt.backend()));
 }
 
 // What error_kind_of returns when no culua::Error was thrown.
@@ -101,6 +102,8 @@ struct StringMaker<culua::ErrorKind> {
         return "Device";
       case culua::ErrorKind::Fatal:
         return "Fatal";
+      case culua::ErrorKind::Strict:
+        return "Strict";
     }
     return "<no error thrown>";
   }

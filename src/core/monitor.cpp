@@ -1,0 +1,58 @@
+#include "core/monitor.hpp"
+
+#include <chrono>
+
+#include "core/error.hpp"
+
+namespace culua {
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void Monitor::queued_slow(Stream& s) {
+  last_queued_ = &s;
+  last_queued_ref_ = s.weak_from_this();
+  for (const auto& w : busy_) {
+    if (!w.owner_before(last_queued_ref_) && !last_queued_ref_.owner_before(w)) return;
+  }
+  busy_.push_back(last_queued_ref_);
+}
+
+bool Monitor::work_pending() {
+  bool pending = false;
+  size_t keep = 0;
+  for (size_t i = 0; i < busy_.size(); ++i) {
+    std::shared_ptr<Stream> s = busy_[i].lock();
+    if (!s || s->query()) continue;
+    pending = true;
+    if (keep != i) busy_[keep] = std::move(busy_[i]);
+    ++keep;
+  }
+  busy_.resize(keep);
+  if (busy_.empty()) {
+    last_queued_ = nullptr;
+    last_queued_ref_.reset();
+  }
+  return pending;
+}
+
+Monitor::Wait::Wait(Monitor& m, const char* what, bool implicit)
+    : m_(m), what_(what), implicit_(implicit) {
+  if (implicit && m.strict > 0) {
+    fail(ErrorKind::Strict,
+         "cu.strict: {} waits for the device (an implicit synchronization); use pinned host "
+         "memory and stream= for asynchronous copies, keep results on the device, or synchronize "
+         "explicitly outside cu.strict",
+         what);
+  }
+  ++m.ledger.syncs;
+  if (implicit) ++m.ledger.implicit_syncs;
+  if (m.observer) t0_ = steady_seconds();
+}
+
+Monitor::Wait::~Wait() {
+  if (m_.observer && t0_ > 0) m_.observer->host_wait(what_, implicit_, t0_, steady_seconds());
+}
+
+}  // namespace culua

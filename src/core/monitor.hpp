@@ -1,0 +1,95 @@
+// What the measurement tools need to see of every run: the ledger of transfers, synchronizations
+// and allocations (cu.ledger), strict mode (cu.strict), the streams that may still have queued
+// work (the host-clock tripwire), and an observer that sees every operation queued on a stream
+// (the trace, src/measure/trace.hpp). The runtime owns one; its backend reports to it
+// (core/observed_backend.hpp), and the core's synchronizing operations call it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/stream.hpp"
+
+namespace culua {
+
+// Counts since the runtime started (cu.ledger). Transfers are counted per call of a copy queued
+// on a stream; pageable/pinned count the host side of host<->device copies.
+struct Ledger {
+  uint64_t h2d_bytes = 0, d2h_bytes = 0, d2d_bytes = 0;
+  uint64_t h2d_calls = 0, d2h_calls = 0, d2d_calls = 0;
+  uint64_t pageable_bytes = 0, pageable_calls = 0;
+  uint64_t pinned_bytes = 0, pinned_calls = 0;
+  uint64_t syncs = 0;           // every time the host waited for the device (explicit or not)
+  uint64_t implicit_syncs = 0;  // ... of which an operation waited without being asked to
+  uint64_t allocs = 0, alloc_bytes = 0;  // memory allocations through the backend
+  uint64_t launches = 0;                 // operations queued on streams (kernels, copies, fills)
+};
+
+enum class OpCategory : uint8_t { Copy, Kernel, Library, Other };
+
+// One operation queued on a stream.
+struct OpInfo {
+  const char* name = "";  // "copy HtoD", "add", "kernel saxpy"
+  OpCategory category = OpCategory::Other;
+  uint64_t bytes = 0;  // bytes the operation reads and writes (logical, per element of each view)
+};
+
+// Sees every queued operation and every host wait (the trace recorder).
+class OpObserver {
+ public:
+  virtual ~OpObserver() = default;
+  virtual void begin_op(const OpInfo& op, Stream& s) = 0;  // before the operation is queued
+  virtual void end_op(const OpInfo& op, Stream& s) = 0;    // after it was queued
+  // The host waited for the device from t0 to t1 (steady-clock seconds).
+  virtual void host_wait(const char* what, bool implicit, double t0, double t1) = 0;
+};
+
+class Monitor {
+ public:
+  Ledger ledger;
+  // > 0 inside cu.strict: implicit synchronizations raise.
+  int strict = 0;
+  OpObserver* observer = nullptr;
+  // The script location issuing the current operation ("script.lua:12"), set by the Lua layer;
+  // used by the trace and the strict-mode message. May be empty.
+  std::function<std::string()> site;
+
+  // Work was queued on `s`.
+  void queued(Stream& s) {
+    ++ledger.launches;
+    if (&s != last_queued_ || last_queued_ref_.expired()) queued_slow(s);
+  }
+  // True when work queued on some stream may still be running (queries those streams).
+  bool work_pending();
+
+  // Wraps a host wait for the device: counts it, raises under strict mode when implicit (before
+  // waiting), and reports its duration to the observer.
+  class Wait {
+   public:
+    Wait(Monitor& m, const char* what, bool implicit);
+    ~Wait();
+    Wait(const Wait&) = delete;
+    Wait& operator=(const Wait&) = delete;
+
+   private:
+    Monitor& m_;
+    const char* what_;
+    bool implicit_;
+    double t0_ = 0;
+  };
+
+ private:
+  void queued_slow(Stream& s);
+  Stream* last_queued_ = nullptr;
+  std::weak_ptr<Stream> last_queued_ref_;
+  std::vector<std::weak_ptr<Stream>> busy_;  // streams that got work since they were last idle
+};
+
+// Seconds on the steady clock (the time base of the trace's host side).
+double steady_seconds();
+
+}  // namespace culua

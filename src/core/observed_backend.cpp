@@ -1,0 +1,217 @@
+#include "core/observed_backend.hpp"
+
+#include "core/blas_call.hpp"
+#include "core/elementwise_call.hpp"
+#include "core/random_call.hpp"
+#include "core/reduce_call.hpp"
+
+namespace culua {
+
+namespace {
+
+uint64_t view_bytes(const StridedView& v) {
+  return static_cast<uint64_t>(v.size) * itemsize(v.dtype);
+}
+
+const char* copy_name(CopyRoute r) {
+  const bool to_device = r.dst == Location::Device, from_device = r.src == Location::Device;
+  if (to_device && from_device) return "copy DtoD";
+  if (to_device) return r.src == Location::Pinned ? "copy HtoD (pinned)" : "copy HtoD (pageable)";
+  if (from_device) return r.dst == Location::Pinned ? "copy DtoH (pinned)" : "copy DtoH (pageable)";
+  return "copy HtoH";
+}
+
+// Reports one operation to the monitor: counted and remembered always, observed when a trace runs.
+class OpScope {
+ public:
+  OpScope(Monitor& m, Stream& s, const OpInfo& op) : m_(m), s_(s), op_(op) {
+    m.queued(s);
+    if (m.observer) m.observer->begin_op(op, s);
+  }
+  ~OpScope() {
+    if (m_.observer) m_.observer->end_op(op_, s_);
+  }
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  Monitor& m_;
+  Stream& s_;
+  const OpInfo& op_;
+};
+
+class ObservedFunction final : public RtcFunction {
+ public:
+  ObservedFunction(std::shared_ptr<RtcFunction> inner, std::string name, std::shared_ptr<Monitor> m)
+      : inner_(std::move(inner)), name_("kernel " + std::move(name)), m_(std::move(m)) {}
+  int device() const override { return inner_->device(); }
+  KernelAttributes attributes() override { return inner_->attributes(); }
+  bool parameter_layout(std::vector<ParamLayout>& out) override {
+    return inner_->parameter_layout(out);
+  }
+  void reserve_dynamic_shared(size_t bytes) override { inner_->reserve_dynamic_shared(bytes); }
+  int max_active_blocks(int block_threads, size_t dynamic_shared) override {
+    return inner_->max_active_blocks(block_threads, dynamic_shared);
+  }
+  void launch(const LaunchDims& dims, Stream& s, void** params, const LaunchSite& site) override {
+    const OpInfo op{name_.c_str(), OpCategory::Kernel, 0};
+    OpScope scope(*m_, s, op);
+    inner_->launch(dims, s, params, site);
+  }
+
+ private:
+  std::shared_ptr<RtcFunction> inner_;
+  std::string name_;
+  std::shared_ptr<Monitor> m_;
+};
+
+class ObservedModule final : public RtcModule {
+ public:
+  ObservedModule(std::shared_ptr<RtcModule> inner, std::shared_ptr<Monitor> m)
+      : inner_(std::move(inner)), m_(std::move(m)) {}
+  int device() const override { return inner_->device(); }
+  std::shared_ptr<RtcFunction> function(const std::string& symbol) override {
+    return std::make_shared<ObservedFunction>(inner_->function(symbol), symbol, m_);
+  }
+
+ private:
+  std::shared_ptr<RtcModule> inner_;
+  std::shared_ptr<Monitor> m_;
+};
+
+class ObservedBackend final : public Backend {
+ public:
+  ObservedBackend(std::shared_ptr<Backend> inner, std::shared_ptr<Monitor> m)
+      : inner_(std::move(inner)), m_(std::move(m)) {}
+  Backend& inner() { return *inner_; }
+
+  BackendKind kind() const override { return inner_->kind(); }
+  int device_count() override { return inner_->device_count(); }
+  DeviceInfo device_info(int d) override { return inner_->device_info(d); }
+  std::shared_ptr<Stream> default_stream(int d) override { return inner_->default_stream(d); }
+  std::shared_ptr<Stream> release_stream(int d) override { return inner_->release_stream(d); }
+  std::shared_ptr<Stream> create_stream(int d, StreamPriority p) override {
+    return inner_->create_stream(d, p);
+  }
+  std::shared_ptr<Event> create_event(int d, bool timing) override {
+    return inner_->create_event(d, timing);
+  }
+  void synchronize_device(int d) override { inner_->synchronize_device(d); }
+
+  void* allocate(size_t bytes, Location loc, int d, Stream* s) override {
+    void* p = inner_->allocate(bytes, loc, d, s);
+    ++m_->ledger.allocs;
+    m_->ledger.alloc_bytes += bytes;
+    return p;
+  }
+  void deallocate(void* p, size_t bytes, Location loc, int d, Stream* s) noexcept override {
+    inner_->deallocate(p, bytes, loc, d, s);
+  }
+  MemoryInfo memory_info(Location loc, int d) override { return inner_->memory_info(loc, d); }
+  void trim(int d) noexcept override { inner_->trim(d); }
+
+  void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute r) override {
+    Ledger& l = m_->ledger;
+    const bool to_device = r.dst == Location::Device, from_device = r.src == Location::Device;
+    if (to_device && from_device) {
+      l.d2d_bytes += bytes;
+      ++l.d2d_calls;
+    } else if (to_device || from_device) {
+      (to_device ? l.h2d_bytes : l.d2h_bytes) += bytes;
+      ++(to_device ? l.h2d_calls : l.d2h_calls);
+      const Location host = to_device ? r.src : r.dst;
+      (host == Location::Pinned ? l.pinned_bytes : l.pageable_bytes) += bytes;
+      ++(host == Location::Pinned ? l.pinned_calls : l.pageable_calls);
+    }
+    const OpInfo op{copy_name(r), OpCategory::Copy, to_device || from_device ? bytes : 2 * bytes};
+    OpScope scope(*m_, s, op);
+    inner_->memcpy(dst, src, bytes, s, r);
+  }
+  void fill(const StridedView& dst, const void* value, Stream& s) override {
+    const OpInfo op{"fill", OpCategory::Kernel, view_bytes(dst)};
+    OpScope scope(*m_, s, op);
+    inner_->fill(dst, value, s);
+  }
+  void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) override {
+    // A strided or converting copy on the device counts as a device-to-device transfer.
+    m_->ledger.d2d_bytes += view_bytes(dst);
+    ++m_->ledger.d2d_calls;
+    const OpInfo op{"copy (strided/cast)", OpCategory::Kernel, view_bytes(dst) + view_bytes(src)};
+    OpScope scope(*m_, s, op);
+    inner_->copy_cast(dst, src, s);
+  }
+  void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) override {
+    const OpInfo op{"sequence", OpCategory::Kernel, view_bytes(dst)};
+    OpScope scope(*m_, s, op);
+    inner_->sequence(dst, spec, s);
+  }
+  void sleep(double seconds, Stream& s) override {
+    const OpInfo op{"sleep", OpCategory::Other, 0};
+    OpScope scope(*m_, s, op);
+    inner_->sleep(seconds, s);
+  }
+  void elementwise(const ElementwiseCall& c, Stream& s) override {
+    uint64_t bytes = view_bytes(c.out);
+    const int inputs = c.kind == ElementwiseCall::Kind::Unary    ? 1
+                       : c.kind == ElementwiseCall::Kind::Binary ? 2
+                                                                 : 3;
+    for (int i = 0; i < inputs; ++i) {
+      if (!c.in[i].is_scalar()) bytes += view_bytes(c.in[i].view);
+    }
+    const OpInfo op{c.name(), OpCategory::Kernel, bytes};
+    OpScope scope(*m_, s, op);
+    inner_->elementwise(c, s);
+  }
+  void reduce(const ReduceCall& c, Stream& s) override {
+    const OpInfo op{c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)};
+    OpScope scope(*m_, s, op);
+    inner_->reduce(c, s);
+  }
+  void random(const RandomCall& c, Stream& s) override {
+    const OpInfo op{c.name(), OpCategory::Kernel, view_bytes(c.out)};
+    OpScope scope(*m_, s, op);
+    inner_->random(c, s);
+  }
+  void matmul(const MatmulCall& c, Stream& s) override {
+    uint64_t batch = 1;
+    for (int i = 0; i < c.batch_ndim; ++i) batch *= static_cast<uint64_t>(c.batch_shape[i]);
+    const auto m = static_cast<uint64_t>(c.m), n = static_cast<uint64_t>(c.n),
+               k = static_cast<uint64_t>(c.k);
+    const OpInfo op{"matmul", OpCategory::Library,
+                    batch * (m * k + k * n + m * n) * itemsize(c.dtype)};
+    OpScope scope(*m_, s, op);
+    inner_->matmul(c, s);
+  }
+  void dot(const DotCall& c, Stream& s) override {
+    const OpInfo op{"dot", OpCategory::Library, 2 * static_cast<uint64_t>(c.n) * itemsize(c.dtype)};
+    OpScope scope(*m_, s, op);
+    inner_->dot(c, s);
+  }
+
+  RtcBinary compile(const RtcRequest& request, int d) override {
+    return inner_->compile(request, d);
+  }
+  std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int d) override {
+    return std::make_shared<ObservedModule>(inner_->load_module(binary, d), m_);
+  }
+  bool poisoned() const override { return inner_->poisoned(); }
+  std::string poison_message() const override { return inner_->poison_message(); }
+
+ private:
+  std::shared_ptr<Backend> inner_;
+  std::shared_ptr<Monitor> m_;
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_observed_backend(std::shared_ptr<Backend> inner,
+                                               std::shared_ptr<Monitor> monitor) {
+  return std::make_shared<ObservedBackend>(std::move(inner), std::move(monitor));
+}
+
+Backend& unwrap_backend(Backend& b) {
+  if (auto* o = dynamic_cast<ObservedBackend*>(&b)) return o->inner();
+  return b;
+}
+
+}  // namespace culua

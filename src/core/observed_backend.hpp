@@ -1,0 +1,19 @@
+// A backend that reports to the runtime's Monitor (core/monitor.hpp): it counts transfers,
+// allocations and queued operations for the ledger, remembers which streams got work (the
+// host-clock tripwire), and hands every operation to the observer (the trace) when one is set.
+// The runtime wraps every backend in one; it forwards everything else unchanged.
+#pragma once
+
+#include <memory>
+
+#include "core/backend.hpp"
+#include "core/monitor.hpp"
+
+namespace culua {
+
+std::shared_ptr<Backend> make_observed_backend(std::shared_ptr<Backend> inner,
+                                               std::shared_ptr<Monitor> monitor);
+// The backend inside an observed one (or `b` itself).
+Backend& unwrap_backend(Backend& b);
+
+}  // namespace culua

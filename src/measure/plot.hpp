@@ -1,0 +1,45 @@
+// Plots of result rows through gnuplot, run as a child process.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/results.hpp"
+
+namespace culua::measure {
+
+struct PlotSpec {
+  std::string x;                    // field of the horizontal axis (a dotted path)
+  std::string y;                    // field of the vertical axis ("gpu.median")
+  std::vector<std::string> series;  // fields whose values split rows into lines
+  std::string file;                 // .png or .svg
+  std::optional<bool> logx, logy;   // default: log x when x is positive and spans 100x or more
+  std::string title, xlabel, ylabel;
+};
+
+// The gnuplot terminal for a file name: "png" or "svg"; raises culua::Error for other
+// extensions. `who` prefixes messages ("cu.plot").
+std::string plot_format(const std::string& file, const std::string& who);
+// The path of gnuplot on PATH, or empty.
+std::string find_gnuplot();
+// The message for a missing gnuplot.
+std::string gnuplot_missing_message(const std::string& who);
+
+// Plots `rows` (objects; a row without a number at y, or without x, is left out) into
+// spec.file. Raises culua::Error when gnuplot is missing, fields are missing or gnuplot fails
+// (with its messages).
+void plot(const std::vector<Value>& rows, const PlotSpec& spec, const std::string& who);
+
+// The gnuplot script and data for `rows` (exposed for tests): the data file is read from
+// `data_path`.
+struct PlotScript {
+  std::string script;
+  std::string data;
+  size_t series = 0;
+  size_t points = 0;
+};
+PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
+                       const std::string& data_path, const std::string& who);
+
+}  // namespace culua::measure

@@ -1,0 +1,294 @@
+#include "measure/trace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace culua::measure {
+
+namespace {
+
+const char* category_name(OpCategory c) {
+  switch (c) {
+    case OpCategory::Copy:
+      return "copy";
+    case OpCategory::Kernel:
+      return "kernel";
+    case OpCategory::Library:
+      return "library";
+    default:
+      return "other";
+  }
+}
+
+struct Interval {
+  double t0, t1;
+};
+
+// Sorts and merges overlapping intervals; returns the total length.
+double merge(std::vector<Interval>& v) {
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.t0 < b.t0; });
+  size_t out = 0;
+  for (const Interval& i : v) {
+    if (i.t1 <= i.t0) continue;
+    if (out > 0 && i.t0 <= v[out - 1].t1) {
+      v[out - 1].t1 = std::max(v[out - 1].t1, i.t1);
+    } else {
+      v[out++] = i;
+    }
+  }
+  v.resize(out);
+  double total = 0;
+  for (const Interval& i : v) total += i.t1 - i.t0;
+  return total;
+}
+
+}  // namespace
+
+std::string TraceSummary::text() const {
+  std::string s = fmt::format("trace: {} operations over {:.3f} ms", ops, span_ms);
+  if (dropped > 0) s += fmt::format(" ({} more not recorded: past the limit)", dropped);
+  s += "\n";
+  s += fmt::format("  {:<24} {:>8} {:>12} {:>8} {:>12}\n", "stream", "ops", "busy ms", "busy %",
+                   "bytes");
+  for (const StreamSummary& st : streams) {
+    s += fmt::format("  {:<24} {:>8} {:>12.3f} {:>7.1f}% {:>12}\n", st.name, st.ops, st.busy_ms,
+                     span_ms > 0 ? 100 * st.busy_ms / span_ms : 0.0,
+                     format_bytes(static_cast<double>(st.bytes)));
+  }
+  s += fmt::format(
+      "  any stream busy {:.3f} ms ({:.1f}% of the span); two or more at once {:.3f} ms: overlap "
+      "{:.1f}% of the busy time\n",
+      busy_ms, span_ms > 0 ? 100 * busy_ms / span_ms : 0.0, overlap_ms, 100 * overlap);
+  return s;
+}
+
+TraceRecorder::TraceRecorder(Runtime& rt, uint64_t limit) : rt_(rt), limit_(limit) {
+  Backend& b = rt.backend();
+  origins_.resize(static_cast<size_t>(b.device_count()));
+  origin(rt.device());
+  start_host_ = origins_[static_cast<size_t>(rt.device())].host;
+  rt.monitor().observer = this;
+}
+
+TraceRecorder::~TraceRecorder() {
+  if (rt_.monitor().observer == this) rt_.monitor().observer = nullptr;
+}
+
+TraceRecorder::Origin& TraceRecorder::origin(int device) {
+  Origin& o = origins_[static_cast<size_t>(device)];
+  if (!o.event) {
+    // The origin is an event on an idle device: its device time is the host time of recording.
+    // The host backend knows the host time of the event exactly; on CUDA it lies between the
+    // record call and the completed wait (a few microseconds apart): take the middle.
+    Backend& b = rt_.backend();
+    b.synchronize_device(device);
+    o.event = b.create_event(device, true);
+    const double before = steady_seconds();
+    o.event->record(*b.default_stream(device));
+    o.event->synchronize();
+    const double after = steady_seconds();
+    const double exact = o.event->steady_time();
+    o.host = std::isnan(exact) ? 0.5 * (before + after) : exact;
+  }
+  return o;
+}
+
+void TraceRecorder::begin_op(const OpInfo& op, Stream& s) {
+  if (ops_.size() >= limit_) {
+    ++dropped_;
+    open_.push_back(SIZE_MAX);
+    return;
+  }
+  origin(s.device());
+  DeviceOp d{op.name,
+             op.category,
+             op.bytes,
+             s.device(),
+             s.id(),
+             &s == rt_.backend().default_stream(s.device()).get(),
+             rt_.monitor().site ? rt_.monitor().site() : std::string(),
+             steady_seconds(),
+             0,
+             rt_.backend().create_event(s.device(), true),
+             rt_.backend().create_event(s.device(), true)};
+  d.start->record(s);
+  open_.push_back(ops_.size());
+  ops_.push_back(std::move(d));
+}
+
+void TraceRecorder::end_op(const OpInfo&, Stream& s) {
+  if (open_.empty()) return;
+  const size_t i = open_.back();
+  open_.pop_back();
+  if (i == SIZE_MAX) return;
+  DeviceOp& d = ops_[i];
+  d.end->record(s);
+  d.host_t1 = steady_seconds();
+}
+
+void TraceRecorder::host_wait(const char* what, bool implicit, double t0, double t1) {
+  if (host_.size() >= limit_) return;
+  host_.push_back(HostSpan{what, implicit ? "implicit wait" : "wait",
+                           rt_.monitor().site ? rt_.monitor().site() : std::string(), t0, t1});
+}
+
+void TraceRecorder::host_range(const std::string& name, double t0, double t1,
+                               const std::string& site) {
+  if (host_.size() >= limit_) return;
+  host_.push_back(HostSpan{name, "range", site, t0, t1});
+}
+
+void TraceRecorder::stop() {
+  if (!recording_) return;
+  recording_ = false;
+  if (rt_.monitor().observer == this) rt_.monitor().observer = nullptr;
+}
+
+void TraceRecorder::resolve() {
+  if (resolved_) return;
+  stop();
+  for (DeviceOp& d : ops_) {
+    if (!d.end->recorded()) d.end->record(*rt_.backend().default_stream(d.device));
+    Origin& o = origins_[static_cast<size_t>(d.device)];
+    const double base_us = (o.host - start_host_) * 1e6;
+    d.t0_us = base_us + o.event->elapsed_ms(*d.start) * 1e3;
+    d.t1_us = base_us + o.event->elapsed_ms(*d.end) * 1e3;
+    d.start.reset();
+    d.end.reset();
+  }
+  resolved_ = true;
+}
+
+TraceSummary TraceRecorder::summary() {
+  resolve();
+  TraceSummary sum;
+  sum.ops = ops_.size();
+  sum.dropped = dropped_;
+  if (ops_.empty()) return sum;
+  struct PerStream {
+    StreamSummary s;
+    std::vector<Interval> iv;
+  };
+  std::vector<PerStream> per;
+  double first = ops_[0].t0_us, last = ops_[0].t1_us;
+  for (const DeviceOp& d : ops_) {
+    first = std::min(first, d.t0_us);
+    last = std::max(last, d.t1_us);
+    auto it = std::find_if(per.begin(), per.end(), [&](const PerStream& p) {
+      return p.s.device == d.device && p.s.stream == d.stream;
+    });
+    if (it == per.end()) {
+      PerStream p;
+      p.s.device = d.device;
+      p.s.stream = d.stream;
+      p.s.name = d.default_stream ? fmt::format("device {} default stream", d.device)
+                                  : fmt::format("device {} stream {}", d.device, d.stream);
+      per.push_back(std::move(p));
+      it = per.end() - 1;
+    }
+    ++it->s.ops;
+    it->s.bytes += d.bytes;
+    it->iv.push_back({d.t0_us, d.t1_us});
+  }
+  // Busy time per stream, then a sweep over all streams' merged intervals: +1 at a start, -1 at
+  // an end; time with a count >= 1 is busy, >= 2 overlapped.
+  std::vector<std::pair<double, int>> edges;
+  for (PerStream& p : per) {
+    p.s.busy_ms = merge(p.iv) / 1e3;
+    for (const Interval& i : p.iv) {
+      edges.emplace_back(i.t0, +1);
+      edges.emplace_back(i.t1, -1);
+    }
+    sum.streams.push_back(p.s);
+  }
+  std::sort(edges.begin(), edges.end());
+  int active = 0;
+  double prev = edges.empty() ? 0 : edges[0].first, busy = 0, overlap = 0;
+  for (const auto& [t, delta] : edges) {
+    if (active >= 1) busy += t - prev;
+    if (active >= 2) overlap += t - prev;
+    active += delta;
+    prev = t;
+  }
+  sum.span_ms = (last - first) / 1e3;
+  sum.busy_ms = busy / 1e3;
+  sum.overlap_ms = overlap / 1e3;
+  sum.overlap = busy > 0 ? overlap / busy : 0;
+  return sum;
+}
+
+void TraceRecorder::write_chrome_json(const std::string& path) {
+  resolve();
+  using nlohmann::json;
+  json events = json::array();
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "host"}}}});
+  events.push_back(
+      {{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", "Lua"}}}});
+  std::vector<std::pair<int, uint64_t>> named;
+  for (size_t dev = 0; dev < origins_.size(); ++dev) {
+    if (!origins_[dev].event) continue;
+    const std::string name = fmt::format("{} {}: {}", backend_name(rt_.kind()) == "cuda" ? "GPU" : "host device",
+                                         dev, rt_.backend().device_info(static_cast<int>(dev)).name);
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", dev + 1},
+                      {"args", {{"name", name}}}});
+  }
+  auto us = [&](double steady) { return (steady - start_host_) * 1e6; };
+  for (const DeviceOp& d : ops_) {
+    if (std::find(named.begin(), named.end(), std::make_pair(d.device, d.stream)) == named.end()) {
+      named.emplace_back(d.device, d.stream);
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", d.device + 1},
+                        {"tid", d.stream},
+                        {"args",
+                         {{"name", d.default_stream ? std::string("default stream")
+                                                    : fmt::format("stream {}", d.stream)}}}});
+    }
+    const double dur = std::max(d.t1_us - d.t0_us, 0.0);
+    json args = {{"bytes", d.bytes}, {"site", d.site}};
+    if (dur > 0 && d.bytes > 0) args["GB/s"] = static_cast<double>(d.bytes) / (dur * 1e3);
+    events.push_back({{"name", d.name},
+                      {"cat", category_name(d.category)},
+                      {"ph", "X"},
+                      {"pid", d.device + 1},
+                      {"tid", d.stream},
+                      {"ts", d.t0_us},
+                      {"dur", dur},
+                      {"args", args}});
+    events.push_back({{"name", "enqueue " + d.name},
+                      {"cat", "enqueue"},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", 0},
+                      {"ts", us(d.host_t0)},
+                      {"dur", std::max(us(d.host_t1) - us(d.host_t0), 0.0)},
+                      {"args", {{"site", d.site}}}});
+  }
+  for (const HostSpan& h : host_) {
+    events.push_back({{"name", h.category == "range" ? h.name : "wait: " + h.name},
+                      {"cat", h.category},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", 0},
+                      {"ts", us(h.t0)},
+                      {"dur", std::max(us(h.t1) - us(h.t0), 0.0)},
+                      {"args", {{"site", h.site}}}});
+  }
+  json doc = {{"traceEvents", events},
+              {"displayTimeUnit", "ms"},
+              {"otherData", {{"generator", "culua"}, {"dropped_operations", dropped_}}}};
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) fail(ErrorKind::Value, "cannot write the trace to '{}': cannot open the file", path);
+  f << doc.dump();
+  f.close();
+  if (!f) fail(ErrorKind::Value, "cannot write the trace to '{}': write failed", path);
+}
+
+}  // namespace culua::measure

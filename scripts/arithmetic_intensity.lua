@@ -64,6 +64,7 @@ local function best(fn)
 end
 
 -- CPU: host arrays compute on the calling thread, synchronously: a host clock is right.
+cu.sync()
 local cpu_ms = best(function()
   local t0 = cu.clock()
   cu.mul(pB, pA, { out = cpuC })

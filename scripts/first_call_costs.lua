@@ -196,7 +196,7 @@ local d_rand = cu.empty(shape)
 cu.rand(shape, { seed = 9, out = d_rand, stream = s }) -- first call: not what is measured
 local rand_ms = cu.time(function() cu.rand(shape, { seed = 9, out = d_rand, stream = s }) end, { stream = s })
 row(string.format("rand on the device, %.0f MB (events)", mb), rand_ms,
-  string.format("%s written at memory speed, nothing to copy", gbps(rand_ms)), "device_rand_ms")
+  string.format("%s, written where it is used: nothing to copy", gbps(rand_ms)), "device_rand_ms")
 local lo, hi, mean = d_rand:min():item(), d_rand:max():item(), d_rand:mean():item()
 local same = cu.ne(d_rand, d_page):sum():item() -- d_page holds the host-generated copy
 assert(lo >= 0 and hi < 1 and math.abs(mean - 0.5) < 0.01, "device random numbers out of range")
@@ -211,7 +211,7 @@ print(string.format("\n%-46s %12s  %s", "what", "time", "why"))
 for _, r in ipairs(rows) do
   print(string.format("%-46s %9.3f ms  %s", r.name, r.ms, r.note))
 end
-print(string.format("\nDevice random numbers: shape {%s}, min %.6f, max %.6f, mean %.6f, and bit for bit the",
+print(string.format("\nDevice random numbers: shape {%s}, min %.8f, max %.8f, mean %.6f, and bit for bit the",
   table.concat(d_rand.shape, ","), lo, hi, mean))
 print("numbers the host generates from the same seed (Philox is counter-based). Pageable and pinned")
 print("copies delivered identical data.")

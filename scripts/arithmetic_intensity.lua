@@ -85,7 +85,7 @@ local function round_trip(A, B, C)
 end
 local pinned_ms = best(function() return cu.time(function() round_trip(hA, hB, hC) end, { stream = s }) end)
 local pageable_ms = best(function() return cu.time(function() round_trip(pA, pB, pC) end, { stream = s }) end)
-local ledger = cu.ledger and cu.ledger(function() round_trip(hA, hB, hC) end)
+local ledger = cu.ledger(function() round_trip(hA, hB, hC) end) -- what one round trip moved
 s:sync()
 
 -- The three results agree bit for bit: one IEEE multiply per element everywhere.
@@ -167,10 +167,8 @@ result("pinned_ms", string.format("%.6f", pinned_ms))
 result("pageable_ms", string.format("%.6f", pageable_ms))
 result("max_diff", math.max(diff_pinned, diff_pageable))
 result("balance_link", string.format("%.3f", peak_gflops / link_gbps))
-if ledger then
-  result("ledger_h2d_bytes", ledger.h2d_bytes)
-  result("ledger_d2h_bytes", ledger.d2h_bytes)
-  result("ledger_pinned_bytes", ledger.pinned_bytes)
-  result("ledger_pageable_bytes", ledger.pageable_bytes)
-end
+result("ledger_h2d_bytes", ledger.h2d_bytes)
+result("ledger_d2h_bytes", ledger.d2h_bytes)
+result("ledger_pinned_bytes", ledger.pinned_bytes)
+result("ledger_pageable_bytes", ledger.pageable_bytes)
 if flags.results then print(table.concat(results, "\n")) end

@@ -94,6 +94,7 @@ else
     .. "run-time compiled CUDA)"
 end
 print("product: " .. kernel_name)
+result("n", n)
 
 -- Warm-up: first launches (module loading, BLAS set-up) are not what this experiment is about.
 for _ = 1, 3 do product() end
@@ -106,22 +107,22 @@ local rows = {}
 local ledger_loop, ledger_copy
 for _, N in ipairs(counts) do
   s:sync()
-  local l0 = cu.ledger and cu.ledger()
+  local l0 = cu.ledger()
   local t0 = cu.clock() -- nothing queued yet (an event recorded first would count as queued work)
   local e0 = cu.event():record(s)
   for _ = 1, N do product() end
   local t1 = cu.clock() -- the mistake: the products are queued, not done (culua warns about it)
   local e1 = cu.event():record(s)
-  local l1 = cu.ledger and cu.ledger()
+  local l1 = cu.ledger()
   cu.copy(hc, c) -- pageable and synchronous: waits for every queued product, then copies
   local t2 = cu.clock()
   local e2 = cu.event():record(s)
-  local l2 = cu.ledger and cu.ledger()
+  local l2 = cu.ledger()
   e2:sync()
   local row = { N = N, loop_host = (t1 - t0) * 1e3, copy_host = (t2 - t1) * 1e3,
     loop_event = e0:elapsed(e1), copy_event = e1:elapsed(e2) }
   rows[#rows + 1] = row
-  if l0 then ledger_loop, ledger_copy = l1 - l0, l2 - l1 end
+  ledger_loop, ledger_copy = l1 - l0, l2 - l1
   print(string.format("%7d %13.3f ms %13.3f ms %13.3f ms %11.3f ms %9.2fx", N, row.loop_host,
     row.copy_host, row.loop_event, row.loop_event / N, row.loop_host / row.loop_event))
   result(string.format("N%d", N), string.format("loop_host_ms:%.6f,copy_host_ms:%.6f,loop_event_ms:%.6f",
@@ -166,13 +167,11 @@ else
   print("past about a thousand queued launches the loop itself starts to block.")
 end
 
-if ledger_loop then
-  print(string.format("\nLedger at N = %d: the loop made %d launches and %d synchronizations; the copy"
-    .. " back moved %d bytes device-to-host with %d implicit synchronization(s).", last.N,
-    ledger_loop.launches, ledger_loop.syncs, ledger_copy.d2h_bytes, ledger_copy.implicit_syncs))
-  result("ledger_loop_syncs", ledger_loop.syncs)
-  result("ledger_loop_launches", ledger_loop.launches)
-  result("ledger_copy_d2h_bytes", ledger_copy.d2h_bytes)
-  result("ledger_copy_implicit_syncs", ledger_copy.implicit_syncs)
-end
+print(string.format("\nLedger at N = %d: the loop made %d launches and %d synchronizations; the copy"
+  .. " back moved %d bytes device-to-host with %d implicit synchronization(s).", last.N,
+  ledger_loop.launches, ledger_loop.syncs, ledger_copy.d2h_bytes, ledger_copy.implicit_syncs))
+result("ledger_loop_syncs", ledger_loop.syncs)
+result("ledger_loop_launches", ledger_loop.launches)
+result("ledger_copy_d2h_bytes", ledger_copy.d2h_bytes)
+result("ledger_copy_implicit_syncs", ledger_copy.implicit_syncs)
 if flags.results then print(table.concat(results, "\n")) end

@@ -163,7 +163,7 @@ local function run(step, delta, nsteps)
   local deltas = {}
   local d = cu.complex(1, 0)
   s:sync()
-  local l0 = cu.ledger and cu.ledger()
+  local l0 = cu.ledger()
   local ms = cu.time(function()
     for k = 1, nsteps do
       step(st, d)
@@ -171,7 +171,7 @@ local function run(step, delta, nsteps)
       deltas[k] = d
     end
   end, { stream = s })
-  local l = l0 and (cu.ledger() - l0)
+  local l = cu.ledger() - l0
   for _, a in pairs(st) do a:free() end
   return { ms = ms, deltas = deltas, ledger = l }
 end
@@ -202,20 +202,18 @@ line("A: copy F and G to the host each step, sum there", A)
 line("B: device-resident (ping-pong, out=, device sum)", B)
 if C then line("C: B with one fused elementwise kernel per stage", C) end
 
-if A.ledger then
-  print("\nper step (cu.ledger):      bytes to host  copies to host  synchronizations  allocations")
-  local function per(name, r)
-    local l = r.ledger
-    print(string.format("  %-22s %14.0f %15.1f %17.1f %12.1f", name, l.d2h_bytes / steps, l.d2h_calls / steps,
-      l.syncs / steps, l.allocs / steps))
-  end
-  per("A (copies)", A)
-  per("B (device-resident)", B)
-  if C then per("C (fused)", C) end
-  result("a_d2h_bytes_per_step", A.ledger.d2h_bytes / steps)
-  result("b_d2h_bytes_per_step", B.ledger.d2h_bytes / steps)
-  result("b_allocs_per_step", B.ledger.allocs / steps)
+print("\nper step (cu.ledger):      bytes to host  copies to host  synchronizations  allocations")
+local function per(name, r)
+  local l = r.ledger
+  print(string.format("  %-22s %14.0f %15.1f %17.1f %12.1f", name, l.d2h_bytes / steps, l.d2h_calls / steps,
+    l.syncs / steps, l.allocs / steps))
 end
+per("A (copies)", A)
+per("B (device-resident)", B)
+if C then per("C (fused)", C) end
+result("a_d2h_bytes_per_step", A.ledger.d2h_bytes / steps)
+result("b_d2h_bytes_per_step", B.ledger.d2h_bytes / steps)
+result("b_allocs_per_step", B.ledger.allocs / steps)
 
 print(string.format("\ndelta after %d steps: %.6f%+.6fi (|delta| = %.6f); max |delta_A - delta_B| over all steps = %.3e%s",
   steps, final.re, final.im, final:abs(), diff_ab, C and string.format(", A - C: %.3e", diff_ac) or ""))

@@ -86,7 +86,7 @@ local function run(stream_of)
       ends[i] = cu.event():record(st)
     end
   end
-  if cu.strict then cu.strict(enqueue) else enqueue() end -- strict: no implicit synchronization
+  cu.strict(enqueue) -- raises if anything in the enqueue synchronized implicitly
   local enqueue_ms = (cu.clock({ warn = false }) - t0) * 1e3
   cu.sync()
   local r = { enqueue_ms = enqueue_ms, per = {}, span = 0, sum = 0 }
@@ -105,13 +105,14 @@ local function on_own(i) return own[i] end
 -- inside a trace.
 run(on_own)
 run(on_shared)
-local have_trace = cu.trace ~= nil
-if have_trace then cu.trace.start() end
-local one = run(on_shared)
-local one_summary = have_trace and cu.trace.stop() or nil
-if have_trace then cu.trace.start() end
-local many = run(on_own)
-local many_summary = have_trace and cu.trace.stop(trace_path) or nil
+-- cu.range names each run in the trace (and as an NVTX range in Nsight Systems on CUDA); the
+-- summary cu.trace.stop returns is cu.trace.summary()'s: busy time per stream and the overlap.
+cu.trace.start()
+local one = cu.range("one shared stream", run, on_shared)
+local one_summary = cu.trace.stop()
+cu.trace.start()
+local many = cu.range("a stream per array", run, on_own)
+local many_summary = cu.trace.stop(trace_path)
 
 -- Check: every output sums to 1 and is its input divided by the input's sum (host arrays
 -- compute on the calling thread).

@@ -495,6 +495,17 @@ int kernel_agreement(const char* file, long long n, int grid, int block, int sam
   CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
   CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   nvrtcProgram prog;
+  // The gate: a kernel spinning on the global timer, as culua's cu.sleep.
+  source += R"(
+extern "C" __global__ void culua_hold(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+)";
   if (nvrtcCreateProgram(&prog, source.c_str(), "saxpy.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
     return 1;
   const std::string arch = "-arch=sm_" + std::to_string(major * 10 + minor);
@@ -512,6 +523,8 @@ int kernel_agreement(const char* file, long long n, int grid, int block, int sam
   CUfunction fn;
   check_cu(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
   check_cu(cuModuleGetFunction(&fn, module, "saxpy"), "cuModuleGetFunction");
+  CUfunction hold;
+  check_cu(cuModuleGetFunction(&hold, module, "culua_hold"), "cuModuleGetFunction");
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaEvent_t e0, e1;
@@ -538,14 +551,31 @@ int kernel_agreement(const char* file, long long n, int grid, int block, int sam
   };
   launch();
   CHECK(cudaStreamSynchronize(s));
-  std::vector<double> cold;
+  // As cu.bench: per sample a host-timed call, then a call held behind a gate (a spinning kernel
+  // lasting four times the host's issue time, at least 50 us) so that the events time the
+  // device's work alone. Both after an L2 flush and a drained stream.
+  std::vector<double> cold, ungated;
   for (int i = 0; i < samples; ++i) {
     CHECK(cudaMemsetAsync(flush, i & 1, flush_bytes, s));
     CHECK(cudaStreamSynchronize(s));
     CHECK(cudaEventRecord(e0, s));
+    const double t0 = now_s();
     launch();
+    const double issue_ms = (now_s() - t0) * 1e3;
     CHECK(cudaEventRecord(e1, s));
-    cold.push_back(elapsed());
+    ungated.push_back(elapsed());
+    CHECK(cudaMemsetAsync(flush, (i + 1) & 1, flush_bytes, s));
+    CHECK(cudaStreamSynchronize(s));
+    unsigned long long hold_ns =
+        static_cast<unsigned long long>(std::max(0.05, 4 * issue_ms) * 1e6);
+    void* hold_args[] = {&hold_ns};
+    check_cu(cuLaunchKernel(hold, 1, 1, 1, 1, 1, 1, 0, s, hold_args, nullptr), "cuLaunchKernel");
+    CHECK(cudaEventRecord(e0, s));
+    launch();
+    const bool held = cudaEventQuery(e0) == cudaErrorNotReady;
+    CHECK(cudaEventRecord(e1, s));
+    const double ms = elapsed();
+    if (held) cold.push_back(ms);
   }
   // Hot: batches lasting about 10 ms each.
   const int batch = std::max(1, static_cast<int>(10.0 / std::max(median(cold), 1e-3)));
@@ -558,6 +588,8 @@ int kernel_agreement(const char* file, long long n, int grid, int block, int sam
     hot.push_back(elapsed() / batch);
   }
   std::printf("native.cold_median_ms %.6f\n", median(cold));
+  std::printf("native.cold_held_samples %zu\n", cold.size());
+  std::printf("native.cold_ungated_median_ms %.6f\n", median(ungated));
   std::printf("native.cold_min_ms %.6f\n", *std::min_element(cold.begin(), cold.end()));
   std::printf("native.hot_median_ms %.6f\n", median(hot));
   std::printf("native.hot_batch %d\n", batch);

@@ -180,6 +180,7 @@ void push_result(lua_State* L, const measure::BenchResult& r) {
     lua_setfield(L, -2, "hot");
   }
   set_boolean(L, "launch_bound", r.launch_bound);
+  if (r.options.cold) set_boolean(L, "gated", r.gated);
   if (!r.stop.empty()) set_string(L, "stop", r.stop);
   if (r.clock_before || r.clock_after) {
     lua_createtable(L, 0, 2);

@@ -45,6 +45,9 @@ constexpr double kHostShare = 0.5;
 // The queued batch: up to this many calls queued behind a sleep, so that the device starts them
 // only once all are queued and runs them without waiting for the host.
 constexpr int64_t kQueuedCalls = 256;
+// Cold samples: the shortest gate (ms) and how often a sample the gate did not hold is retaken.
+constexpr double kMinGateMs = 0.05;
+constexpr int kGateAttempts = 3;
 constexpr double kMinHoldMs = 10;  // covers the host being descheduled for a while
 constexpr double kMaxHoldMs = 50;  // unless a single call needs longer to queue
 
@@ -97,20 +100,43 @@ class Sampler {
         mid_(rt.backend().create_event(s.device(), true)) {}
 
   struct Sample {
-    double gpu;  // ms between the events around the call
-    double cpu;  // ms from the call to the completion of its work
+    double gpu;    // ms between the events around the call (held: the device's own time)
+    double cpu;    // ms from the call to the completion of its work (the host-timed call)
+    double issue;  // host ms for fn to return (the host-timed call)
+    bool waits;    // fn waited for the device (a sync, an element read): no gate possible
+    bool held;     // the device waited behind the gate until the host had issued the whole call
   };
-  // Flushes L2 (when `flush`), waits for the stream, then times one call.
-  Sample cold(const Array* flush, int64_t index) {
+  // Each call after an L2 flush and a drained stream. The first call runs as a host-timed
+  // synchronous call would: it gives the host time. With `gate`, a second call is held behind a
+  // sleep queued before the start event (nvbench's blocking kernel), lasting `scale` times four
+  // times the first call's issue time (at least kMinGateMs), so that the device starts fn's work
+  // only once the host has issued all of it: its events time the device's own work, without the
+  // host's gaps between fn's operations. Without a gate the first call's events give the time.
+  Sample cold(const Array* flush, int64_t index, bool gate, double scale) {
+    Sample out{};
     if (flush) fill(rt_, *flush, Scalar::integer(index & 1), &s_);
     s_.synchronize();
+    const uint64_t syncs = rt_.monitor().ledger.syncs;
     start_->record(s_);
     const auto t0 = Clock::now();
     fn_();
+    out.issue = ms_between(t0, Clock::now());
     stop_->record(s_);
     stop_->synchronize();
-    const auto t1 = Clock::now();
-    return {start_->elapsed_ms(*stop_), ms_between(t0, t1)};
+    out.cpu = ms_between(t0, Clock::now());
+    out.gpu = start_->elapsed_ms(*stop_);
+    out.waits = rt_.monitor().ledger.syncs != syncs;
+    if (!gate || out.waits) return out;
+    if (flush) fill(rt_, *flush, Scalar::integer((index + 1) & 1), &s_);
+    s_.synchronize();
+    culua::sleep(rt_, scale * std::max(kMinGateMs, 4 * out.issue) / 1000, &s_);
+    start_->record(s_);
+    fn_();
+    out.held = !start_->query();
+    stop_->record(s_);
+    stop_->synchronize();
+    out.gpu = start_->elapsed_ms(*stop_);
+    return out;
   }
 
   struct Batch {
@@ -279,11 +305,14 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
 
   Sampler sampler(rt, stream, fn);
   double estimate_ms = 0;
-  // The cost of one call (device or host, whichever is longer) sizes the hot batches.
+  // The cost of one call (device or host, whichever is longer) sizes the hot batches. A fn that
+  // waits for the device itself (a sync, an element read) cannot be held behind a gate.
   for (int64_t i = 0; i < o.warmup; ++i) {
-    const Sampler::Sample s = sampler.cold(flush, i);
+    const Sampler::Sample s = sampler.cold(flush, i, false, 1);
     estimate_ms = std::max(s.gpu, s.cpu);
   }
+  bool gate = o.cold;
+  int64_t missed_gates = 0;
   if (monitor) r.clock_before = monitor->sm_clock_mhz();
 
   if (o.cold) {
@@ -293,7 +322,23 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
     bool reasons_known = false;
     int64_t throttled = 0;
     for (;;) {
-      const Sampler::Sample s = sampler.cold(flush, r.samples);
+      Sampler::Sample s{};
+      for (int attempt = 0;; ++attempt) {
+        s = sampler.cold(flush, r.samples, gate, static_cast<double>(1 << attempt));
+        if (s.waits && gate) {
+          gate = false;
+          r.notes.emplace_back(
+              "fn waits for the device itself, so its work cannot be held until it is all "
+              "issued: the cold device times include the host's time between fn's operations");
+        }
+        // A gate that opened before the host had issued everything (the host was descheduled):
+        // taken again with a longer gate.
+        if (!gate || s.held) break;
+        if (attempt == kGateAttempts) {
+          ++missed_gates;
+          break;
+        }
+      }
       ++r.samples;
       r.gpu_times.push_back(s.gpu);
       r.cpu_times.push_back(s.cpu);
@@ -324,6 +369,13 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
         r.stop = "max_time";
         break;
       }
+    }
+    r.gated = gate;
+    if (missed_gates > 0) {
+      r.notes.push_back(fmt::format(
+          "{} of {} cold samples started before the host had issued all of fn (the gate was too "
+          "short even after {} longer tries): they include host time",
+          missed_gates, r.samples, kGateAttempts));
     }
     if (reasons_known) {
       r.throttled = throttled;

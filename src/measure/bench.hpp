@@ -62,6 +62,7 @@ struct BenchResult {
   std::optional<double> GBps;     // bytes / median gpu time, 1 GB = 1e9 bytes
   std::optional<double> TFLOPs;   // flops / median gpu time / 1e12
   std::optional<HotResult> hot;
+  bool gated = false;  // cold device times were taken with fn's work held until fully issued
   bool launch_bound = false;
   std::string stop;  // why sampling stopped: "noise", "converged", "max_time" ("" without cold)
   std::optional<unsigned> clock_before;    // SM clock in MHz (NVML), before the first sample

@@ -309,13 +309,14 @@ PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
 
 void plot(const std::vector<Value>& rows, const PlotSpec& spec, const std::string& who) {
   plot_format(spec.file, who);
-  const std::string gnuplot = find_gnuplot();
-  if (gnuplot.empty()) fail(ErrorKind::Unsupported, "{}", gnuplot_missing_message(who));
   TempDir dir;
   const std::string data_path = dir.file("data.tsv");
   const std::string script_path = dir.file("plot.gp");
   const std::string messages_path = dir.file("messages.txt");
+  // The request is checked before gnuplot is looked for: a bad one is reported as such.
   const PlotScript p = plot_script(rows, spec, data_path, who);
+  const std::string gnuplot = find_gnuplot();
+  if (gnuplot.empty()) fail(ErrorKind::Unsupported, "{}", gnuplot_missing_message(who));
   write_text_file(data_path, p.data);
   write_text_file(script_path, p.script);
   // Truncated first: a file left from before cannot pass for gnuplot's, and an unwritable path

@@ -386,6 +386,7 @@ bool is_bench_field(std::string_view k) {
                                                 "bytes",
                                                 "flops",
                                                 "launch_bound",
+                                                "gated",
                                                 "clock",
                                                 "throttled",
                                                 "device",

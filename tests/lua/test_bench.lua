@@ -142,8 +142,13 @@ T.case("a known device time: median, percentiles, cpu time, result fields", func
   T.near(res.gpu.mean, sum(res.times) / #res.times, 1e-9)
   T.eq(res.GBps, nil, "no bytes, no GB/s")
   T.eq(res.TFLOPs, nil)
-  T.eq(res.clock, nil, "the host backend reports no clock")
-  T.eq(res.throttled, nil)
+  if cu.backend == "host" then
+    T.eq(res.clock, nil, "the host backend reports no clock")
+    T.eq(res.throttled, nil)
+  elseif res.clock then -- NVML present: SM clocks in MHz
+    T.truthy(res.clock.before > 100 and res.clock.after > 100, "SM clock in MHz")
+    T.truthy(res.throttled >= 0 and res.throttled <= res.samples)
+  end
   T.eq(res.launch_bound, false)
   T.eq(type(res.notes), "table")
   T.truthy(res.elapsed > 0)
@@ -208,11 +213,36 @@ T.case("warmup calls are not samples", function()
     { warmup = 3, min_samples = 4, min_time = 0, noise = 1e9, hot = false })
   T.eq(res.samples, 4)
   T.eq(res.warmup, 3)
-  T.eq(calls, 7)
+  -- A cold sample calls fn twice: once host-timed, once held behind the gate and device-timed.
+  T.eq(res.gated, true)
+  T.eq(calls, 3 + 2 * 4)
   calls = 0
   res = cu.bench(function() calls = calls + 1 end,
     { warmup = 0, min_samples = 2, min_time = 0, noise = 1e9, hot = false })
-  T.eq(calls, 2)
+  T.eq(calls, 2 * 2)
+  -- A fn that waits for the device cannot be gated: one call per sample, and a note says so.
+  calls = 0
+  local a = cu.ones(4)
+  res = cu.bench(function() calls = calls + 1; return a[1] end,
+    { warmup = 1, min_samples = 3, min_time = 0, noise = 1e9, hot = false })
+  T.eq(res.gated, false)
+  T.eq(calls, 1 + 3)
+  T.truthy(res.notes[1]:find("fn waits for the device itself"), res.notes[1])
+end)
+
+T.case("the gate: cold device times exclude the host's gaps between fn's operations", function()
+  -- Two 1 ms device sleeps with 3 ms of host work between them: a host-timed call takes 4 ms (the
+  -- first sleep overlaps the host's work), the device idles 2 ms of it. Held behind the gate the
+  -- device runs both back to back: 2 ms.
+  local function spin(ms)
+    local t = cu.clock { warn = false }
+    while (cu.clock { warn = false } - t) * 1e3 < ms do end
+  end
+  local res = cu.bench(function() cu.sleep(1); spin(3); cu.sleep(1) end,
+    { min_samples = 5, min_time = 0, noise = 1e9, hot = false })
+  T.eq(res.gated, true)
+  T.truthy(res.gpu.median >= 1.95 and res.gpu.median < 3.5, "device time of two 1 ms sleeps, got " .. res.gpu.median)
+  T.truthy(res.cpu.median >= 3.9, "the host-timed call includes the gap, got " .. res.cpu.median)
 end)
 
 T.case("hot batches: per-call device time and host enqueue time", function()

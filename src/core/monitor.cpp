@@ -37,6 +37,26 @@ bool Monitor::work_pending() {
   return pending;
 }
 
+void Monitor::idle(Stream& s) {
+  std::erase_if(busy_, [&](const std::weak_ptr<Stream>& w) {
+    const auto p = w.lock();
+    return !p || p.get() == &s;
+  });
+  if (last_queued_ == &s) {
+    last_queued_ = nullptr;
+    last_queued_ref_.reset();
+  }
+}
+
+void Monitor::idle_device(int device) {
+  std::erase_if(busy_, [&](const std::weak_ptr<Stream>& w) {
+    const auto p = w.lock();
+    return !p || p->device() == device;
+  });
+  last_queued_ = nullptr;
+  last_queued_ref_.reset();
+}
+
 Monitor::Wait::Wait(Monitor& m, const char* what, bool implicit)
     : m_(m), what_(what), implicit_(implicit) {
   if (implicit && m.strict > 0) {

@@ -65,6 +65,11 @@ class Monitor {
   }
   // True when work queued on some stream may still be running (queries those streams).
   bool work_pending();
+  // The host waited for all work queued on `s` (a stream synchronize) / on every stream of
+  // `device`: they are idle until work is queued again. (An event recorded later queues no work,
+  // though the stream reports it as pending for a moment.)
+  void idle(Stream& s);
+  void idle_device(int device);
 
   // Wraps a host wait for the device: counts it, raises under strict mode when implicit (before
   // waiting), and reports its duration to the observer.

@@ -197,8 +197,11 @@ void Runtime::note_explicit_free(size_t bytes, Location loc) {
 
 void Runtime::synchronize() {
   Backend& b = backend();
-  Monitor::Wait wait(*monitor_, "cu.sync", false);
-  b.synchronize_device(device());
+  {
+    Monitor::Wait wait(*monitor_, "cu.sync", false);
+    b.synchronize_device(device());
+  }
+  monitor_->idle_device(device());
 }
 
 }  // namespace culua

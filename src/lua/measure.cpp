@@ -86,6 +86,7 @@ int l_time(lua_State* L) {
     Monitor::Wait wait(rt.monitor(), "cu.time", false);
     stop->synchronize();
   }
+  rt.monitor().idle(s);  // the stop event was the last work queued on s
   lua_pushnumber(L, start->elapsed_ms(*stop));
   return 1;
 }

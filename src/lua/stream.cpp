@@ -85,8 +85,11 @@ int scope_gc(lua_State* L) {
 
 int s_sync(lua_State* L) {
   Stream& s = check_stream(L, 1);
-  Monitor::Wait wait(runtime(L).monitor(), "stream:sync()", false);
-  s.synchronize();
+  {
+    Monitor::Wait wait(runtime(L).monitor(), "stream:sync()", false);
+    s.synchronize();
+  }
+  runtime(L).monitor().idle(s);
   return 0;
 }
 

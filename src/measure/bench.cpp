@@ -420,6 +420,7 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
 
   r.GBps = rate(o.bytes, r.gpu->median, 1e9);
   r.TFLOPs = rate(o.flops, r.gpu->median, 1e12);
+  rt.monitor().idle(stream);  // every measurement ended by waiting for the stream
   r.elapsed = seconds_since(started);
   return r;
 }

@@ -57,6 +57,16 @@ T.case("the host-clock tripwire warns once per call site while work is queued", 
     local q = cu.clock{warn=false}       -- deliberate: silent
     cu.sync()
     local after = cu.clock()             -- idle again: no warning
+    local s = cu.stream()
+    for i = 1, 20 do                     -- events recorded on an idle stream queue no work
+      cu.sleep(1, {stream = s})
+      s:sync()
+      local e = cu.event():record(s)
+      local t = cu.clock()
+      local ms = cu.time(function() cu.sleep(1, {stream = s}) end, {stream = s})
+      local e2 = cu.event():record(s)
+      local t2 = cu.clock()
+    end
     print("ok")
   ]])
   T.eq(code, 0, err)

@@ -274,7 +274,7 @@ PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
   }
   s += "set ylabel " + quoted(ylabel) + "\n";
   s += "set grid\n";
-  s += "set key outside right top\n";
+  s += "set key below\n";
   if (logx) s += powers_of_two ? "set logscale x 2\n" : "set logscale x 10\n";
   if (numeric_x) {
     // A sweep has few x values: tics at exactly those.

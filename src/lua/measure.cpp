@@ -1,6 +1,5 @@
 // Measurement bindings: cu.time, cu.clock and the os.clock tripwire, cu.ledger, cu.strict,
 // cu.trace and cu.range.
-#include <chrono>
 #include <cstdio>
 
 #include "core/error.hpp"
@@ -46,15 +45,10 @@ void check_clock(lua_State* L, const char* which) {
   std::fflush(stderr);
 }
 
-double now_seconds() {
-  const auto now = std::chrono::steady_clock::now().time_since_epoch();
-  return std::chrono::duration<double>(now).count();
-}
-
 int l_clock(lua_State* L) {
   check_options(L, 1, {"warn"});
   if (opt_boolean(L, 1, "warn", true)) check_clock(L, "cu.clock()");
-  lua_pushnumber(L, now_seconds());
+  lua_pushnumber(L, steady_seconds());
   return 1;
 }
 

@@ -93,7 +93,6 @@ class TraceRecorder final : public OpObserver {
   std::vector<Origin> origins_;  // per device; event null until the device is first used
   std::vector<DeviceOp> ops_;
   std::vector<HostSpan> host_;
-  std::vector<std::shared_ptr<Event>> pool_;
   std::vector<size_t> open_;  // ops between begin_op and end_op (SIZE_MAX: not recorded)
 };
 

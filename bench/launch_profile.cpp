@@ -17,7 +17,7 @@
 
 namespace {
 
-using namespace culua;
+using namespace culua::detail;
 
 class NullFunction final : public RtcFunction {
  public:
@@ -114,12 +114,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: culua-launch-profile SCRIPT [ARGS...]\n");
     return 2;
   }
-  culua::Runtime rt(culua::RuntimeOptions{}, std::make_shared<ProfileBackend>());
+  culua::detail::Runtime rt(culua::detail::RuntimeOptions{}, std::make_shared<ProfileBackend>());
   int status = 0;
   {
     lua_State* L = luaL_newstate();
     luaL_openlibs(L);
-    culua::lua::open_cu(L, rt);
+    culua::detail::lua::open_cu(L, rt);
     lua_setglobal(L, "cu");
     lua_createtable(L, argc, 0);
     for (int i = 0; i < argc; ++i) {

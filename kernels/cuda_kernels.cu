@@ -7,7 +7,7 @@
 #include "kernels/functors.cuh"
 #include "kernels/kernels.hpp"
 
-namespace culua::kernels::cuda {
+namespace culua::detail::kernels::cuda {
 
 namespace {
 
@@ -89,4 +89,4 @@ int fault(const Launch& l) {
   return cudaGetLastError();
 }
 
-}  // namespace culua::kernels::cuda
+}  // namespace culua::detail::kernels::cuda

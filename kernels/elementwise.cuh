@@ -21,7 +21,7 @@
 #define CULUA_UNROLL
 #endif
 
-namespace culua::kernels {
+namespace culua::detail::kernels {
 
 // Reads element `off` of an array of run-time dtype `t`, converted to C.
 template <class C>
@@ -580,4 +580,4 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
   });
 }
 
-}  // namespace culua::kernels
+}  // namespace culua::detail::kernels

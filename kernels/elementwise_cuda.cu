@@ -6,7 +6,7 @@
 #include "core/elementwise_call.hpp"
 #include "kernels/kernels.hpp"
 
-namespace culua::kernels::cuda {
+namespace culua::detail::kernels::cuda {
 
 template <class S>
 int elementwise_typed(const ElementwiseCall& c, const Launch& l);
@@ -19,4 +19,4 @@ int elementwise(const ElementwiseCall& c, const Launch& l) {
   });
 }
 
-}  // namespace culua::kernels::cuda
+}  // namespace culua::detail::kernels::cuda

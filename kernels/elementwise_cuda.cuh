@@ -10,7 +10,7 @@
 #include "kernels/elementwise.cuh"
 #include "kernels/kernels.hpp"
 
-namespace culua::kernels::cuda {
+namespace culua::detail::kernels::cuda {
 
 template <class F>
 __global__ void elementwise_strided(int64_t n, F f) {
@@ -80,4 +80,4 @@ int elementwise_typed(const ElementwiseCall& c, const Launch& l) {
   return run_elementwise_typed<S>(c, ElementwiseLaunch{l});
 }
 
-}  // namespace culua::kernels::cuda
+}  // namespace culua::detail::kernels::cuda

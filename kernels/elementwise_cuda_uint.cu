@@ -1,10 +1,10 @@
 // Elementwise kernels for uint8_t, uint32_t, bool.
 #include "kernels/elementwise_cuda.cuh"
 
-namespace culua::kernels::cuda {
+namespace culua::detail::kernels::cuda {
 
 template int elementwise_typed<uint8_t>(const ElementwiseCall&, const Launch&);
 template int elementwise_typed<uint32_t>(const ElementwiseCall&, const Launch&);
 template int elementwise_typed<bool>(const ElementwiseCall&, const Launch&);
 
-}  // namespace culua::kernels::cuda
+}  // namespace culua::detail::kernels::cuda

@@ -3,7 +3,7 @@
 #include "kernels/elementwise.cuh"
 #include "kernels/kernels.hpp"
 
-namespace culua::kernels::host {
+namespace culua::detail::kernels::host {
 
 namespace {
 struct Loop {
@@ -31,4 +31,4 @@ void elementwise(const ElementwiseCall& c) {
   });
 }
 
-}  // namespace culua::kernels::host
+}  // namespace culua::detail::kernels::host

@@ -10,7 +10,7 @@
 #include "core/elementwise_call.hpp"
 #include "core/numeric.hpp"
 
-namespace culua::kernels {
+namespace culua::detail::kernels {
 
 template <class S>
 struct compute_type {
@@ -731,4 +731,4 @@ decltype(auto) visit_unary_host(UnaryOp op, F&& f) {
   return f(NegOp{});
 }
 
-}  // namespace culua::kernels
+}  // namespace culua::detail::kernels

@@ -8,7 +8,7 @@
 #include "core/layout.hpp"
 #include "core/numeric.hpp"
 
-namespace culua::kernels {
+namespace culua::detail::kernels {
 
 // Maps a row-major linear index to an element offset through shape and strides.
 struct Indexer {
@@ -174,4 +174,4 @@ auto run_sequence(const StridedView& dst, const SequenceSpec& spec, Launcher&& l
   });
 }
 
-}  // namespace culua::kernels
+}  // namespace culua::detail::kernels

@@ -6,7 +6,7 @@
 #include "kernels/functors.cuh"
 #include "kernels/kernels.hpp"
 
-namespace culua::kernels::host {
+namespace culua::detail::kernels::host {
 
 namespace {
 struct Loop {
@@ -36,4 +36,4 @@ void sequence(const StridedView& dst, const SequenceSpec& spec) {
   run_sequence(dst, spec, Loop{});
 }
 
-}  // namespace culua::kernels::host
+}  // namespace culua::detail::kernels::host

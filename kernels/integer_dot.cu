@@ -4,7 +4,7 @@
 
 #include "kernels/integer_dot.hpp"
 
-namespace culua::kernels::cuda {
+namespace culua::detail::kernels::cuda {
 
 namespace {
 
@@ -60,4 +60,4 @@ int integer_dot(const DotCall& c, void* stream) {
   }
 }
 
-}  // namespace culua::kernels::cuda
+}  // namespace culua::detail::kernels::cuda

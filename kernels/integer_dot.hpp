@@ -4,9 +4,9 @@
 
 #include "core/blas_call.hpp"
 
-namespace culua::kernels::cuda {
+namespace culua::detail::kernels::cuda {
 
 // Queued on `stream` (a cudaStream_t); returns the cudaError_t of the launch.
 int integer_dot(const DotCall& c, void* stream);
 
-}  // namespace culua::kernels::cuda
+}  // namespace culua::detail::kernels::cuda

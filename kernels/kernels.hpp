@@ -5,13 +5,13 @@
 #include "core/backend.hpp"
 #include "core/layout.hpp"
 
-namespace culua {
+namespace culua::detail {
 struct ElementwiseCall;
 struct ReduceCall;
 struct RandomCall;
-}  // namespace culua
+}  // namespace culua::detail
 
-namespace culua::kernels {
+namespace culua::detail::kernels {
 
 namespace host {
 void fill(const StridedView& dst, const void* value);
@@ -42,4 +42,4 @@ int fault(const Launch& l);
 }  // namespace cuda
 #endif
 
-}  // namespace culua::kernels
+}  // namespace culua::detail::kernels

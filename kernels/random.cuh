@@ -27,7 +27,7 @@
 #include "core/random_call.hpp"
 #include "kernels/functors.cuh"
 
-namespace culua::kernels {
+namespace culua::detail::kernels {
 
 struct PhiloxBlock {
   uint32_t w[4];
@@ -301,4 +301,4 @@ decltype(auto) dispatch_random(const RandomCall& c, F&& f) {
   }
 }
 
-}  // namespace culua::kernels
+}  // namespace culua::detail::kernels

@@ -10,7 +10,7 @@
 #include "kernels/kernels.hpp"
 #include "kernels/random.cuh"
 
-namespace culua::kernels::cuda {
+namespace culua::detail::kernels::cuda {
 
 namespace {
 
@@ -60,4 +60,4 @@ int random(const RandomCall& c, const Launch& l) {
   });
 }
 
-}  // namespace culua::kernels::cuda
+}  // namespace culua::detail::kernels::cuda

@@ -4,7 +4,7 @@
 #include "kernels/kernels.hpp"
 #include "kernels/random.cuh"
 
-namespace culua::kernels::host {
+namespace culua::detail::kernels::host {
 
 void random(const RandomCall& c) {
   if (c.out.size == 0) return;
@@ -13,9 +13,9 @@ void random(const RandomCall& c) {
   });
 }
 
-}  // namespace culua::kernels::host
+}  // namespace culua::detail::kernels::host
 
-namespace culua::random_detail {
+namespace culua::detail::random_detail {
 
 std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter,
                                       std::array<uint32_t, 2> key) {
@@ -32,4 +32,4 @@ void sincos_turns(double u, double* s, double* c) {
   kernels::random_sincos_turns(u, s, c);
 }
 
-}  // namespace culua::random_detail
+}  // namespace culua::detail::random_detail

@@ -19,7 +19,7 @@
 #include "core/reduce_call.hpp"
 #include "kernels/functors.cuh"
 
-namespace culua::kernels::reduce {
+namespace culua::detail::kernels::reduce {
 
 template <class A>
 CULUA_HD inline bool is_nan(A x) {
@@ -370,4 +370,4 @@ inline ReducePlan make_plan(const ReduceCall& c) {
   return p;
 }
 
-}  // namespace culua::kernels::reduce
+}  // namespace culua::detail::kernels::reduce

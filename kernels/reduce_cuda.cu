@@ -30,7 +30,7 @@
 #include "kernels/kernels.hpp"
 #include "kernels/reduce.cuh"
 
-namespace culua::kernels::cuda {
+namespace culua::detail::kernels::cuda {
 
 namespace {
 
@@ -488,4 +488,4 @@ int reduce(const ReduceCall& c, const Launch& l) {
       [&](const auto& op) { return p.full ? launch_full(op, p, l) : launch_axis(op, p, l); });
 }
 
-}  // namespace culua::kernels::cuda
+}  // namespace culua::detail::kernels::cuda

@@ -9,7 +9,7 @@
 #include "kernels/kernels.hpp"
 #include "kernels/reduce.cuh"
 
-namespace culua::kernels::host {
+namespace culua::detail::kernels::host {
 
 namespace {
 
@@ -165,4 +165,4 @@ void reduce(const ReduceCall& c) {
   });
 }
 
-}  // namespace culua::kernels::host
+}  // namespace culua::detail::kernels::host

@@ -9,7 +9,7 @@
 #include "measure/compare.hpp"
 #include "measure/results.hpp"
 
-namespace culua::cli {
+namespace culua::detail::cli {
 
 namespace {
 
@@ -101,4 +101,4 @@ int compare_main(int argc, char** argv) {
   return fail_on_slower && slower ? 1 : 0;
 }
 
-}  // namespace culua::cli
+}  // namespace culua::detail::cli

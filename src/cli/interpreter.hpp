@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace culua::cli {
+namespace culua::detail::cli {
 
 // Calls the function below `nargs` arguments on the stack, with a traceback handler and SIGINT
 // interrupting it. Leaves `nresults` results (or the error message).
@@ -16,4 +16,4 @@ int report(lua_State* L, int status);
 // The interactive loop (repl.cpp).
 void run_repl(lua_State* L);
 
-}  // namespace culua::cli
+}  // namespace culua::detail::cli

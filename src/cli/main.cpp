@@ -15,7 +15,7 @@
 #include "core/version.hpp"
 #include "lua/cu_module.hpp"
 
-namespace culua::cli {
+namespace culua::detail::cli {
 
 namespace {
 
@@ -187,10 +187,10 @@ int report(lua_State* L, int status) {
   return status;
 }
 
-}  // namespace culua::cli
+}  // namespace culua::detail::cli
 
 int main(int argc, char** argv) {
-  using namespace culua;
+  using namespace culua::detail;
   if (argc >= 2 && std::string_view(argv[1]) == "compare") return cli::compare_main(argc, argv);
   cli::Invocation inv;
   inv.argv.assign(argv, argv + argc);

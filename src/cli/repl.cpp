@@ -10,7 +10,7 @@
 #include "cli/interpreter.hpp"
 #include "core/version.hpp"
 
-namespace culua::cli {
+namespace culua::detail::cli {
 
 namespace {
 
@@ -116,4 +116,4 @@ void run_repl(lua_State* L) {
   std::fflush(stdout);
 }
 
-}  // namespace culua::cli
+}  // namespace culua::detail::cli

@@ -2,7 +2,7 @@
 
 #include "core/error.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 Array::Array(std::shared_ptr<Buffer> buffer, DType dtype, const Layout& layout)
     : buffer_(std::move(buffer)), dtype_(dtype), layout_(layout) {}
@@ -42,4 +42,4 @@ StridedView Array::view() const {
   return v;
 }
 
-}  // namespace culua
+}  // namespace culua::detail

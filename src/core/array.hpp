@@ -8,7 +8,7 @@
 #include "core/dtype.hpp"
 #include "core/layout.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 class Array {
  public:
@@ -51,4 +51,4 @@ class Array {
   Layout layout_;
 };
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -10,7 +10,7 @@
 #include "core/rtc.hpp"
 #include "core/stream.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 // Descriptions of the built-in math kernels (core/elementwise_call.hpp, core/reduce_call.hpp,
 // core/random_call.hpp, core/blas_call.hpp).
@@ -121,4 +121,4 @@ class Backend {
   virtual std::string poison_message() const = 0;
 };
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -8,7 +8,7 @@
 #include "core/dtype.hpp"
 #include "core/layout.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 // One column-major operand of a gemm: op(X) is X or X^T, X at data + a batch offset.
 struct GemmOperand {
@@ -68,4 +68,4 @@ struct DotCall {
   void* result = nullptr;
 };
 
-}  // namespace culua
+}  // namespace culua::detail

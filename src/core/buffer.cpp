@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace culua {
+namespace culua::detail {
 
 Buffer::Buffer(std::shared_ptr<Backend> backend, void* data, size_t bytes, Location loc, int device,
                std::shared_ptr<Stream> alloc_stream, bool owned)
@@ -112,4 +112,4 @@ void Buffer::release() noexcept {
   data_ = nullptr;
 }
 
-}  // namespace culua
+}  // namespace culua::detail

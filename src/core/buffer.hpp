@@ -9,7 +9,7 @@
 
 #include "core/backend.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 class Buffer {
  public:
@@ -86,4 +86,4 @@ class Buffer {
   UseList uses_;            // uses_[0] is the allocating stream of device memory
 };
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
@@ -60,4 +60,4 @@ std::string_view dtype_names() {
   return "f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool c64 c128";
 }
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -8,7 +8,7 @@
 
 #include "core/numeric.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 enum class DType : uint8_t { F32, F64, F16, BF16, I8, I16, I32, I64, U8, U32, Bool, C64, C128 };
 inline constexpr int kNumDTypes = 13;
@@ -115,4 +115,4 @@ decltype(auto) dispatch(DType t, F&& f) {
   return f(type_tag<float>{});
 }
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -8,7 +8,7 @@
 #include "core/promote.hpp"
 #include "kernels/kernels.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 const char* op_name(BinaryOp op) {
   static constexpr const char* kNames[kNumBinaryOps] = {
@@ -35,9 +35,9 @@ const char* ElementwiseCall::name() const {
   return "elementwise";
 }
 
-}  // namespace culua
+}  // namespace culua::detail
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 
@@ -345,4 +345,4 @@ Array where(Runtime& rt, const Operand& cond, const Operand& x, const Operand& y
   return result;
 }
 
-}  // namespace culua
+}  // namespace culua::detail

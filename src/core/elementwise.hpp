@@ -10,7 +10,7 @@
 #include "core/runtime.hpp"
 #include "core/scalar.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 // An operand: an array or a scalar.
 struct Operand {
@@ -43,4 +43,4 @@ Array unary(Runtime& rt, UnaryOp op, const Array& a, const Array* out = nullptr,
 Array where(Runtime& rt, const Operand& cond, const Operand& x, const Operand& y,
             const Array* out = nullptr, Stream* stream = nullptr);
 
-}  // namespace culua
+}  // namespace culua::detail

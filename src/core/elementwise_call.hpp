@@ -6,7 +6,7 @@
 
 #include "core/layout.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 enum class BinaryOp : uint8_t {
   Add,
@@ -67,4 +67,4 @@ struct ElementwiseCall {
   const char* name() const;
 };
 
-}  // namespace culua
+}  // namespace culua::detail

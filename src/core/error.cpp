@@ -1,6 +1,6 @@
 #include "core/error.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 std::string format_bytes(double bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -13,4 +13,4 @@ std::string format_bytes(double bytes) {
   return fmt::format("{:.1f} {}", bytes, kUnits[u]);
 }
 
-}  // namespace culua
+}  // namespace culua::detail

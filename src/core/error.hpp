@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace culua {
+namespace culua::detail {
 
 enum class ErrorKind {
   Value,        // a bad value: size, dtype, shape, option
@@ -39,4 +39,4 @@ template <class... Args>
 // "1.5 GiB" style, for messages.
 std::string format_bytes(double bytes);
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 
@@ -252,4 +252,4 @@ std::string format_array(Runtime& rt, const Array& a, const FormatOptions& opt) 
                      name(a.dtype()), location_text(a));
 }
 
-}  // namespace culua
+}  // namespace culua::detail

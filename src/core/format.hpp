@@ -7,7 +7,7 @@
 #include "core/array.hpp"
 #include "core/runtime.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 struct FormatOptions {
   int64_t threshold = 1000;  // more elements than this are summarized
@@ -17,4 +17,4 @@ struct FormatOptions {
 
 std::string format_array(Runtime& rt, const Array& a, const FormatOptions& opt = {});
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 constexpr size_t kAlignment = 256;
@@ -30,4 +30,4 @@ void free_host_memory(void* p, size_t bytes) noexcept {
   }
 }
 
-}  // namespace culua
+}  // namespace culua::detail

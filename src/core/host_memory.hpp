@@ -5,9 +5,9 @@
 
 #include <cstddef>
 
-namespace culua {
+namespace culua::detail {
 
 void* allocate_host_memory(size_t bytes);  // nullptr when out of memory
 void free_host_memory(void* p, size_t bytes) noexcept;
 
-}  // namespace culua
+}  // namespace culua::detail

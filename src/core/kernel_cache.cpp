@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-namespace culua::rtc {
+namespace culua::detail::rtc {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -338,4 +338,4 @@ std::string fingerprint_directories(const std::vector<std::string>& dirs) {
   return out;
 }
 
-}  // namespace culua::rtc
+}  // namespace culua::detail::rtc

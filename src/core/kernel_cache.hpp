@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace culua::rtc {
+namespace culua::detail::rtc {
 
 struct CacheEntry {
   std::vector<char> image;  // cubin, or PTX when `ptx`
@@ -52,4 +52,4 @@ std::string hash_hex(std::string_view text);
 // a header the kernel includes recompiles it. Missing directories contribute "path (missing)".
 std::string fingerprint_directories(const std::vector<std::string>& dirs);
 
-}  // namespace culua::rtc
+}  // namespace culua::detail::rtc

@@ -11,7 +11,7 @@
 
 #include "core/error.hpp"
 
-namespace culua::rtc {
+namespace culua::detail::rtc {
 
 namespace {
 
@@ -1331,4 +1331,4 @@ void encode_param(const ParamType& p, const Scalar& v, void* out, std::string_vi
   }
 }
 
-}  // namespace culua::rtc
+}  // namespace culua::detail::rtc

@@ -12,7 +12,7 @@
 #include "core/dtype.hpp"
 #include "core/scalar.hpp"
 
-namespace culua::rtc {
+namespace culua::detail::rtc {
 
 // A __global__ function found in source text.
 struct KernelDecl {
@@ -104,4 +104,4 @@ std::string accepted_dtypes(const ParamType& p);
 // Throws Error(Value) or Error(Type); the message starts with `what` ("argument 3 (n: int)").
 void encode_param(const ParamType& p, const Scalar& v, void* out, std::string_view what);
 
-}  // namespace culua::rtc
+}  // namespace culua::detail::rtc

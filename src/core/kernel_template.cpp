@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 
-namespace culua::rtc {
+namespace culua::detail::rtc {
 
 namespace {
 
@@ -694,4 +694,4 @@ ReduceLayout merge_reduce_dims(const Shape& shape, const std::vector<bool>& redu
   return l;
 }
 
-}  // namespace culua::rtc
+}  // namespace culua::detail::rtc

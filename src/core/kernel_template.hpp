@@ -12,7 +12,7 @@
 #include "core/dtype.hpp"
 #include "core/layout.hpp"
 
-namespace culua::rtc {
+namespace culua::detail::rtc {
 
 struct TemplateParam {
   std::string name;
@@ -101,4 +101,4 @@ struct ReduceLayout {
 ReduceLayout merge_reduce_dims(const Shape& shape, const std::vector<bool>& reduced,
                                const std::vector<std::vector<int64_t>>& strides);
 
-}  // namespace culua::rtc
+}  // namespace culua::detail::rtc

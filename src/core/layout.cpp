@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 
@@ -230,4 +230,4 @@ void coalesce(StridedView* views, int count) {
   }
 }
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -8,7 +8,7 @@
 
 #include "core/dtype.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 inline constexpr int kMaxDims = 8;
 
@@ -69,4 +69,4 @@ struct StridedView {
 // copies become one-dimensional. All views must have the same shape.
 void coalesce(StridedView* views, int count);
 
-}  // namespace culua
+}  // namespace culua::detail

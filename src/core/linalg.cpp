@@ -7,7 +7,7 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 
@@ -332,4 +332,4 @@ Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out, Stream*
   return result;
 }
 
-}  // namespace culua
+}  // namespace culua::detail

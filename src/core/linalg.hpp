@@ -8,7 +8,7 @@
 #include "core/runtime.hpp"
 #include "core/scalar.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 struct MatmulOptions {
   const Array* out = nullptr;  // contiguous, exactly the result's shape and dtype
@@ -33,4 +33,4 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
 Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out = nullptr,
           Stream* stream = nullptr);
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -75,4 +75,4 @@ Monitor::Wait::~Wait() {
   if (m_.observer && t0_ > 0) m_.observer->host_wait(what_, implicit_, t0_, steady_seconds());
 }
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -14,7 +14,7 @@
 
 #include "core/stream.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 // Counts since the runtime started (cu.ledger). Transfers are counted per call of a copy queued
 // on a stream; pageable/pinned count the host side of host<->device copies.
@@ -97,4 +97,4 @@ class Monitor {
 // Seconds on the steady clock (the time base of the trace's host side).
 double steady_seconds();
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -15,7 +15,7 @@
 #define CULUA_HD
 #endif
 
-namespace culua {
+namespace culua::detail {
 
 CULUA_HD inline uint64_t bits_of(double x) {
 #if defined(__CUDA_ARCH__)
@@ -223,4 +223,4 @@ CULUA_HD inline To convert(From x) {
   }
 }
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -5,7 +5,7 @@
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 
@@ -214,4 +214,4 @@ Backend& unwrap_backend(Backend& b) {
   return b;
 }
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -9,11 +9,11 @@
 #include "core/backend.hpp"
 #include "core/monitor.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 std::shared_ptr<Backend> make_observed_backend(std::shared_ptr<Backend> inner,
                                                std::shared_ptr<Monitor> monitor);
 // The backend inside an observed one (or `b` itself).
 Backend& unwrap_backend(Backend& b);
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -7,7 +7,7 @@
 #include "core/error.hpp"
 #include "kernels/kernels.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 
@@ -386,4 +386,4 @@ void sleep(Runtime& rt, double seconds, Stream* stream) {
   rt.backend().sleep(seconds, s);
 }
 
-}  // namespace culua
+}  // namespace culua::detail

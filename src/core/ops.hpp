@@ -9,7 +9,7 @@
 #include "core/runtime.hpp"
 #include "core/scalar.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 // The stream that work on `a` goes to: `stream` when given (it must belong to the array's
 // device), else the current stream of the array's device (of the current device for host arrays).
@@ -57,4 +57,4 @@ void wait_host_access(Runtime& rt, Buffer& host_buffer, const char* what);
 // Keeps `s` busy for `seconds` (a spinning kernel on CUDA).
 void sleep(Runtime& rt, double seconds, Stream* stream = nullptr);
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 
@@ -156,4 +156,4 @@ DType promote_with_scalar(DType a, const Scalar& s) {
   return a;
 }
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -7,7 +7,7 @@
 #include "core/dtype.hpp"
 #include "core/scalar.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 // The common type of two array dtypes.
 DType promote_types(DType a, DType b);
@@ -26,4 +26,4 @@ DType real_of(DType t);
 // The complex type whose parts hold `t` (f16/bf16/f32 -> c64, f64 and integers -> c128).
 DType complex_of(DType t);
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -4,7 +4,7 @@
 #include "core/ops.hpp"
 #include "kernels/kernels.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 void seed(Runtime& rt, uint64_t seed) {
   rt.random_state().seed = seed;
@@ -55,4 +55,4 @@ void random_fill(Runtime& rt, RandomDistribution dist, const Array& out, Stream*
   if (!seed) rt.random_state().offset += random_blocks(out.dtype(), out.size());
 }
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -16,7 +16,7 @@
 #include "core/random_call.hpp"
 #include "core/runtime.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 // The global seed of a new runtime (Runtime::RandomState's initial value).
 inline constexpr uint64_t kDefaultSeed = 0;
@@ -45,4 +45,4 @@ double log(double x);                               // x positive and normal
 void sincos_turns(double u, double* s, double* c);  // sin and cos of 2 pi u, u in [0, 1]
 }  // namespace random_detail
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -7,7 +7,7 @@
 
 #include "core/layout.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 enum class RandomDistribution : uint8_t { Uniform, Normal };
 
@@ -33,4 +33,4 @@ inline uint64_t random_blocks(DType t, int64_t elements) {
   return (values + per - 1) / per;
 }
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -5,7 +5,7 @@
 #include "core/promote.hpp"
 #include "kernels/kernels.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 
@@ -164,4 +164,4 @@ Array reduce(Runtime& rt, ReduceOp op, const Array& a, std::optional<int> axis, 
   return result;
 }
 
-}  // namespace culua
+}  // namespace culua::detail

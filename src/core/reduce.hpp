@@ -12,7 +12,7 @@
 #include "core/reduce_call.hpp"
 #include "core/runtime.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 // The shape of the result: without the reduced axis (all axes when `axis` is empty), or with it
 // kept as size 1 when `keepdims`.
@@ -28,4 +28,4 @@ Shape reduce_shape(const Shape& in, std::optional<int> axis, bool keepdims);
 Array reduce(Runtime& rt, ReduceOp op, const Array& a, std::optional<int> axis, bool keepdims,
              const Array* out = nullptr, Stream* stream = nullptr);
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -7,7 +7,7 @@
 #include "core/dtype.hpp"
 #include "core/layout.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 enum class ReduceOp : uint8_t { Sum, Mean, Max, Min, Prod, Norm, Argmax, Argmin };
 inline constexpr int kNumReduceOps = 8;
@@ -37,4 +37,4 @@ struct ReduceCall {
   const char* name() const { return op_name(op); }
 };
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace culua {
+namespace culua::detail {
 
 class Stream;
 
@@ -103,4 +103,4 @@ class RtcModule {
   virtual std::shared_ptr<RtcFunction> function(const std::string& symbol) = 0;
 };
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 namespace {
 
@@ -205,4 +205,4 @@ void RtcKernel::prepare_slow(OnDevice& k, const LaunchDims& d) {
   k.have_checked = true;
 }
 
-}  // namespace culua
+}  // namespace culua::detail

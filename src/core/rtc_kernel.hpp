@@ -15,7 +15,7 @@
 #include "core/kernel_signature.hpp"
 #include "core/rtc.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 struct KernelParam {
   std::string name;  // "" when the declaration does not name it
@@ -111,4 +111,4 @@ class RtcKernel {
   std::vector<OnDevice> devices_;
 };
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -9,7 +9,7 @@
 #include "cuda/cuda_backend.hpp"
 #endif
 
-namespace culua {
+namespace culua::detail {
 
 std::string_view backend_name(BackendKind k) {
   switch (k) {
@@ -204,4 +204,4 @@ void Runtime::synchronize() {
   monitor_->idle_device(device());
 }
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -11,7 +11,7 @@
 #include "core/buffer.hpp"
 #include "core/monitor.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 struct RuntimeOptions {
   // Auto: the CULUA_BACKEND environment variable, else CUDA when a device is present, else host.
@@ -98,4 +98,4 @@ class Runtime {
   RandomState random_state_;
 };
 
-}  // namespace culua
+}  // namespace culua::detail

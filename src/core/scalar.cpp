@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 double Scalar::as_double() const {
   switch (kind) {
@@ -124,4 +124,4 @@ Scalar decode_scalar(DType t, const void* in) {
   });
 }
 
-}  // namespace culua
+}  // namespace culua::detail

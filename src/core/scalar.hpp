@@ -6,7 +6,7 @@
 
 #include "core/dtype.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 struct Scalar {
   enum class Kind : uint8_t { Bool, Int, Float, Complex };
@@ -36,4 +36,4 @@ void encode_scalar(DType t, const Scalar& v, void* out);
 // Reads an element of `t`; integers come back as Kind::Int, floats as Kind::Float.
 Scalar decode_scalar(DType t, const void* in);
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -2,7 +2,7 @@
 
 #include "core/error.hpp"
 
-namespace culua {
+namespace culua::detail {
 
 std::string_view priority_name(StreamPriority p) {
   switch (p) {
@@ -43,4 +43,4 @@ double Event::elapsed_ms(Event& later) {
   return do_elapsed_ms(later);
 }
 
-}  // namespace culua
+}  // namespace culua::detail

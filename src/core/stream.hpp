@@ -8,7 +8,7 @@
 #include <memory>
 #include <string_view>
 
-namespace culua {
+namespace culua::detail {
 
 enum class StreamPriority : uint8_t { Normal, High, Low };
 std::string_view priority_name(StreamPriority p);
@@ -71,4 +71,4 @@ class Event {
   bool recorded_ = false;
 };
 
-}  // namespace culua
+}  // namespace culua::detail

@@ -9,7 +9,7 @@
 #include "cuda/cuda_check.hpp"
 #include "kernels/integer_dot.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 namespace {
 
@@ -199,4 +199,4 @@ void Cublas::dot(const DotCall& c, Stream& s) {
   }
 }
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

@@ -13,12 +13,12 @@
 
 struct cublasContext;  // cublasHandle_t is cublasContext*
 
-namespace culua {
+namespace culua::detail {
 struct MatmulCall;
 struct DotCall;
-}  // namespace culua
+}  // namespace culua::detail
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 struct Health;
 
@@ -42,4 +42,4 @@ class Cublas {
   std::vector<cublasContext*> handles_;  // per device
 };
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 namespace {
 
@@ -59,4 +59,4 @@ const CublasApi& cublas_api() {
   return api;
 }
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

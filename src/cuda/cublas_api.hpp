@@ -5,7 +5,7 @@
 
 #include <cublas_v2.h>
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 // The computeType overloads (cublasComputeType_t, not the legacy cudaDataType).
 using GemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
@@ -41,4 +41,4 @@ struct CublasApi {
 // missing when it cannot be loaded.
 const CublasApi& cublas_api();
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

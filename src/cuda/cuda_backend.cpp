@@ -26,7 +26,7 @@
 #include "cuda/rtc.hpp"
 #include "kernels/kernels.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 bool device_available(std::string* why) {
   int n = 0;
@@ -391,4 +391,4 @@ void launch_fault(Backend& backend, Stream& s) {
   cuda->fault(s);
 }
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

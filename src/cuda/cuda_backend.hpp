@@ -8,7 +8,7 @@
 
 #include "core/backend.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 // True when a CUDA device and a driver are present; otherwise `why` says what is missing.
 // Initializes the driver, but creates no context.
@@ -19,4 +19,4 @@ std::shared_ptr<Backend> make_backend();
 // For tests of the error model: launches a kernel that writes through an invalid address.
 void launch_fault(Backend& backend, Stream& s);
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "cuda/driver_api.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 bool is_sticky(cudaError_t e) {
   switch (e) {
@@ -89,4 +89,4 @@ void Health::raise(int code, const char* name, const char* description, const ch
   fail(ErrorKind::Device, "{}", msg);
 }
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

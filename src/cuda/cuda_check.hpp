@@ -1,4 +1,4 @@
-// Checking CUDA runtime calls. A failed call throws culua::Error naming the call, the error and
+// Checking CUDA runtime calls. A failed call throws culua::detail::Error naming the call, the error and
 // where; a sticky error (one that corrupts the context) also poisons the backend so that every
 // later call fails fast with the original message.
 #pragma once
@@ -10,7 +10,7 @@
 #include <mutex>
 #include <string>
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 struct Health {
   std::atomic<bool> poisoned{false};
@@ -51,7 +51,7 @@ struct Health {
 
 bool is_sticky(cudaError_t e);
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda
 
 #define CULUA_CUDA_CHECK(health, call) (health).check((call), #call, __FILE__, __LINE__)
 #define CULUA_CU_CHECK(health, call) \

@@ -1,6 +1,6 @@
 #include "cuda/cuda_stream.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 CudaStream::CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p, uint64_t id,
                        std::shared_ptr<Health> health)
@@ -74,4 +74,4 @@ double CudaEvent::do_elapsed_ms(Event& later) {
   return ms;
 }
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

@@ -8,7 +8,7 @@
 #include "core/stream.hpp"
 #include "cuda/cuda_check.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 class CudaStream final : public Stream {
  public:
@@ -46,4 +46,4 @@ class CudaEvent final : public Event {
   std::shared_ptr<Health> health_;
 };
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

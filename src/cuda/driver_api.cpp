@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 namespace {
 
@@ -74,4 +74,4 @@ void driver_error_strings(int code, const char** name, const char** description)
   if (api->get_error_string(static_cast<CUresult>(code), &d) == CUDA_SUCCESS && d) *description = d;
 }
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

@@ -5,7 +5,7 @@
 
 #include <cuda.h>
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 struct DriverApi {
   decltype(&::cuGetErrorName) get_error_name = nullptr;
@@ -27,4 +27,4 @@ const DriverApi& driver_api();
 // Name and description of a CUresult, also when the driver cannot be reached.
 void driver_error_strings(int code, const char** name, const char** description);
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

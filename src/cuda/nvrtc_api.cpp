@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 namespace {
 
@@ -85,4 +85,4 @@ const NvrtcApi& nvrtc_api() {
   return api;
 }
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 struct NvrtcApi {
   decltype(&::nvrtcGetErrorString) get_error_string = nullptr;
@@ -30,4 +30,4 @@ struct NvrtcApi {
 // Throws Error(Unsupported) naming what was tried when NVRTC cannot be loaded.
 const NvrtcApi& nvrtc_api();
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

@@ -2,7 +2,7 @@
 
 #include "core/error.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 PinnedPool::~PinnedPool() {
   for (auto& [p, b] : blocks_) {
@@ -107,4 +107,4 @@ uint64_t PinnedPool::cached_bytes() const {
   return n;
 }
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

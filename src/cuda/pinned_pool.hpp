@@ -11,7 +11,7 @@
 
 #include "cuda/cuda_check.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 class PinnedPool {
  public:
@@ -42,4 +42,4 @@ class PinnedPool {
   std::unordered_map<void*, std::unique_ptr<Block>> blocks_;
 };
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

@@ -17,7 +17,7 @@
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 namespace {
 
@@ -361,4 +361,4 @@ std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device, bool
   return std::make_shared<CudaRtcModule>(m, device, switch_device, std::move(health));
 }
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

@@ -8,7 +8,7 @@
 #include "core/rtc.hpp"
 #include "cuda/cuda_check.hpp"
 
-namespace culua::cuda {
+namespace culua::detail::cuda {
 
 // Compiles for `device` (its architecture: a cubin, or PTX when NVRTC is older than the GPU).
 // Compile errors throw Error(Value) whose message holds NVRTC's log.
@@ -19,4 +19,4 @@ RtcBinary compile(const RtcRequest& request, const DeviceInfo& device);
 std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device, bool switch_device,
                                        std::shared_ptr<Health> health);
 
-}  // namespace culua::cuda
+}  // namespace culua::detail::cuda

@@ -17,7 +17,7 @@
 #include "host/host_blas.hpp"
 #include "kernels/kernels.hpp"
 
-namespace culua::host {
+namespace culua::detail::host {
 
 namespace {
 
@@ -262,4 +262,4 @@ std::shared_ptr<RtcModule> HostBackend::load_module(const RtcBinary&, int) {
   return nullptr;
 }
 
-}  // namespace culua::host
+}  // namespace culua::detail::host

@@ -11,7 +11,7 @@
 #include "core/backend.hpp"
 #include "host/host_stream.hpp"
 
-namespace culua::host {
+namespace culua::detail::host {
 
 struct HostOptions {
   uint64_t memory_limit = 0;  // cap on "device" memory in bytes; 0: physical memory
@@ -78,4 +78,4 @@ class HostBackend final : public Backend {
   std::shared_ptr<Stream> release_stream_;
 };
 
-}  // namespace culua::host
+}  // namespace culua::detail::host

@@ -11,7 +11,7 @@
 #include "core/error.hpp"
 #include "core/numeric.hpp"
 
-namespace culua::host {
+namespace culua::detail::host {
 
 namespace {
 
@@ -216,4 +216,4 @@ void blas_dot(const DotCall& c) {
   }
 }
 
-}  // namespace culua::host
+}  // namespace culua::detail::host

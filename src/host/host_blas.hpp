@@ -1,14 +1,14 @@
 // Matrix products on the host backend through OpenBLAS (CBLAS).
 #pragma once
 
-namespace culua {
+namespace culua::detail {
 struct MatmulCall;
 struct DotCall;
-}  // namespace culua
+}  // namespace culua::detail
 
-namespace culua::host {
+namespace culua::detail::host {
 
 void blas_matmul(const MatmulCall& c);
 void blas_dot(const DotCall& c);
 
-}  // namespace culua::host
+}  // namespace culua::detail::host

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 
-namespace culua::host {
+namespace culua::detail::host {
 
 void Health::fail(const std::string& what) noexcept {
   std::lock_guard lock(m);
@@ -153,4 +153,4 @@ double HostEvent::do_elapsed_ms(Event& later) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-}  // namespace culua::host
+}  // namespace culua::detail::host

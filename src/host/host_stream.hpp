@@ -15,7 +15,7 @@
 
 #include "core/stream.hpp"
 
-namespace culua::host {
+namespace culua::detail::host {
 
 // Failure state shared by a backend and its workers: a task that throws poisons the backend.
 struct Health {
@@ -100,4 +100,4 @@ class HostEvent final : public Event {
   std::shared_ptr<EventState> state_;
 };
 
-}  // namespace culua::host
+}  // namespace culua::detail::host

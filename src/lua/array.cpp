@@ -9,7 +9,7 @@
 #include "core/ops.hpp"
 #include "lua/binding.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -621,4 +621,4 @@ void register_array(lua_State* L) {
   lua_setfield(L, -2, "host");
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

@@ -12,7 +12,7 @@
 #include "lua/binding.hpp"
 #include "measure/bench.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -386,4 +386,4 @@ void register_bench(lua_State* L) {
   lua_setfield(L, -2, "bench");
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -233,4 +233,4 @@ Array* opt_array(lua_State* L, int opts_idx, const char* key) {
   return &box->array;
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

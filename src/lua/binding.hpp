@@ -16,11 +16,11 @@
 #include "core/scalar.hpp"
 #include "lua/cu_module.hpp"
 
-namespace culua::measure {
+namespace culua::detail::measure {
 class TraceRecorder;
 }
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 // One per lua_State, owned by the state (a userdata in the registry), reachable through the
 // state's extra space. Metatable addresses allow a type check without a string lookup.
@@ -153,4 +153,4 @@ void register_sweep(lua_State* L);
 // Adds methods (a:sum(), a:exp()) to cu.Array; call after register_array.
 void add_array_methods(lua_State* L, const luaL_Reg* methods);
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

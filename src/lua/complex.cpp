@@ -5,7 +5,7 @@
 #include "core/error.hpp"
 #include "lua/binding.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -115,4 +115,4 @@ void register_complex(lua_State* L) {
   lua_setfield(L, -2, "complex");
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

@@ -7,7 +7,7 @@
 
 #include "core/runtime.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 // What the command line asked of the measurement tools (culua
 // --json/--csv/--plot/--trace/--strict).
@@ -28,4 +28,4 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options = {});
 void begin_run(lua_State* L);
 void end_run(lua_State* L);
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

@@ -1,7 +1,7 @@
 // Lua modules from lua/ compiled into the binary (see cmake/EmbedLua.cmake).
 #pragma once
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 struct EmbeddedModule {
   const char* name;       // "cu.testing"
@@ -12,4 +12,4 @@ struct EmbeddedModule {
 // Ends with an entry whose name is null.
 extern const EmbeddedModule kEmbeddedModules[];
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

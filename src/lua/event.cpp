@@ -4,7 +4,7 @@
 #include "core/error.hpp"
 #include "lua/binding.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -144,4 +144,4 @@ void register_event(lua_State* L) {
   lua_setfield(L, -2, "event");
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

@@ -16,7 +16,7 @@
 #include "lua/binding.hpp"
 #include "lua/kernel.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 // ---------------------------------------------------------------------------------------------
 // Where the source came from, to map compiler line numbers to the script.
@@ -811,4 +811,4 @@ void register_kernel(lua_State* L) {
   lua_setfield(L, -2, "compile");
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

@@ -11,7 +11,7 @@
 #include "core/rtc_kernel.hpp"
 #include "core/runtime.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 inline constexpr char kModuleType[] = "cu.Module";
 inline constexpr char kKernelType[] = "cu.Kernel";
@@ -40,4 +40,4 @@ std::shared_ptr<const RtcBinary> compile_checked(Runtime& rt, const RtcRequest& 
 std::shared_ptr<RtcKernel> make_kernel(std::shared_ptr<const RtcBinary> binary,
                                        const std::string& expression, const rtc::KernelDecl* decl);
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

@@ -15,7 +15,7 @@
 #include "lua/binding.hpp"
 #include "lua/kernel.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -838,4 +838,4 @@ void register_kernel_templates(lua_State* L) {
   lua_setfield(L, -2, "reduction");
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

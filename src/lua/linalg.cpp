@@ -3,7 +3,7 @@
 #include "core/error.hpp"
 #include "lua/binding.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -69,4 +69,4 @@ void register_linalg(lua_State* L) {
   add_array_methods(L, kFunctions);
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

@@ -4,7 +4,7 @@
 #include "core/error.hpp"
 #include "lua/binding.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -159,4 +159,4 @@ void register_math(lua_State* L) {
   lua_pop(L, 1);
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

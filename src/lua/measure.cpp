@@ -10,7 +10,7 @@
 #include <nvtx3/nvToolsExt.h>
 #endif
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -389,4 +389,4 @@ void end_run(lua_State* L) {
   std::fflush(stderr);
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

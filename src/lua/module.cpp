@@ -8,7 +8,7 @@
 #include "lua/cu_module.hpp"
 #include "lua/embedded_modules.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -163,4 +163,4 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   lua_pop(L, 1);
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

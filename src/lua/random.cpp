@@ -5,7 +5,7 @@
 #include "core/random.hpp"
 #include "lua/binding.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -115,4 +115,4 @@ void register_random(lua_State* L) {
   lua_pop(L, 1);
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

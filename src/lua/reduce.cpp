@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "lua/binding.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -74,4 +74,4 @@ void register_reduce(lua_State* L) {
   add_array_methods(L, kReductions);
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

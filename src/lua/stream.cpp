@@ -4,7 +4,7 @@
 #include "core/error.hpp"
 #include "lua/binding.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -233,4 +233,4 @@ void register_stream(lua_State* L) {
   luaL_setfuncs(L, functions, 0);
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

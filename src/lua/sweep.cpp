@@ -22,7 +22,7 @@
 #include "measure/plot.hpp"
 #include "measure/results.hpp"
 
-namespace culua::lua {
+namespace culua::detail::lua {
 
 namespace {
 
@@ -995,4 +995,4 @@ void register_sweep(lua_State* L) {
   luaL_setfuncs(L, functions, 0);
 }
 
-}  // namespace culua::lua
+}  // namespace culua::detail::lua

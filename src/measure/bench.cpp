@@ -10,7 +10,7 @@
 #include "core/ops.hpp"
 #include "measure/nvml.hpp"
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 namespace {
 
@@ -129,7 +129,7 @@ class Sampler {
     if (!gate || out.waits) return out;
     if (flush) fill(rt_, *flush, Scalar::integer((index + 1) & 1), &s_);
     s_.synchronize();
-    culua::sleep(rt_, scale * std::max(kMinGateMs, 4 * out.issue) / 1000, &s_);
+    culua::detail::sleep(rt_, scale * std::max(kMinGateMs, 4 * out.issue) / 1000, &s_);
     start_->record(s_);
     fn_();
     out.held = !start_->query();
@@ -161,7 +161,7 @@ class Sampler {
   // is subtracted: with calls that give the device nothing to do, it is all there is.
   std::optional<double> queued(int64_t n, double hold_ms) {
     s_.synchronize();
-    culua::sleep(rt_, hold_ms / 1000, &s_);
+    culua::detail::sleep(rt_, hold_ms / 1000, &s_);
     start_->record(s_);
     mid_->record(s_);
     for (int64_t i = 0; i < n; ++i) fn_();
@@ -478,4 +478,4 @@ std::string format_line(const BenchLine& l) {
   return out;
 }
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

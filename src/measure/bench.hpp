@@ -13,7 +13,7 @@
 #include "core/runtime.hpp"
 #include "measure/stats.hpp"
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 struct BenchOptions {
   std::string name;
@@ -109,4 +109,4 @@ inline constexpr const char* kLaunchBoundNote =
     "launch-bound: the device was idle waiting for the host; the figure is the host's issue rate, "
     "not the kernel's";
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 namespace {
 
@@ -243,4 +243,4 @@ std::string comparison_summary(const std::vector<Comparison>& c) {
       count(Verdict::Failed), count(Verdict::Unknown));
 }
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

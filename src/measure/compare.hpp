@@ -8,7 +8,7 @@
 
 #include "measure/results.hpp"
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 struct CompareOptions {
   // The smallest relative difference that counts (a fraction), whatever the measured noise.
@@ -50,4 +50,4 @@ std::string comparison_markdown(const std::vector<Comparison>& c);
 // "12 points: 9 same, 1 faster, 1 slower, 1 added, 0 removed, 0 failed, 0 unknown".
 std::string comparison_summary(const std::vector<Comparison>& c);
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

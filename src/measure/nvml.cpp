@@ -8,7 +8,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 namespace {
 
@@ -117,4 +117,4 @@ std::optional<uint64_t> GpuMonitor::clock_reasons() const {
   return static_cast<uint64_t>(reasons);
 }
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 // Throttle ("clocks event") reason bits, as nvml.h defines them.
 namespace clock_reason {
@@ -46,4 +46,4 @@ class GpuMonitor {
   void* device_;  // nvmlDevice_t
 };
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

@@ -16,7 +16,7 @@
 
 extern char** environ;
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 namespace {
 
@@ -332,4 +332,4 @@ void plot(const std::vector<Value>& rows, const PlotSpec& spec, const std::strin
   }
 }
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

@@ -7,7 +7,7 @@
 
 #include "measure/results.hpp"
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 struct PlotSpec {
   std::string x;                    // field of the horizontal axis (a dotted path)
@@ -18,7 +18,7 @@ struct PlotSpec {
   std::string title, xlabel, ylabel;
 };
 
-// The gnuplot terminal for a file name: "png" or "svg"; raises culua::Error for other
+// The gnuplot terminal for a file name: "png" or "svg"; raises culua::detail::Error for other
 // extensions. `who` prefixes messages ("cu.plot").
 std::string plot_format(const std::string& file, const std::string& who);
 // The path of gnuplot on PATH, or empty.
@@ -27,7 +27,7 @@ std::string find_gnuplot();
 std::string gnuplot_missing_message(const std::string& who);
 
 // Plots `rows` (objects; a row without a number at y, or without x, is left out) into
-// spec.file. Raises culua::Error when gnuplot is missing, fields are missing or gnuplot fails
+// spec.file. Raises culua::detail::Error when gnuplot is missing, fields are missing or gnuplot fails
 // (with its messages).
 void plot(const std::vector<Value>& rows, const PlotSpec& spec, const std::string& who);
 
@@ -42,4 +42,4 @@ struct PlotScript {
 PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
                        const std::string& data_path, const std::string& who);
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

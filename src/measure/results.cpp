@@ -16,7 +16,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 double Value::as_number() const {
   if (is_integer()) return static_cast<double>(as_integer());
@@ -913,4 +913,4 @@ Value::Object cuda_versions() {
   return o;
 }
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

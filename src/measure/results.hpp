@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 // A JSON-like value. Objects keep their members in insertion order.
 class Value {
@@ -67,7 +67,7 @@ void set_member(Value::Object& o, std::string key, Value v);
 // JSON text. indent < 0: one line; otherwise objects spread over lines while lists of scalars
 // stay on one line. Non-finite numbers become null; invalid UTF-8 becomes U+FFFD.
 std::string to_json(const Value& v, int indent = -1);
-// Parses JSON; raises culua::Error (ErrorKind::Value) naming `what` and the position.
+// Parses JSON; raises culua::detail::Error (ErrorKind::Value) naming `what` and the position.
 Value parse_json(std::string_view text, std::string_view what);
 
 // Short text of a value for tables: 1024, f32, true, 0.5, [64, 64].
@@ -106,7 +106,7 @@ inline constexpr int kResultFormatVersion = 1;
 
 // The JSON text of a result file (`run`'s members, then "sweeps").
 std::string results_json(const ResultFile& file);
-// Reads a result file; raises culua::Error naming `what` for invalid JSON or a file that is not
+// Reads a result file; raises culua::detail::Error naming `what` for invalid JSON or a file that is not
 // a culua result file.
 ResultFile parse_results(std::string_view text, std::string_view what);
 
@@ -153,9 +153,9 @@ inline std::string sweep_markdown(const Sweep& s) {
 // objects flattened as gpu.median, times in milliseconds). Lists are left out (see JSON).
 std::string sweeps_csv(const std::vector<const Sweep*>& sweeps);
 
-// Writes a file whole; raises culua::Error naming the path and the system's reason.
+// Writes a file whole; raises culua::detail::Error naming the path and the system's reason.
 void write_text_file(const std::string& path, std::string_view content);
-// Reads a file whole; raises culua::Error naming the path.
+// Reads a file whole; raises culua::detail::Error naming the path.
 std::string read_text_file(const std::string& path);
 
 // 64-bit FNV-1a of the bytes, as 16 hex digits.
@@ -166,4 +166,4 @@ std::string host_name();
 // {driver=, runtime=} CUDA versions ("13.0") on a CUDA build; an empty object otherwise.
 Value::Object cuda_versions();
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

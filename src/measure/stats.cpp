@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 namespace {
 
@@ -101,4 +101,4 @@ double RunningStats::noise() const {
   return relative(stddev(), mean());
 }
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 struct Summary {
   int64_t count = 0;
@@ -56,4 +56,4 @@ class RunningStats {
   double sum_ = 0;
 };
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 namespace {
 
@@ -291,4 +291,4 @@ void TraceRecorder::write_chrome_json(const std::string& path) {
   if (!f) fail(ErrorKind::Value, "cannot write the trace to '{}': write failed", path);
 }
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

@@ -12,7 +12,7 @@
 #include "core/monitor.hpp"
 #include "core/runtime.hpp"
 
-namespace culua::measure {
+namespace culua::detail::measure {
 
 struct StreamSummary {
   int device = 0;
@@ -96,4 +96,4 @@ class TraceRecorder final : public OpObserver {
   std::vector<size_t> open_;  // ops between begin_op and end_op (SIZE_MAX: not recorded)
 };
 
-}  // namespace culua::measure
+}  // namespace culua::detail::measure

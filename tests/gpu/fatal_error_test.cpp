@@ -14,8 +14,8 @@
 namespace {
 
 int launch_fault(lua_State* L) {
-  culua::Runtime& rt = culua::lua::runtime(L);
-  culua::cuda::launch_fault(rt.backend(), rt.current_stream());
+  culua::detail::Runtime& rt = culua::detail::lua::runtime(L);
+  culua::detail::cuda::launch_fault(rt.backend(), rt.current_stream());
   return 0;
 }
 
@@ -48,18 +48,18 @@ print("ok")
 
 int main() {
   std::string why;
-  if (!culua::cuda::device_available(&why)) {
+  if (!culua::detail::cuda::device_available(&why)) {
     std::printf("no CUDA device (%s): skipping\n", why.c_str());
     return 77;
   }
   int status = 1;
   {
-    culua::Runtime rt(culua::RuntimeOptions{culua::BackendKind::Cuda});
+    culua::detail::Runtime rt(culua::detail::RuntimeOptions{culua::detail::BackendKind::Cuda});
     lua_State* L = luaL_newstate();
     luaL_openlibs(L);
-    culua::lua::open_cu(L, rt);
+    culua::detail::lua::open_cu(L, rt);
     lua_setglobal(L, "cu");
-    lua_pushcfunction(L, culua::lua::entry<launch_fault>);
+    lua_pushcfunction(L, culua::detail::lua::entry<launch_fault>);
     lua_setglobal(L, "fault");
     if (luaL_loadbuffer(L, kScript, std::char_traits<char>::length(kScript), "=fatal.lua") ==
             LUA_OK &&

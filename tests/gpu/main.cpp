@@ -8,7 +8,7 @@
 
 int main(int argc, char** argv) {
   std::string why;
-  if (!culua::cuda::device_available(&why)) {
+  if (!culua::detail::cuda::device_available(&why)) {
     std::printf("no CUDA device (%s): skipping the GPU tests\n", why.c_str());
     return 77;
   }

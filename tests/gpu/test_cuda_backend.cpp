@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 
-using namespace culua;
+using namespace culua::detail;
 
 namespace {
 

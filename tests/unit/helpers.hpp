@@ -14,7 +14,7 @@
 #include "core/runtime.hpp"
 #include "host/host_backend.hpp"
 
-namespace culua::test {
+namespace culua::detail::test {
 
 inline RuntimeOptions host_options(uint64_t limit = 0) {
   RuntimeOptions o;
@@ -28,10 +28,10 @@ inline host::HostBackend& host_backend(Runtime& rt) {
   return dynamic_cast<host::HostBackend&>(unwrap_backend(rt.backend()));
 }
 
-// What error_kind_of returns when no culua::Error was thrown.
+// What error_kind_of returns when no culua::detail::Error was thrown.
 inline constexpr ErrorKind kNoError = static_cast<ErrorKind>(-1);
 
-// Runs f and returns the kind of the culua::Error it throws, kNoError when it throws none.
+// Runs f and returns the kind of the culua::detail::Error it throws, kNoError when it throws none.
 template <class F>
 ErrorKind error_kind_of(F&& f) {
   try {
@@ -42,7 +42,7 @@ ErrorKind error_kind_of(F&& f) {
   return kNoError;
 }
 
-// The message of the culua::Error f throws, or "" when none.
+// The message of the culua::detail::Error f throws, or "" when none.
 template <class F>
 std::string error_message_of(F&& f) {
   try {
@@ -79,30 +79,30 @@ void write_raw(Runtime& rt, const Array& a, const std::vector<T>& v) {
   if (!v.empty()) std::memcpy(a.data(), v.data(), v.size() * sizeof(T));
 }
 
-}  // namespace culua::test
+}  // namespace culua::detail::test
 
 namespace Catch {
 template <>
-struct StringMaker<culua::ErrorKind> {
-  static std::string convert(culua::ErrorKind k) {
+struct StringMaker<culua::detail::ErrorKind> {
+  static std::string convert(culua::detail::ErrorKind k) {
     switch (k) {
-      case culua::ErrorKind::Value:
+      case culua::detail::ErrorKind::Value:
         return "Value";
-      case culua::ErrorKind::Type:
+      case culua::detail::ErrorKind::Type:
         return "Type";
-      case culua::ErrorKind::Index:
+      case culua::detail::ErrorKind::Index:
         return "Index";
-      case culua::ErrorKind::OutOfMemory:
+      case culua::detail::ErrorKind::OutOfMemory:
         return "OutOfMemory";
-      case culua::ErrorKind::Released:
+      case culua::detail::ErrorKind::Released:
         return "Released";
-      case culua::ErrorKind::Unsupported:
+      case culua::detail::ErrorKind::Unsupported:
         return "Unsupported";
-      case culua::ErrorKind::Device:
+      case culua::detail::ErrorKind::Device:
         return "Device";
-      case culua::ErrorKind::Fatal:
+      case culua::detail::ErrorKind::Fatal:
         return "Fatal";
-      case culua::ErrorKind::Strict:
+      case culua::detail::ErrorKind::Strict:
         return "Strict";
     }
     return "<no error thrown>";

@@ -2,8 +2,8 @@
 // work still uses, and never blocks.
 #include "helpers.hpp"
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 namespace {
 constexpr int64_t kN = int64_t{1} << 20;  // f32 elements: 4 MiB

@@ -12,8 +12,8 @@
 #include "core/elementwise.hpp"
 #include "core/promote.hpp"
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 namespace {
 

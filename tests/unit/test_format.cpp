@@ -5,8 +5,8 @@
 
 #include "core/format.hpp"
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 namespace {
 

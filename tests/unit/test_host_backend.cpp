@@ -8,8 +8,8 @@
 
 #include "host/host_stream.hpp"
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 TEST_CASE("host backend: queued work is asynchronous and synchronize waits", "[host][stream]") {
   Runtime rt(host_options());

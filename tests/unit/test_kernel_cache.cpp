@@ -19,7 +19,7 @@
 
 #include "core/kernel_cache.hpp"
 
-using namespace culua::rtc;
+using namespace culua::detail::rtc;
 namespace fs = std::filesystem;
 
 namespace {

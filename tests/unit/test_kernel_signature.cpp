@@ -15,8 +15,8 @@
 #include "core/numeric.hpp"
 #include "helpers.hpp"
 
-using namespace culua;
-using namespace culua::rtc;
+using namespace culua::detail;
+using namespace culua::detail::rtc;
 
 namespace {
 

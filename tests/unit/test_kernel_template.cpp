@@ -13,8 +13,8 @@
 #include "cuda/rtc.hpp"
 #endif
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include "core/layout.hpp"
 #include "helpers.hpp"
 
-using namespace culua;
-using culua::test::error_kind_of;
+using namespace culua::detail;
+using culua::detail::test::error_kind_of;
 
 TEST_CASE("contiguous layouts have row-major strides") {
   const Layout l = Layout::contiguous(Shape{2, 3, 4});

@@ -9,8 +9,8 @@
 
 #include "core/linalg.hpp"
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 namespace {
 

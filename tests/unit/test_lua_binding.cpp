@@ -8,8 +8,8 @@
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 namespace {
 
@@ -93,7 +93,7 @@ TEST_CASE("lua: entry<F> turns exceptions into Lua errors and unwinds C++ frames
     lua_register(L, "returns_normally", lua::entry<returns_normally>);
     run_string(L, "function failing() error('probe nested lua error') end return ''");
 
-    SECTION("culua::Error") {
+    SECTION("culua::detail::Error") {
       g_destroyed = 0;
       const std::string r =
           run_string(L, "local ok, m = pcall(throws_culua_error) return tostring(ok) .. '|' .. m");

@@ -11,7 +11,7 @@
 
 #include "core/numeric.hpp"
 
-using namespace culua;
+using namespace culua::detail;
 
 namespace {
 

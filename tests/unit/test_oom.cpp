@@ -2,8 +2,8 @@
 // retry.
 #include "helpers.hpp"
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 namespace {
 constexpr uint64_t kMiB = uint64_t{1} << 20;

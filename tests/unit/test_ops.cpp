@@ -7,8 +7,8 @@
 #include <limits>
 #include <random>
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 namespace {
 

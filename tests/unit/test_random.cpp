@@ -9,8 +9,8 @@
 
 #include "core/random.hpp"
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 namespace {
 
@@ -108,7 +108,7 @@ TEST_CASE("rand: element i takes the documented Philox bits", "[random]") {
     }
   }
   SECTION("the global state: offset counts blocks") {
-    culua::seed(rt, seed);
+    culua::detail::seed(rt, seed);
     random(rt, kUniform, Shape{5}, DType::F32);  // 2 blocks
     CHECK(rt.random_state().offset == 2);
     const auto v = raw_elements<float>(rt, random(rt, kUniform, Shape{4}, DType::F32));
@@ -211,37 +211,37 @@ TEST_CASE("seeds: reproducible, independent of the global state; offsets advance
   CHECK(rt.random_state().seed == kDefaultSeed);
   CHECK(rt.random_state().offset == 0);
   auto f32 = [&](const Array& a) { return raw_elements<float>(rt, a); };
-  culua::seed(rt, 42);
+  culua::detail::seed(rt, 42);
   const auto a1 = f32(random(rt, kUniform, Shape{100}, DType::F32));
   const auto a2 = f32(random(rt, kUniform, Shape{100}, DType::F32));
   CHECK(a1 != a2);
   CHECK(rt.random_state().offset == 50);
-  culua::seed(rt, 42);
+  culua::detail::seed(rt, 42);
   CHECK(rt.random_state().offset == 0);
   CHECK(f32(random(rt, kUniform, Shape{100}, DType::F32)) == a1);
   CHECK(f32(random(rt, kUniform, Shape{100}, DType::F32)) == a2);
 
   // Whole blocks: two calls of 4 values equal one call of 8.
-  culua::seed(rt, 7);
+  culua::detail::seed(rt, 7);
   auto b1 = f32(random(rt, kUniform, Shape{4}, DType::F32));
   const auto b2 = f32(random(rt, kUniform, Shape{4}, DType::F32));
-  culua::seed(rt, 7);
+  culua::detail::seed(rt, 7);
   b1.insert(b1.end(), b2.begin(), b2.end());
   CHECK(f32(random(rt, kUniform, Shape{2, 4}, DType::F32)) == b1);
 
   // seed= uses offset 0 of that seed and leaves the global state alone.
-  culua::seed(rt, 1234);
+  culua::detail::seed(rt, 1234);
   random(rt, kUniform, Shape{10}, DType::F32);
   const auto state = rt.random_state();
   const auto s1 = f32(random(rt, kUniform, Shape{64}, DType::F32, Location::Device, nullptr, 1234));
   CHECK(rt.random_state().offset == state.offset);
   CHECK(rt.random_state().seed == state.seed);
-  culua::seed(rt, 1234);
+  culua::detail::seed(rt, 1234);
   CHECK(f32(random(rt, kUniform, Shape{64}, DType::F32)) == s1);
   CHECK(f32(random(rt, kUniform, Shape{64}, DType::F32, Location::Device, nullptr, 1235)) != s1);
 
   // Offsets per dtype: f64 and complex consume more counters.
-  culua::seed(rt, 1);
+  culua::detail::seed(rt, 1);
   random(rt, kUniform, Shape{3}, DType::F64);
   CHECK(rt.random_state().offset == 2);
   random(rt, kNormal, Shape{3}, DType::C64);

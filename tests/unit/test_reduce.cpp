@@ -11,8 +11,8 @@
 
 #include "core/reduce.hpp"
 
-using namespace culua;
-using namespace culua::test;
+using namespace culua::detail;
+using namespace culua::detail::test;
 
 namespace {
 

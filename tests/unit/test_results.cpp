@@ -10,8 +10,8 @@
 #include "measure/plot.hpp"
 #include "measure/results.hpp"
 
-using namespace culua;
-using namespace culua::measure;
+using namespace culua::detail;
+using namespace culua::detail::measure;
 
 namespace {
 

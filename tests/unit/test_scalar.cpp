@@ -9,7 +9,7 @@
 #include "core/scalar.hpp"
 #include "helpers.hpp"
 
-using namespace culua;
+using namespace culua::detail;
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include "measure/stats.hpp"
 
-using namespace culua::measure;
+using namespace culua::detail::measure;
 using Catch::Detail::Approx;
 
 TEST_CASE("stats: mean, sample stddev and noise of a known sample", "[stats]") {

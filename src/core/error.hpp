@@ -19,6 +19,7 @@ enum class ErrorKind {
   Device,       // a recoverable CUDA error; the runtime stays usable
   Fatal,        // a sticky CUDA error: the runtime is poisoned
   Strict,       // an implicit synchronization inside cu.strict
+  Interrupted,  // Ctrl-C or Runtime::interrupt() during a wait for the device
 };
 
 class Error : public std::runtime_error {

@@ -104,6 +104,8 @@ struct StringMaker<culua::detail::ErrorKind> {
         return "Fatal";
       case culua::detail::ErrorKind::Strict:
         return "Strict";
+      case culua::detail::ErrorKind::Interrupted:
+        return "Interrupted";
     }
     return "<no error thrown>";
   }

@@ -14,6 +14,17 @@ set_target_properties(culua::lua PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR}
   INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR}
   INTERFACE_LINK_LIBRARIES "m;${CMAKE_DL_LIBS}")
+add_library(culua::lua_headers INTERFACE IMPORTED)
+set_target_properties(culua::lua_headers PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR}
+  INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR})
+# The shared C++ build (liblua5.4-c++.so.0, package liblua5.4-0) for the embedding library.
+find_library(LUA_CXX_SHARED NAMES liblua5.4-c++.so REQUIRED)
+add_library(culua::lua_shared SHARED IMPORTED)
+set_target_properties(culua::lua_shared PROPERTIES
+  IMPORTED_LOCATION ${LUA_CXX_SHARED}
+  INTERFACE_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR}
+  INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR})
 
 # libedit for the REPL, linked statically (with libbsd and libmd) so the binary carries it.
 find_path(EDIT_INCLUDE_DIR editline/readline.h REQUIRED)

@@ -271,7 +271,8 @@ class CULUA_API Runtime {
   std::vector<Value> call_values(std::string_view name, const std::vector<Value>& args);
 
   // Registers a C++ function as the global (or dotted field) `name`. `f` takes and returns
-  // values from_value/Value convert (a std::tuple or std::vector<Value> returns several). A
+  // values from_value/Value convert (a std::tuple or std::vector<Value> returns several; a
+  // single parameter `const std::vector<Value>&` takes all arguments as they come). A
   // C++ exception thrown by `f` becomes a Lua error; an argument of the wrong type is reported
   // as Lua reports one ("bad argument #2 to 'scale' (number expected, got string)").
   template <class F>
@@ -280,9 +281,21 @@ class CULUA_API Runtime {
     using R = typename traits::result;
     using Args = typename traits::args;
     const std::string fname(name);
-    set_function_values(name, [f = std::move(f), fname](const std::vector<Value>& in) mutable {
-      return invoke<R, Args>(f, fname, in, std::make_index_sequence<std::tuple_size_v<Args>>{});
-    });
+    if constexpr (std::is_same_v<Args, std::tuple<std::vector<Value>>>) {
+      // Takes all arguments as they come.
+      set_function_values(name, [f = std::move(f)](const std::vector<Value>& in) mutable {
+        if constexpr (std::is_void_v<R>) {
+          f(in);
+          return std::vector<Value>{};
+        } else {
+          return embed_detail::results(f(in));
+        }
+      });
+    } else {
+      set_function_values(name, [f = std::move(f), fname](const std::vector<Value>& in) mutable {
+        return invoke<R, Args>(f, fname, in, std::make_index_sequence<std::tuple_size_v<Args>>{});
+      });
+    }
   }
   void set_function_values(std::string_view name, Function f);
 

@@ -70,6 +70,11 @@ struct SequenceSpec {
   double stop = 0;
 };
 
+struct PointerInfo {
+  Location location = Location::Device;
+  int device = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -83,6 +88,12 @@ class Backend {
   virtual std::shared_ptr<Stream> create_stream(int device, StreamPriority p) = 0;
   virtual std::shared_ptr<Event> create_event(int device, bool timing) = 0;
   virtual void synchronize_device(int device) = 0;
+  // Embedding: a stream of the application (a cudaStream_t) that culua queues work on but never
+  // destroys. Backends without native streams throw Error(Unsupported).
+  virtual std::shared_ptr<Stream> wrap_stream(void* native, int device);
+  // Where memory of the application lives (for wrapping it without a copy). The host backend's
+  // device memory is host memory: everything is Device there.
+  virtual PointerInfo locate(const void* p);
 
   // Memory. `allocate` throws Error(OutOfMemory) and does not retry (the Runtime does). Device
   // memory is allocated stream-ordered on `stream`. `deallocate` frees after the work queued on

@@ -26,6 +26,7 @@ class Buffer {
   Location location() const { return location_; }
   int device() const { return device_; }
   bool freed() const { return freed_; }
+  bool owned() const { return owned_; }  // false for wrapped memory of the application
   Backend& backend() const { return *backend_; }
 
   // Call before queueing work on `s` that touches this buffer. The first use on a stream other

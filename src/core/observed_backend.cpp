@@ -97,6 +97,10 @@ class ObservedBackend final : public Backend {
     return inner_->create_event(d, timing);
   }
   void synchronize_device(int d) override { inner_->synchronize_device(d); }
+  std::shared_ptr<Stream> wrap_stream(void* native, int d) override {
+    return inner_->wrap_stream(native, d);
+  }
+  PointerInfo locate(const void* p) override { return inner_->locate(p); }
 
   void* allocate(size_t bytes, Location loc, int d, Stream* s) override {
     void* p = inner_->allocate(bytes, loc, d, s);

@@ -33,6 +33,14 @@ std::string_view location_name(Location l) {
   }
 }
 
+std::shared_ptr<Stream> Backend::wrap_stream(void*, int) {
+  fail(ErrorKind::Unsupported, "the {} backend has no CUDA streams to share", backend_name(kind()));
+}
+
+PointerInfo Backend::locate(const void*) {
+  return {};
+}
+
 BackendKind parse_backend(std::string_view s) {
   if (s == "auto") return BackendKind::Auto;
   if (s == "cuda") return BackendKind::Cuda;

@@ -132,6 +132,34 @@ class CudaBackend final : public Backend {
     CULUA_CUDA_CHECK(*health_, cudaDeviceSynchronize());
   }
 
+  std::shared_ptr<Stream> wrap_stream(void* native, int device) override {
+    state(device);
+    auto* s = static_cast<cudaStream_t>(native);
+    int stream_device = device;
+    CULUA_CUDA_CHECK(*health_, cudaStreamGetDevice(s, &stream_device));
+    if (stream_device != device) {
+      fail(ErrorKind::Value, "the stream belongs to device {}, not to device {}", stream_device,
+           device);
+    }
+    return std::make_shared<CudaStream>(s, false, device, StreamPriority::Normal, next_stream_id_++,
+                                        health_);
+  }
+
+  PointerInfo locate(const void* p) override {
+    health_->check_usable();
+    cudaPointerAttributes a{};
+    CULUA_CUDA_CHECK(*health_, cudaPointerGetAttributes(&a, p));
+    switch (a.type) {
+      case cudaMemoryTypeDevice:
+      case cudaMemoryTypeManaged:
+        return {Location::Device, a.device};
+      case cudaMemoryTypeHost:
+        return {Location::Pinned, a.device < 0 ? 0 : a.device};
+      default:
+        return {Location::Pageable, 0};
+    }
+  }
+
   void* allocate(size_t bytes, Location loc, int device, Stream* stream) override {
     health_->check_usable();
     switch (loc) {

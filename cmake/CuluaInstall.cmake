@@ -1,0 +1,31 @@
+# `cmake --install`: the culua program, the embedding library with its header, a CMake package
+# (find_package(culua), target culua::culua), a pkg-config file, and the Lua side (the embedded
+# modules' sources and the Lua Language Server annotations) where stock Lua looks for modules.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS culua RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS culua_shared EXPORT culuaTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES include/culua/culua.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/culua)
+
+set(CULUA_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/culua)
+install(EXPORT culuaTargets NAMESPACE culua:: DESTINATION ${CULUA_CMAKE_DIR})
+configure_package_config_file(cmake/culuaConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/culuaConfig.cmake
+  INSTALL_DESTINATION ${CULUA_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/culuaConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/culuaConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/culuaConfigVersion.cmake
+  DESTINATION ${CULUA_CMAKE_DIR})
+
+# Relocatable: the prefix is found from the .pc file's own folder.
+file(RELATIVE_PATH CULUA_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" CULUA_PC_TO_PREFIX "${CULUA_PC_TO_PREFIX}")
+configure_file(cmake/culua.pc.in ${CMAKE_CURRENT_BINARY_DIR}/culua.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/culua.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# Lua modules: stock Lua's default package.path has <prefix>/share/lua/5.4/?.lua.
+install(DIRECTORY lua/cu DESTINATION ${CMAKE_INSTALL_DATADIR}/lua/5.4 FILES_MATCHING PATTERN "*.lua")
+if(EXISTS ${PROJECT_SOURCE_DIR}/lua/meta/cu.lua)
+  install(FILES lua/meta/cu.lua DESTINATION ${CMAKE_INSTALL_DATADIR}/lua/5.4/cu/meta)
+endif()

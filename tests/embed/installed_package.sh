@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs a built tree into a fresh prefix, then builds the example application of
+# examples/embed against the installed package only, twice in fresh build folders: with CMake's
+# find_package(culua) and with pkg-config. Runs both on the host backend.
+#   tests/embed/installed_package.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+for f in bin/culua include/culua/culua.hpp share/lua/5.4/cu/testing.lua; do
+  [[ -e $prefix/$f ]] || { echo "not installed: $f"; exit 1; }
+done
+config=$(find "$prefix" -name culuaConfig.cmake)
+pc=$(find "$prefix" -name culua.pc)
+lib=$(find "$prefix" -name 'libculua.so*' | head -1)
+[[ -n $config && -n $pc && -n $lib ]] || { echo "missing: config=$config pc=$pc lib=$lib"; exit 1; }
+echo "installed: $config, $pc, $lib"
+
+# The installed culua program runs.
+"$prefix/bin/culua" --backend host -e 'assert(cu.ones(3):sum():item() == 3) print("culua from the prefix: ok")'
+
+# find_package(culua): only the prefix is given, never the build tree.
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$src/examples/embed" -B "$work/app-cmake" "${generator[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_TYPE=Release >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
+cmake --build "$work/app-cmake" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
+"$work/app-cmake/embed_example" host
+
+# pkg-config, with a plain compiler command line (C++17).
+export PKG_CONFIG_PATH=$(dirname "$pc")
+flags=$(pkg-config --cflags --libs culua)
+echo "pkg-config: $flags"
+c++ -std=c++17 -O1 "$src/examples/embed/main.cpp" $flags -Wl,-rpath,"$(dirname "$lib")" -o "$work/app-pc"
+"$work/app-pc" host
+echo "installed package: ok"

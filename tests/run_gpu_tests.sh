@@ -35,6 +35,9 @@ run() {
 
 run gpu.catch "$build/tests/culua_gpu_tests"
 run gpu.fatal_error "$build/tests/culua_gpu_fatal_test"
+# The embedding library links the shared C++ Lua: carried in lib-extra where none is installed.
+run embed "env" "LD_LIBRARY_PATH=$build/lib-extra:${LD_LIBRARY_PATH:-}" "$build/tests/culua_embed_tests"
+run gpu.embed "env" "LD_LIBRARY_PATH=$build/lib-extra:${LD_LIBRARY_PATH:-}" "$build/tests/culua_embed_gpu_tests"
 for t in tests/lua/test_*.lua tests/gpu/test_*.lua; do
   run "lua.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"
 done

@@ -385,7 +385,10 @@ local function render_class(db, c, out, header)
   end
   if #c.methods > 0 then
     out[#out + 1] = ""
-    local what = (c.var or c.path == nil) and "Methods" or "Functions"
+    local what = "Methods"
+    for _, m in ipairs(c.methods) do
+      if not m.colon then what = "Functions" end
+    end
     if #c.methods > 16 then
       local names = {}
       for _, m in ipairs(c.methods) do names[#names + 1] = m.method or m.short end

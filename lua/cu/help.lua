@@ -11,6 +11,9 @@
 
 local M = {}
 
+-- The cu module (also where it is not a global: require "cu" from a stock Lua).
+local cu = package.loaded["cu"] or rawget(_G, "cu")
+
 -- ---------------------------------------------------------------------------------------------
 -- Parsing.
 
@@ -62,7 +65,7 @@ end
 
 local function new_doc()
   return { desc = {}, params = {}, returns = {}, fields = {}, operators = {}, overloads = {},
-    see = {}, values = {} }
+    values = {} }
 end
 
 -- Parses the annotation text. The result:
@@ -187,8 +190,6 @@ function M.parse(text)
         doc.operators[#doc.operators + 1] = rest
       elseif tag == "overload" then
         doc.overloads[#doc.overloads + 1] = rest
-      elseif tag == "see" then
-        doc.see[#doc.see + 1] = rest
       elseif tag == nil then
         local value = body:match("^|%s*(.*)$")
         if value then
@@ -414,7 +415,11 @@ local function render_alias(e, out)
   if #e.values > 0 then
     local rows, plain = {}, {}
     for _, v in ipairs(e.values) do
-      if v.desc ~= "" then rows[#rows + 1] = { v.value, v.desc } else plain[#plain + 1] = v.value end
+      if v.desc ~= "" then
+        rows[#rows + 1] = { v.value, v.desc }
+      else
+        plain[#plain + 1] = v.value
+      end
     end
     out[#out + 1] = ""
     if #rows > 0 then out[#out + 1] = columns(rows, "    ") end
@@ -440,8 +445,8 @@ end
 
 -- The overview: every group with its functions and types.
 local function overview(db, out)
-  out[#out + 1] = "cu: CUDA device arrays, streams, events, run-time kernels and measurement for Lua" ..
-    (cu and cu.version and (" (culua " .. cu.version .. ")") or "")
+  out[#out + 1] = "cu: CUDA device arrays, streams, events, run-time kernels and measurement for "
+    .. "Lua" .. (cu and cu.version and (" (culua " .. cu.version .. ")") or "")
   out[#out + 1] = "help(x) describes a function, method, type or object: help(cu.zeros), " ..
     "help(\"zeros\"), help(\"Array:sum\"), help(a)."
   out[#out + 1] = ""
@@ -475,7 +480,9 @@ end
 local function live_tables()
   local t = { { prefix = "cu.", tbl = cu } }
   if type(cu) == "table" then
-    if type(rawget(cu, "host")) == "table" then t[#t + 1] = { prefix = "cu.host.", tbl = cu.host } end
+    if type(rawget(cu, "host")) == "table" then
+      t[#t + 1] = { prefix = "cu.host.", tbl = cu.host }
+    end
     if type(rawget(cu, "trace")) == "table" then
       t[#t + 1] = { prefix = "cu.trace.", tbl = cu.trace }
     end
@@ -551,7 +558,9 @@ local function lookup(db, s)
         if m.method == member or m.name:match("[%.:]([%w_]+)$") == member then return { m } end
       end
       for _, f in ipairs(c.fields) do
-        if f.name:gsub("%?$", "") == member then return { { kind = "field", class = c, field = f } } end
+        if f.name:gsub("%?$", "") == member then
+          return { { kind = "field", class = c, field = f } }
+        end
       end
     end
   end
@@ -601,9 +610,34 @@ local function describe_array(a)
     a.size == 1 and "" or "s", a.nbytes)
 end
 
+-- The live function an entry documents, if it can be found without creating objects.
+local function live_function(e)
+  local v
+  if e.owner then
+    local methods = M.methods_of(e.owner)
+    v = methods and rawget(methods, e.method)
+  elseif cu then
+    v = e.name == "help" and rawget(_G, "help") or cu
+    for part in e.name:gsub("^cu%.", ""):gmatch("[^%.]+") do
+      v = type(v) == "table" and rawget(v, part) or nil
+    end
+  end
+  return type(v) == "function" and v or nil
+end
+
+-- A function's entry, and the other names of the same function ("Also: Array:sum").
+local function render_function_value(db, e, f, out)
+  render(db, e, out)
+  local also = {}
+  for _, n in ipairs(f and names_of(f) or {}) do
+    if n ~= e.name then also[#also + 1] = (n:gsub("^cu%.(%u)", "%1")) end
+  end
+  if #also > 0 then out[#out + 1] = "  Also: " .. table.concat(also, ", ") end
+end
+
 local function help_value(db, x, out)
   local tx = type(x)
-  if x == nil or rawequal(x, cu) then
+  if x == nil or rawequal(x, cu) or x == "cu" then
     overview(db, out)
     return
   end
@@ -612,7 +646,13 @@ local function help_value(db, x, out)
     if #found == 0 then return not_found(db, string.format("%q", x), x, out) end
     for i, e in ipairs(found) do
       if i > 1 then out[#out + 1] = "" end
-      if e.kind == "field" then render_field(e.class, e.field, out) else render(db, e, out) end
+      if e.kind == "field" then
+        render_field(e.class, e.field, out)
+      elseif e.kind == "function" then
+        render_function_value(db, e, live_function(e), out)
+      else
+        render(db, e, out)
+      end
     end
     return
   end
@@ -624,12 +664,7 @@ local function help_value(db, x, out)
       if e then break end
     end
     if not e then return not_found(db, "this function (it is not part of cu)", nil, out) end
-    render(db, e, out)
-    local also = {}
-    for _, n in ipairs(names) do
-      if n ~= e.name then also[#also + 1] = (n:gsub("^cu%.", "")) end
-    end
-    if #also > 0 then out[#out + 1] = "  Also: " .. table.concat(also, ", ") end
+    render_function_value(db, e, x, out)
     return
   end
   if tx == "table" then
@@ -669,8 +704,8 @@ function M.help(text, x, opts)
   if opts then
     for k in pairs(opts) do
       if not OPTIONS[k] then
-        error(string.format("cu.help: unknown option '%s' (this function takes: text)", tostring(k)),
-          2)
+        error(string.format("cu.help: unknown option '%s' (this function takes: text)",
+          tostring(k)), 2)
       end
     end
   end

@@ -62,7 +62,7 @@
 --- 0-based; a shape is an integer or a table of integers; the default dtype is "f32". Unknown
 --- option names are errors.
 ---@class cu
----@field backend "cuda"|"host" the backend in use; reading it creates the backend (and, on CUDA, nothing more)
+---@field backend "cuda"|"host" the backend in use; reading it creates the backend
 ---@field version string culua's version, such as "0.1.0"
 ---@field host cu.host functions that create arrays in host memory
 ---@field trace cu.trace the timeline recorder
@@ -894,7 +894,9 @@ function Array:dot(y, opts) end
 -- ## Complex scalars
 
 --- A complex number re + im*j: a scalar wherever one is accepted (cu.full, a[i] = z, arithmetic
---- with arrays makes them complex). Arithmetic + - * / ^, unary -, == and tostring ("1+2j").
+--- with arrays makes them complex). Arithmetic + - * / ^ (with numbers too), unary -, tostring
+--- ("1+2j") and == between two complex values (Lua never calls __eq for a number: z == 1 is
+--- false even for cu.complex(1)).
 ---@param re number
 ---@param im? number default 0
 ---@return cu.Complex

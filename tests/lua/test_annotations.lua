@@ -231,7 +231,8 @@ T.case("every function of cu, cu.host and cu.trace is annotated, and nothing els
       check(type(cu[sub][k]) == "function" and annotated[k], "cu.%s.%s is not annotated", sub, k)
     end
     for name in pairs(annotated) do
-      check(type(cu[sub][name]) == "function", "cu.%s.%s is annotated but does not exist", sub, name)
+      check(type(cu[sub][name]) == "function", "cu.%s.%s is annotated but does not exist", sub,
+        name)
     end
   end
   -- Every annotated function outside the types exists.
@@ -250,7 +251,8 @@ T.case("every registered type is annotated", function()
   local check, done = checker()
   for _, k in ipairs(sorted_keys(debug.getregistry())) do
     local v = debug.getregistry()[k]
-    if type(k) == "string" and k:match("^cu%.") and type(v) == "table" and rawget(v, "__name") == k then
+    if type(k) == "string" and k:match("^cu%.") and type(v) == "table" and
+        rawget(v, "__name") == k then
       check(db.classes[k] ~= nil, "the type %s has no ---@class", k)
     end
   end
@@ -452,7 +454,8 @@ T.case("options classes list exactly the options the functions accept", function
   local check, done = checker()
   for _, name in ipairs(sorted_keys(OPTION_CALLS)) do
     local ok, err = pcall(OPTION_CALLS[name])
-    local list = not ok and tostring(err):match("unknown option 'zz_bogus' %(this function takes: (.-)%)")
+    local list = not ok and
+        tostring(err):match("unknown option 'zz_bogus' %(this function takes: (.-)%)")
     check(list, "%s: expected an unknown-option error, got %s", name, ok and "success" or err)
     local c = option_class(name)
     check(c, "%s: no options class among its parameters", name)

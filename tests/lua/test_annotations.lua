@@ -356,6 +356,18 @@ extern "C" __global__ void fill(float* x, float v, int n) {
   check_record(k:occupancy(128), "cu.Occupancy")
   local kc = k:configure({ grid = 1, block = 32 })
   T.eq(getmetatable(kc).__name, "cu.ConfiguredKernel")
+  -- The launch configuration's keys are the fields of cu.LaunchConfig.
+  local ok, err = pcall(k, { grid = 1, block = 32, zz_bogus = 1 }, cu.zeros(32), 1, 32)
+  T.eq(ok, false)
+  local live = {}
+  for key in tostring(err):match("this function takes: (.-)%)"):gmatch("[^,%s]+") do
+    live[#live + 1] = key
+  end
+  local annotated = {}
+  for key in pairs(fields_of(class("cu.LaunchConfig"))) do annotated[#annotated + 1] = key end
+  table.sort(live)
+  table.sort(annotated)
+  T.eq(annotated, live, "cu.LaunchConfig")
 end)
 
 T.case("cu.testing", function()
@@ -426,6 +438,10 @@ local OPTION_CALLS = {
   end,
   ["cu.ElementwiseKernel()"] = function()
     cu.elementwise("f32 x -> f32 y", "y = x")(cu.zeros(1), { zz_bogus = 1 })
+  end,
+  ["cu.ReductionKernel()"] = function()
+    cu.reduction("f32 x -> f32 y", { reduce = "a + b", identity = 0 })(cu.zeros(1),
+      { zz_bogus = 1 })
   end,
 }
 

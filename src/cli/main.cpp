@@ -123,6 +123,8 @@ int protected_main(lua_State* L) {
   luaL_checkversion(L);
   luaL_openlibs(L);
   lua::open_cu(L, rt, inv.run);
+  lua_getfield(L, -1, "help");
+  lua_setglobal(L, "help");
   lua_setglobal(L, "cu");
   create_arg_table(L, inv);
   lua_gc(L, LUA_GCRESTART);

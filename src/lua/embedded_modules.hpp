@@ -12,4 +12,7 @@ struct EmbeddedModule {
 // Ends with an entry whose name is null.
 extern const EmbeddedModule kEmbeddedModules[];
 
+// The text of the annotation file lua/meta/cu.lua, which cu.help reads (cmake/EmbedText.cmake).
+extern const char kAnnotations[];
+
 }  // namespace culua::detail::lua

@@ -90,6 +90,21 @@ int load_embedded(lua_State* L) {
   return 1;
 }
 
+// cu.help(x [, opts]): the embedded Lua module cu.help (lua/cu/help.lua) describes x from the
+// annotation file's text; its results (none, or the text) are returned as they are.
+int l_help(lua_State* L) {
+  lua_settop(L, 2);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "cu.help");
+  lua_call(L, 1, 1);
+  lua_getfield(L, 3, "help");
+  lua_pushstring(L, kAnnotations);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_call(L, 3, LUA_MULTRET);
+  return lua_gettop(L) - 3;
+}
+
 int context_gc(lua_State* L) {
   auto* ctx = static_cast<Context*>(lua_touserdata(L, 1));
   if (ctx->rt) {
@@ -143,6 +158,8 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
                                 {"sleep", entry<l_sleep>},
                                 {nullptr, nullptr}};
   luaL_setfuncs(L, functions, 0);
+  lua_pushcfunction(L, entry<l_help>);
+  lua_setfield(L, -2, "help");
   lua_pushliteral(L, CULUA_VERSION);
   lua_setfield(L, -2, "version");
   lua_newtable(L);

@@ -1,0 +1,1561 @@
+---@meta cu
+
+-- Lua Language Server annotations for the `cu` module of culua (https://luals.github.io).
+--
+-- This file is a description, not code: its functions are empty stubs. It is never run by culua
+-- (running it would replace the real functions); culua embeds its text for cu.help(), which shows
+-- the descriptions below. Point LuaLS at the folder holding it (workspace.library).
+--
+-- Layout, which cu.help() relies on: "-- ## Title" starts a group of the overview; each stub is
+-- preceded by its description ("--- text") and annotations ("---@param", "---@return", ...);
+-- a type is "---@class cu.Name" followed by "local Name = {}" and its methods
+-- "function Name:method() end". Types are written without spaces outside brackets.
+
+-- ## Types
+
+--- An element type. Aliases are accepted too: float32 float64 float16 bfloat16 int8 int16 int32
+--- int64 uint8 uint32 complex64 complex128 double.
+---@alias cu.DType
+---| "f32"  # 32-bit float (the default)
+---| "f64"  # 64-bit float
+---| "f16"  # IEEE half precision (computes in f32)
+---| "bf16" # bfloat16 (computes in f32)
+---| "i8"
+---| "i16"
+---| "i32"
+---| "i64"
+---| "u8"
+---| "u32"
+---| "bool"
+---| "c64"  # complex of two f32
+---| "c128" # complex of two f64
+---| "float32"
+---| "float64"
+---| "float16"
+---| "bfloat16"
+---| "int8"
+---| "int16"
+---| "int32"
+---| "int64"
+---| "uint8"
+---| "uint32"
+---| "complex64"
+---| "complex128"
+---| "double"
+
+--- A shape: an integer (1-D) or a table of integers, at most 8 dimensions.
+---@alias cu.Shape integer|integer[]
+
+--- A scalar: a Lua number, a boolean or a cu.complex value.
+---@alias cu.Scalar number|boolean|cu.Complex
+
+--- An operand of elementwise math: an array or a scalar.
+---@alias cu.Operand cu.Array|cu.Scalar
+
+--- Where an array's memory is: on the device, or in pinned (page-locked) or pageable host memory.
+---@alias cu.Location "device"|"pinned"|"pageable"
+
+-- ## Devices
+
+--- The `cu` module: CUDA device arrays, streams, events, run-time kernels and measurement. A
+--- global in culua (`require "cu"` returns it). Indices visible to Lua are 1-based, device ordinals
+--- 0-based; a shape is an integer or a table of integers; the default dtype is "f32". Unknown
+--- option names are errors.
+---@class cu
+---@field backend "cuda"|"host" the backend in use; reading it creates the backend
+---@field version string culua's version, such as "0.1.0"
+---@field host cu.host functions that create arrays in host memory
+---@field trace cu.trace the timeline recorder
+cu = {}
+
+--- The devices of the backend, each {index=, name=, sm_count=, memory=, l2=, cc=} (cc only on
+--- CUDA). Indices are CUDA's ordinals (0-based). The host backend has one device.
+---@return cu.DeviceInfo[]
+function cu.devices() end
+
+--- Gets the current device, or selects device `i` first (0-based). Work without an explicit stream
+--- and new arrays go to the current device. A device that does not exist is an error naming the
+--- valid range.
+---@param i? integer the device to select
+---@return integer # the current device
+function cu.device(i) end
+
+--- Waits until all work queued on every stream of the current device has finished. Counted as an
+--- explicit synchronization in cu.ledger().
+function cu.sync() end
+
+--- Queues work that keeps a stream busy for `ms` milliseconds; the host does not wait
+--- (asynchronous). Useful to show overlap, or to hold later work behind a gate.
+---@param ms number milliseconds
+---@param opts? cu.StreamOption
+function cu.sleep(ms, opts) end
+
+--- What cu.devices() returns for each device.
+---@class cu.DeviceInfo
+---@field index integer the CUDA ordinal (0-based)
+---@field name string the device's name
+---@field sm_count integer streaming multiprocessors (CPU threads on the host backend)
+---@field memory integer bytes of device memory
+---@field l2 integer bytes of L2 cache
+---@field cc? string compute capability such as "9.0" (CUDA only)
+
+--- An options table with only a stream.
+---@class cu.StreamOption
+---@field stream? cu.Stream the stream to queue the work on (default: the current stream)
+
+-- ## Arrays
+
+--- Options of the functions that create device arrays.
+---@class cu.CreateOptions
+---@field dtype? cu.DType the element type (instead of the dtype argument)
+---@field stream? cu.Stream allocate (stream-ordered) and fill on this stream
+
+--- Creates an uninitialized device array (allocated from the stream-ordered pool). Out of memory
+--- first collects garbage and retries once, then raises with the requested and free sizes.
+---@param shape cu.Shape
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.CreateOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,opts:cu.CreateOptions):cu.Array
+function cu.empty(shape, dtype, opts) end
+
+--- Creates a device array filled with zeros. The fill is queued on the stream (asynchronous).
+---@param shape cu.Shape
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.CreateOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,opts:cu.CreateOptions):cu.Array
+function cu.zeros(shape, dtype, opts) end
+
+--- Creates a device array filled with ones. The fill is queued on the stream (asynchronous).
+---@param shape cu.Shape
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.CreateOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,opts:cu.CreateOptions):cu.Array
+function cu.ones(shape, dtype, opts) end
+
+--- Creates a device array filled with `value` (queued, asynchronous). Values are stored exactly or
+--- not at all in integer and bool arrays: cu.full(3, 2.5, "i32") is an error.
+---@param shape cu.Shape
+---@param value cu.Scalar
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.CreateOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,value:cu.Scalar,opts:cu.CreateOptions):cu.Array
+function cu.full(shape, value, dtype, opts) end
+
+--- Creates a device array from nested Lua tables (the shape follows the nesting; ragged tables are
+--- errors), a scalar (a 0-d array) or another array (a copy, converted to dtype). Without dtype:
+--- bool for booleans, c64 when a cu.complex appears, else f32.
+---@param values table|cu.Scalar|cu.Array
+---@param dtype? cu.DType
+---@param opts? cu.CreateOptions
+---@return cu.Array
+---@overload fun(values:table|cu.Scalar|cu.Array,opts:cu.CreateOptions):cu.Array
+function cu.array(values, dtype, opts) end
+
+--- Evenly spaced values, as numpy: cu.arange(n) gives 0 .. n-1; cu.arange(start, stop [, step])
+--- is half-open (stop excluded). The dtype defaults to "f32"; integer dtypes need exact values.
+---@param n number the number of values (or start, when stop follows)
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.CreateOptions
+---@return cu.Array
+---@overload fun(start:number,stop:number,step?:number,dtype?:cu.DType,opts?:cu.CreateOptions):cu.Array
+function cu.arange(n, dtype, opts) end
+
+--- `count` evenly spaced values from start to stop, both ends included.
+---@param start number
+---@param stop number
+---@param count integer
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.CreateOptions
+---@return cu.Array
+function cu.linspace(start, stop, count, dtype, opts) end
+
+--- Copies src into dst (any direction: device, pinned or pageable memory on either side); shapes
+--- must match, dtypes are converted and views may be non-contiguous. Device-to-device copies are
+--- asynchronous; copies between host and device are asynchronous only when the host side is
+--- pinned and a stream is given, otherwise they wait for the work using the device array and
+--- return when done. Returns dst.
+---@param dst cu.Array
+---@param src cu.Array
+---@param opts? cu.StreamOption
+---@return cu.Array dst
+function cu.copy(dst, src, opts) end
+
+--- An n-dimensional array of one dtype, in device memory or in (pinned or pageable) host memory.
+--- Operations on device arrays are queued on a stream and return at once (asynchronous); reading
+--- values (a[i], :item(), :totable(), tostring) waits for them. Memory is released stream-ordered
+--- when the array is collected, at the end of a `<close>` scope, or by :free(). `a[i]` on a 1-D
+--- array reads an element (synchronizes); on an N-D array it is a view of row i; a[-1] is the last.
+--- `a[i] = v` writes an element (queued) or fills/copies a row. Arithmetic operators (+ - * / // %
+--- ^ and unary -) are sugar for cu.add ...; comparisons are methods (a:lt(b), cu.eq(a, b)): Lua's
+--- == compares identity and < <= raise. Methods: view reshape narrow transpose contiguous astype
+--- clone fill free item totable to_host to_device, the math and reductions.
+---@class cu.Array
+---@field shape integer[] the size of each dimension (a new table on each read)
+---@field dtype cu.DType the element type (its canonical name)
+---@field ndim integer the number of dimensions (0 for a scalar array)
+---@field size integer the number of elements
+---@field nbytes integer size times the element size, in bytes
+---@field location cu.Location where the memory is
+---@field device integer the device the memory belongs to
+---@field strides integer[] the step between neighbours of each dimension, in elements
+---@field is_contiguous boolean true when the elements are dense in row-major order
+---@field freed boolean true once the array (or the array it views) was freed
+---@field [integer] number|boolean|cu.Complex|cu.Array
+---@operator add(cu.Operand):cu.Array
+---@operator sub(cu.Operand):cu.Array
+---@operator mul(cu.Operand):cu.Array
+---@operator div(cu.Operand):cu.Array
+---@operator idiv(cu.Operand):cu.Array
+---@operator mod(cu.Operand):cu.Array
+---@operator pow(cu.Operand):cu.Array
+---@operator unm:cu.Array
+---@operator len:integer
+local Array = {}
+
+--- A view with another shape (no copy). Needs a contiguous array; one size may be -1 (inferred).
+--- The shape is a table or the sizes as arguments: a:view({4, -1}) or a:view(4, -1).
+---@param shape integer[]
+---@return cu.Array
+---@overload fun(self:cu.Array,...:integer):cu.Array
+function Array:view(shape) end
+
+--- The array with another shape: a view when the layout allows it, else a contiguous copy
+--- (queued). One size may be -1. The shape is a table or the sizes as arguments.
+---@param shape integer[]
+---@return cu.Array
+---@overload fun(self:cu.Array,...:integer):cu.Array
+function Array:reshape(shape) end
+
+--- A view of `len` elements of dimension `dim` from `start` (both 1-based). No copy.
+---@param dim integer 1-based dimension
+---@param start integer 1-based first index
+---@param len integer number of elements
+---@return cu.Array
+function Array:narrow(dim, start, len) end
+
+--- A view with dimensions d1 and d2 swapped (1-based); without arguments the last two are swapped
+--- (a 0-d or 1-D array is returned as it is). No copy; matmul takes transposed views for free.
+---@param d1? integer
+---@param d2? integer
+---@return cu.Array
+function Array:transpose(d1, d2) end
+
+--- The array itself when contiguous, else a contiguous copy (queued).
+---@param opts? cu.StreamOption
+---@return cu.Array
+function Array:contiguous(opts) end
+
+--- A converted copy in the same location (queued): float to integer truncates toward zero and
+--- saturates, NaN becomes 0; integer narrowing wraps; complex to real keeps the real part;
+--- anything to bool is x ~= 0.
+---@param dtype cu.DType
+---@param opts? cu.StreamOption
+---@return cu.Array
+function Array:astype(dtype, opts) end
+
+--- A copy of the array (same dtype and location; queued on device arrays).
+---@param opts? cu.StreamOption
+---@return cu.Array
+function Array:clone(opts) end
+
+--- Sets every element to v (queued, asynchronous on device arrays). Returns the array.
+---@param v cu.Scalar
+---@param opts? cu.StreamOption
+---@return cu.Array self
+function Array:fill(v, opts) end
+
+--- Frees the memory now (stream-ordered: queued work that uses it finishes first). The array and
+--- its views become unusable: any later use is the error "the array was freed". Idempotent; also
+--- what `<close>` does.
+function Array:free() end
+
+--- The value of a one-element array (of any shape) as a Lua number, boolean or cu.complex.
+--- Synchronizes: waits for the work queued on the array. Other sizes are an error.
+---@return number|boolean|cu.Complex
+function Array:item() end
+
+--- The values as nested Lua tables (a 0-d array gives the value). Synchronizes.
+---@return table|number|boolean|cu.Complex
+function Array:totable() end
+
+--- A copy in host memory. Pageable by default (synchronous); with pinned=true and a stream the
+--- copy is asynchronous: it returns at once and the host array is ready when the stream reaches
+--- it (reading it earlier waits).
+---@param opts? cu.ToHostOptions
+---@return cu.Array
+function Array:to_host(opts) end
+
+--- A copy in device memory (on the stream's device, by default the current one), queued on the
+--- stream; asynchronous from pinned memory with a stream, else it returns when the copy is done.
+---@param opts? cu.StreamOption
+---@return cu.Array
+function Array:to_device(opts) end
+
+--- Options of a:to_host().
+---@class cu.ToHostOptions
+---@field pinned? boolean page-locked memory: fast and asynchronous with a stream (default false)
+---@field stream? cu.Stream the stream to copy on
+
+--- Options of the functions that create host arrays (cu.host.*).
+---@class cu.HostCreateOptions
+---@field dtype? cu.DType the element type (instead of the dtype argument)
+---@field pinned? boolean page-locked memory (default false: pageable)
+
+-- ## Host memory
+
+--- Functions that create arrays in host memory (pageable, or pinned with {pinned=true}). Host
+--- arrays work with cu.copy, :to_device() and the math (computed on the calling thread).
+---@class cu.host
+cu.host = {}
+
+--- Creates an uninitialized host array.
+---@param shape cu.Shape
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.HostCreateOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,opts:cu.HostCreateOptions):cu.Array
+function cu.host.empty(shape, dtype, opts) end
+
+--- Creates a host array filled with zeros.
+---@param shape cu.Shape
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.HostCreateOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,opts:cu.HostCreateOptions):cu.Array
+function cu.host.zeros(shape, dtype, opts) end
+
+--- Creates a host array filled with ones.
+---@param shape cu.Shape
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.HostCreateOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,opts:cu.HostCreateOptions):cu.Array
+function cu.host.ones(shape, dtype, opts) end
+
+--- Creates a host array filled with `value` (stored exactly or an error in integer arrays).
+---@param shape cu.Shape
+---@param value cu.Scalar
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.HostCreateOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,value:cu.Scalar,opts:cu.HostCreateOptions):cu.Array
+function cu.host.full(shape, value, dtype, opts) end
+
+--- Creates a host array from nested Lua tables, a scalar or another array (as cu.array).
+---@param values table|cu.Scalar|cu.Array
+---@param dtype? cu.DType
+---@param opts? cu.HostCreateOptions
+---@return cu.Array
+---@overload fun(values:table|cu.Scalar|cu.Array,opts:cu.HostCreateOptions):cu.Array
+function cu.host.array(values, dtype, opts) end
+
+--- Uniform random numbers in [0, 1) in host memory: the same numbers cu.rand gives on the device.
+---@param shape cu.Shape
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.HostRandomOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,opts:cu.HostRandomOptions):cu.Array
+function cu.host.rand(shape, dtype, opts) end
+
+--- Standard normal random numbers in host memory: the same numbers cu.randn gives on the device.
+---@param shape cu.Shape
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.HostRandomOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,opts:cu.HostRandomOptions):cu.Array
+function cu.host.randn(shape, dtype, opts) end
+
+-- ## Elementwise math
+
+--- Options of elementwise operations.
+---@class cu.MathOptions
+---@field out? cu.Array write the result here (its shape, and a dtype of the same or a wider kind); returned
+---@field stream? cu.Stream the stream to queue on (default: the current stream)
+
+--- a + b with numpy broadcasting and type promotion (Lua numbers are weak: u8 + 1 stays u8). One
+--- kernel launch, queued (asynchronous); host arrays compute on the calling thread. Mixing a host
+--- and a device array is an error. bool + bool is or. Also the operator a + b and a:add(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.add(a, b, opts) end
+
+--- a - b (broadcasting; integers wrap; an error for bool). Also a - b and a:sub(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.sub(a, b, opts) end
+
+--- a * b (broadcasting; bool * bool is and). Also a * b and a:mul(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.mul(a, b, opts) end
+
+--- a / b, true division (i32 / i32 is f64; complex uses Smith's division). Also a / b, a:div(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.div(a, b, opts) end
+
+--- a ^ b. An integer raised to a negative power gives its truncated value. Also a ^ b, a:pow(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.pow(a, b, opts) end
+
+--- The larger of a and b, elementwise; NaN propagates; an error for complex.
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.maximum(a, b, opts) end
+
+--- The smaller of a and b, elementwise; NaN propagates; an error for complex.
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.minimum(a, b, opts) end
+
+--- a // b, Python's floor division (integer division by zero gives 0). Also a // b.
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.floordiv(a, b, opts) end
+
+--- a % b with the sign of the divisor, as Python (integer modulo by zero gives 0). Also a % b.
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.mod(a, b, opts) end
+
+--- a == b elementwise: a bool array (queued). Lua's == on arrays compares identity instead.
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.eq(a, b, opts) end
+
+--- a ~= b elementwise: a bool array.
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.ne(a, b, opts) end
+
+--- a < b elementwise: a bool array (an error for complex).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.lt(a, b, opts) end
+
+--- a <= b elementwise: a bool array (an error for complex).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.le(a, b, opts) end
+
+--- a > b elementwise: a bool array (an error for complex).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.gt(a, b, opts) end
+
+--- a >= b elementwise: a bool array (an error for complex).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.ge(a, b, opts) end
+
+--- x where cond is nonzero, else y (all three broadcast together). Queued.
+---@param cond cu.Operand
+---@param x cu.Operand
+---@param y cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.where(cond, x, y, opts) end
+
+--- -a (an error for bool). Also the operator -a and a:neg().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.neg(a, opts) end
+
+--- |a|; the modulus for complex (a real result). Also a:abs().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.abs(a, opts) end
+
+--- e^a. Integer arrays compute in the float that holds them (f16 for 8-bit, f32 for i16, f64 for
+--- wider ones). Also a:exp().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.exp(a, opts) end
+
+--- The natural logarithm. Also a:log().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.log(a, opts) end
+
+--- The square root (the same bits on the GPU and the host backend). Also a:sqrt().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.sqrt(a, opts) end
+
+--- The sine. Also a:sin().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.sin(a, opts) end
+
+--- The cosine. Also a:cos().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.cos(a, opts) end
+
+--- The hyperbolic tangent. Also a:tanh().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.tanh(a, opts) end
+
+--- The complex conjugate (real arrays are returned as a copy). Also a:conj().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.conj(a, opts) end
+
+--- The real part (a real array). Also a:real().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.real(a, opts) end
+
+--- The imaginary part (a real array; zeros for real input). Also a:imag().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.imag(a, opts) end
+
+--- a + b (see cu.add).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:add(b, opts) end
+
+--- a - b (see cu.sub).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:sub(b, opts) end
+
+--- a * b (see cu.mul).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:mul(b, opts) end
+
+--- a / b (see cu.div).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:div(b, opts) end
+
+--- a ^ b (see cu.pow).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:pow(b, opts) end
+
+--- The elementwise larger of a and b (see cu.maximum).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:maximum(b, opts) end
+
+--- The elementwise smaller of a and b (see cu.minimum).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:minimum(b, opts) end
+
+--- a // b (see cu.floordiv).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:floordiv(b, opts) end
+
+--- a % b (see cu.mod).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:mod(b, opts) end
+
+--- a == b elementwise, a bool array (see cu.eq).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:eq(b, opts) end
+
+--- a ~= b elementwise, a bool array (see cu.ne).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:ne(b, opts) end
+
+--- a < b elementwise, a bool array (see cu.lt).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:lt(b, opts) end
+
+--- a <= b elementwise, a bool array (see cu.le).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:le(b, opts) end
+
+--- a > b elementwise, a bool array (see cu.gt).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:gt(b, opts) end
+
+--- a >= b elementwise, a bool array (see cu.ge).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:ge(b, opts) end
+
+--- -a (see cu.neg).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:neg(opts) end
+
+--- |a| (see cu.abs).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:abs(opts) end
+
+--- e^a (see cu.exp).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:exp(opts) end
+
+--- The natural logarithm (see cu.log).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:log(opts) end
+
+--- The square root (see cu.sqrt).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:sqrt(opts) end
+
+--- The sine (see cu.sin).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:sin(opts) end
+
+--- The cosine (see cu.cos).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:cos(opts) end
+
+--- The hyperbolic tangent (see cu.tanh).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:tanh(opts) end
+
+--- The complex conjugate (see cu.conj).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:conj(opts) end
+
+--- The real part (see cu.real).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:real(opts) end
+
+--- The imaginary part (see cu.imag).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:imag(opts) end
+
+-- ## Reductions
+
+--- Options of the reductions.
+---@class cu.ReduceOptions
+---@field axis? integer reduce along this dimension only (1-based; negative counts from the end)
+---@field keepdims? boolean keep the reduced dimension with size 1 (default false)
+---@field out? cu.Array write the result here; returned
+---@field stream? cu.Stream the stream to queue on
+
+--- The sum of the elements: a 0-d array for the whole array, or the sums along `axis`. Never
+--- synchronizes (queued; fetch with :item()). Integers and bool give i64 (wrapping); f16/bf16
+--- accumulate in f32; pairwise/tree-shaped, so the order depends only on the shape. Also a:sum().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.sum(a, opts) end
+
+--- The mean (f64 for integer input); NaN for an empty array. Queued. Also a:mean().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.mean(a, opts) end
+
+--- The largest element (NaN propagates; complex and empty arrays are errors). Queued. Also a:max().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.max(a, opts) end
+
+--- The smallest element (NaN propagates; complex and empty arrays are errors). Queued. Also
+--- a:min().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.min(a, opts) end
+
+--- The product of the elements (i64 for integers; 1 for an empty array). Queued. Also a:prod().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.prod(a, opts) end
+
+--- The 2-norm sqrt(sum |x|^2) (f64 for integers; f32 for f32 and c64). Queued. Also a:norm().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.norm(a, opts) end
+
+--- The 1-based index (i64) of the largest element, the first on ties; the first NaN wins. Queued.
+--- Also a:argmax(); a[a:argmax():item()] is the largest element of a 1-D array.
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.argmax(a, opts) end
+
+--- The 1-based index (i64) of the smallest element, the first on ties. Queued. Also a:argmin().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.argmin(a, opts) end
+
+--- The sum of the elements, a 0-d array or along axis; no synchronization (see cu.sum).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:sum(opts) end
+
+--- The mean (see cu.mean).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:mean(opts) end
+
+--- The largest element (see cu.max).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:max(opts) end
+
+--- The smallest element (see cu.min).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:min(opts) end
+
+--- The product (see cu.prod).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:prod(opts) end
+
+--- The 2-norm (see cu.norm).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:norm(opts) end
+
+--- The 1-based index of the largest element (see cu.argmax).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:argmax(opts) end
+
+--- The 1-based index of the smallest element (see cu.argmin).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:argmin(opts) end
+
+-- ## Random numbers
+
+--- Options of cu.rand and cu.randn.
+---@class cu.RandomOptions
+---@field dtype? cu.DType f32, f64, f16, bf16, c64 or c128 (instead of the dtype argument)
+---@field seed? integer use this seed alone (the global sequence is left as it is)
+---@field out? cu.Array fill this array instead of creating one; returned
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.host.rand and cu.host.randn.
+---@class cu.HostRandomOptions
+---@field dtype? cu.DType f32, f64, f16, bf16, c64 or c128
+---@field seed? integer use this seed alone
+---@field out? cu.Array fill this array instead of creating one; returned
+---@field pinned? boolean page-locked memory (default false)
+
+--- Sets the seed of the global random sequence (default 0) and restarts it: the calls that follow
+--- give the same numbers again.
+---@param n integer
+function cu.seed(n) end
+
+--- Uniform random numbers in [0, 1) (never 1.0), counter-based (Philox4x32-10): the GPU and the
+--- host backend give the same bits whatever the launch configuration. Queued. Without seed= each
+--- call draws from the global sequence.
+---@param shape cu.Shape
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.RandomOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,opts:cu.RandomOptions):cu.Array
+function cu.rand(shape, dtype, opts) end
+
+--- Standard normal random numbers (Box-Muller; identical on both backends). For complex dtypes
+--- each part has variance 1/2. Queued.
+---@param shape cu.Shape
+---@param dtype? cu.DType default "f32"
+---@param opts? cu.RandomOptions
+---@return cu.Array
+---@overload fun(shape:cu.Shape,opts:cu.RandomOptions):cu.Array
+function cu.randn(shape, dtype, opts) end
+
+-- ## Linear algebra
+
+--- Options of cu.matmul.
+---@class cu.MatmulOptions
+---@field out? cu.Array a contiguous result array; returned
+---@field alpha? number|cu.Complex scales the product (default 1)
+---@field beta? number|cu.Complex adds beta * out to the product (needs out; default 0)
+---@field ta? boolean use a transposed (no copy)
+---@field tb? boolean use b transposed (no copy)
+---@field tf32? boolean allow TF32 tensor cores for f32 (default false)
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.dot.
+---@class cu.DotOptions
+---@field out? cu.Array a 0-d result array; returned
+---@field stream? cu.Stream the stream to queue on
+
+--- The matrix product a @ b as numpy: [..., M, K] @ [..., K, N], batch dimensions broadcast, 1-D
+--- operands are vectors. cuBLAS on the GPU, OpenBLAS on the host backend; queued. dtypes f32,
+--- f64, c64, c128, and f16/bf16 with f32 accumulation. Transposed views cost no copy; other
+--- non-contiguous operands are copied first. Also a:matmul(b).
+---@param a cu.Array
+---@param b cu.Array
+---@param opts? cu.MatmulOptions
+---@return cu.Array
+function cu.matmul(a, b, opts) end
+
+--- The dot product of two vectors as a 0-d array (queued, no synchronization; complex: no
+--- conjugation; integer vectors are exact and wrap). Also a:dot(b).
+---@param x cu.Array
+---@param y cu.Array
+---@param opts? cu.DotOptions
+---@return cu.Array
+function cu.dot(x, y, opts) end
+
+--- The matrix product a @ b (see cu.matmul).
+---@param b cu.Array
+---@param opts? cu.MatmulOptions
+---@return cu.Array
+function Array:matmul(b, opts) end
+
+--- The dot product (see cu.dot).
+---@param y cu.Array
+---@param opts? cu.DotOptions
+---@return cu.Array
+function Array:dot(y, opts) end
+
+-- ## Complex scalars
+
+--- A complex number re + im*j: a scalar wherever one is accepted (cu.full, a[i] = z, arithmetic
+--- with arrays makes them complex). Arithmetic + - * / ^ (with numbers too), unary -, tostring
+--- ("1+2j") and == between two complex values (Lua never calls __eq for a number: z == 1 is
+--- false even for cu.complex(1)).
+---@param re number
+---@param im? number default 0
+---@return cu.Complex
+function cu.complex(re, im) end
+
+--- A complex scalar made by cu.complex(re, im) or read from a complex array.
+---@class cu.Complex
+---@field re number the real part
+---@field im number the imaginary part
+---@operator add(number|cu.Complex):cu.Complex
+---@operator add(cu.Array):cu.Array
+---@operator sub(number|cu.Complex):cu.Complex
+---@operator sub(cu.Array):cu.Array
+---@operator mul(number|cu.Complex):cu.Complex
+---@operator mul(cu.Array):cu.Array
+---@operator div(number|cu.Complex):cu.Complex
+---@operator div(cu.Array):cu.Array
+---@operator pow(number|cu.Complex):cu.Complex
+---@operator pow(cu.Array):cu.Array
+---@operator unm:cu.Complex
+local Complex = {}
+
+--- The modulus |z| (a number).
+---@return number
+function Complex:abs() end
+
+--- The complex conjugate.
+---@return cu.Complex
+function Complex:conj() end
+
+-- ## Streams and events
+
+--- A queue of device work, run in order (a worker thread per stream on the host backend). Work on
+--- different streams may overlap. Supports `<close>` (releases the handle; queued work still runs).
+---@class cu.Stream
+---@field device integer the device the stream belongs to
+---@field priority "high"|"normal"|"low"
+---@field id integer a number identifying the stream (in traces)
+local Stream = {}
+
+--- Options of cu.stream.
+---@class cu.StreamOptions
+---@field priority? "high"|"normal"|"low" scheduling priority (default "normal")
+
+--- Creates a stream on the current device.
+---@param opts? cu.StreamOptions
+---@return cu.Stream
+function cu.stream(opts) end
+
+--- The current stream: where operations without stream= go.
+---@return cu.Stream
+function cu.current_stream() end
+
+--- Makes s the current stream until the returned scope is closed:
+--- `do local _ <close> = cu.use_stream(s) ... end`. A scope dropped without `<close>` leaves s
+--- current.
+---@param s cu.Stream
+---@return cu.StreamScope
+function cu.use_stream(s) end
+
+--- What cu.use_stream returns: closing it (`<close>`) makes the previous stream current again.
+---@class cu.StreamScope
+
+--- Waits until all work queued on the stream has finished (an explicit synchronization).
+function Stream:sync() end
+
+--- True when all work queued on the stream has finished; never waits.
+---@return boolean
+function Stream:done() end
+
+--- Makes the stream's later work wait for an event, or for the work queued so far on another
+--- stream. The host does not wait. Returns the stream.
+---@param x cu.Event|cu.Stream
+---@return cu.Stream self
+function Stream:wait(x) end
+
+--- A marker in a stream: record it, then wait for it or measure the time between two of them.
+--- `e2 - e1` is the milliseconds from e1 to e2 (waits for both). Supports `<close>`.
+---@class cu.Event
+---@field recorded boolean true once recorded
+---@field timing boolean whether it can time (cu.event{timing=false} cannot)
+---@field device integer the device it belongs to
+---@operator sub(cu.Event):number
+local Event = {}
+
+--- Options of cu.event.
+---@class cu.EventOptions
+---@field timing? boolean record timestamps (default true; false is lighter for pure dependencies)
+
+--- Creates an event on the current device.
+---@param opts? cu.EventOptions
+---@return cu.Event
+function cu.event(opts) end
+
+--- Records the event on stream s (default: the current stream): it completes when the work queued
+--- before it has finished. Asynchronous. Returns the event.
+---@param s? cu.Stream
+---@return cu.Event self
+function Event:record(s) end
+
+--- Waits until the event has completed (an explicit synchronization).
+function Event:sync() end
+
+--- True when the event has completed; never waits.
+---@return boolean
+function Event:done() end
+
+--- Milliseconds of device time from this event to `stop` (waits for both). Both must be recorded
+--- timing events.
+---@param stop cu.Event
+---@return number
+function Event:elapsed(stop) end
+
+-- ## Run-time kernels
+
+--- Options of cu.compile.
+---@class cu.CompileOptions
+---@field name? string the program's file name in messages (default "kernel.cu")
+---@field options? string|string[] NVRTC options, such as {"-use_fast_math"}
+---@field include_paths? string|string[] folders searched by #include (part of the cache key)
+---@field name_expressions? string|string[] template instantiations to compile now, such as {"scale<float>"}
+---@field cache? boolean use the on-disk compile cache (default true)
+
+--- Compiles CUDA C++ with NVRTC for the current GPU and returns a module whose kernels are its
+--- fields (m.saxpy). Compile errors raise with NVRTC's log mapped to script lines. Cached on disk
+--- ($CULUA_CACHE_DIR, else ~/.cache/culua). On the host backend this is an error: run-time
+--- kernels need a GPU.
+---@param source string CUDA C++ with __global__ functions
+---@param opts? cu.CompileOptions
+---@return cu.Module
+function cu.compile(source, opts) end
+
+--- A compiled program (cu.compile). m.NAME or m:kernel("NAME<T>") gives a kernel; templates are
+--- instantiated on demand.
+---@class cu.Module
+---@field info cu.ModuleInfo how the compile went
+---@field kernels string[] the __global__ functions found in the source ("scale<typename T>" for templates)
+---@field name string the program's name
+---@field source string the source as given
+---@field [string] cu.Kernel
+local Module = {}
+
+--- The kernel named by `expression`: a kernel name, or a template instantiation such as
+--- "scale<double>" (compiled now when new). Unknown names are errors listing the module's kernels.
+---@param expression string
+---@return cu.Kernel
+function Module:kernel(expression) end
+
+--- What m.info holds.
+---@class cu.ModuleInfo
+---@field name string
+---@field cache "hit"|"miss"|"off" whether the compile came from the on-disk cache
+---@field compile_ms number compile time
+---@field elapsed_ms number the whole call
+---@field arch string such as "sm_90"
+---@field log string the compiler's messages
+---@field ptx boolean true when the module was loaded as PTX
+---@field cache_file? string the cache entry
+
+--- A kernel of a module. Call it as k(cfg, args...) (or k:launch(cfg, args...)): the launch is
+--- queued (asynchronous). Arguments are checked against the declaration: pointers take live,
+--- contiguous device arrays of a matching dtype; scalars take numbers converted exactly.
+---@class cu.Kernel
+---@field name string the expression it was made from
+---@field symbol string the mangled name
+---@field signature string the declaration, such as "saxpy(float a, const float* x, float* y, int n)"
+---@field params cu.KernelParam[] each parameter's name and type
+---@field attributes cu.KernelAttributes registers, shared memory and limits on the current device
+---@overload fun(cfg:cu.LaunchConfig,...:any)
+local Kernel = {}
+
+--- Launches the kernel with configuration cfg and its arguments (exactly as many as it has
+--- parameters). Queued on cfg.stream or the current stream (asynchronous). The same as k(cfg, ...).
+---@param cfg cu.LaunchConfig
+---@param ... any the kernel's arguments
+function Kernel:launch(cfg, ...) end
+
+--- The kernel with its launch configuration read and checked once: kc(args...) launches it, the
+--- cheapest launch from Lua.
+---@param cfg cu.LaunchConfig
+---@return cu.ConfiguredKernel
+function Kernel:configure(cfg) end
+
+--- Theoretical occupancy of a block size (and dynamic shared memory) on the current device.
+---@param block integer threads per block
+---@param shared? integer dynamic shared memory in bytes (default 0)
+---@return cu.Occupancy
+function Kernel:occupancy(block, shared) end
+
+--- The block size (a multiple of the warp size) with the highest occupancy; the largest of equals.
+---@param shared? integer dynamic shared memory in bytes (default 0)
+---@return integer
+function Kernel:best_block(shared) end
+
+--- A launch configuration.
+---@class cu.LaunchConfig
+---@field grid integer|integer[] blocks: a number or 1 to 3 numbers
+---@field block integer|integer[] threads per block: a number or 1 to 3 numbers (at most 1024 threads)
+---@field shared? integer dynamic shared memory in bytes (past 48 KiB the limit is raised for you)
+---@field stream? cu.Stream the stream to launch on (default: the current one)
+
+--- A kernel with its configuration bound (k:configure(cfg)): kc(args...) launches it (queued).
+---@class cu.ConfiguredKernel
+---@overload fun(...:any)
+
+--- A kernel parameter, in k.params.
+---@class cu.KernelParam
+---@field name string
+---@field type string the type as the compiler reports it
+
+--- What k.attributes holds.
+---@class cu.KernelAttributes
+---@field registers integer per thread
+---@field max_threads_per_block integer
+---@field static_shared integer bytes
+---@field local integer bytes per thread
+---@field constant integer bytes
+---@field max_dynamic_shared integer bytes
+---@field ptx_version integer
+---@field binary_version integer
+
+--- What k:occupancy() returns.
+---@class cu.Occupancy
+---@field blocks_per_sm integer
+---@field active_warps integer per SM
+---@field max_warps integer per SM
+---@field occupancy number active_warps / max_warps
+
+--- Options of cu.elementwise.
+---@class cu.ElementwiseOptions
+---@field name? string the kernel's name in messages (default "elementwise")
+---@field preamble? string CUDA C++ placed before the kernel (helper functions)
+---@field options? string[] NVRTC options, such as {"--fmad=false"}
+
+--- An elementwise kernel in the manner of CuPy's ElementwiseKernel: the signature names the typed
+--- inputs and outputs ("f32 x, f32 y -> f32 z"; T is the arrays' dtype; `raw` inputs are indexed
+--- by the body), the body is CUDA C++ for one element (i is its flat index, n the count). Compiled
+--- per dtype combination and layout on first call (cached); calls broadcast as numpy and are
+--- queued. Needs a GPU to run.
+---@param signature string
+---@param body string
+---@param opts? cu.ElementwiseOptions
+---@return cu.ElementwiseKernel
+function cu.elementwise(signature, body, opts) end
+
+--- The parts of a reduction kernel (cu.reduction).
+---@class cu.ReductionSpec
+---@field map? string the value of one element (default: the single input)
+---@field reduce string combines two accumulators a and b, such as "a + b"
+---@field identity string|number the accumulator's start value
+---@field post? string from the accumulator a to the output (default "y = a")
+---@field acc? string the accumulator dtype (default: the output's)
+---@field preamble? string CUDA C++ placed before the kernels
+---@field name? string the kernel's name in messages (default "reduction")
+---@field options? string[] NVRTC options
+
+--- A reduction kernel in the manner of CuPy's ReductionKernel: map each element, combine with
+--- reduce, finish with post. Compiled on first call per specialization; calls take axis= (one or a
+--- list), keepdims=, out=, stream= and are queued. Needs a GPU to run.
+---@param signature string such as "f32 x -> f32 y"
+---@param spec cu.ReductionSpec
+---@return cu.ReductionKernel
+function cu.reduction(signature, spec) end
+
+--- What cu.elementwise returns: call it with the inputs (arrays or numbers) and an optional
+--- {out=, stream=}; returns the outputs (out= ones when given).
+---@class cu.ElementwiseKernel
+---@field name string
+---@field signature string
+---@field specializations integer compiled so far
+---@field info cu.TemplateInfo
+---@overload fun(...:cu.Operand|cu.TemplateCallOptions):cu.Array
+
+--- What cu.reduction returns: call it with the inputs and an optional {axis=, keepdims=, out=,
+--- stream=}; returns the outputs.
+---@class cu.ReductionKernel
+---@field name string
+---@field signature string
+---@field specializations integer compiled so far
+---@field info cu.TemplateInfo
+---@overload fun(...:cu.Operand|cu.TemplateReduceOptions):cu.Array
+
+--- Options of a call of a cu.elementwise kernel.
+---@class cu.TemplateCallOptions
+---@field out? cu.Array|cu.Array[] the output array, or one per output
+---@field stream? cu.Stream
+
+--- Options of a call of a cu.reduction kernel.
+---@class cu.TemplateReduceOptions
+---@field axis? integer|integer[] the dimensions to reduce (1-based; default all)
+---@field keepdims? boolean
+---@field out? cu.Array|cu.Array[]
+---@field stream? cu.Stream
+
+--- What t.info holds for an elementwise or reduction kernel.
+---@class cu.TemplateInfo
+---@field specializations integer
+---@field cache_hits integer compiles found in the on-disk cache
+---@field cache_misses integer
+---@field compile_ms number
+
+-- ## Measurement
+
+--- Options of cu.time.
+---@class cu.TimeOptions
+---@field stream? cu.Stream the stream to record the events on (default: the current one)
+
+--- Calls fn() between two events recorded on the stream, waits for the second, and returns the
+--- device milliseconds between them: the right way to time asynchronous work (a host clock sees
+--- only the queueing).
+---@param fn fun()
+---@param opts? cu.TimeOptions
+---@return number # milliseconds
+function cu.time(fn, opts) end
+
+--- Options of cu.clock.
+---@class cu.ClockOptions
+---@field warn? boolean warn when device work is still queued (default true)
+
+--- Host seconds from a steady clock. Prints a warning on stderr (once per call site) when read
+--- while device work is still queued, as os.clock() does in culua: that time excludes the work.
+--- cu.clock{warn = false} reads it silently.
+---@param opts? cu.ClockOptions
+---@return number # seconds
+function cu.clock(opts) end
+
+--- Transfer, synchronization and allocation counts since the start (no argument), or those of one
+--- call of fn. Ledgers subtract (after - before) and print.
+---@param fn? fun()
+---@return cu.Ledger
+function cu.ledger(fn) end
+
+--- The counts of cu.ledger().
+---@class cu.Ledger
+---@field h2d_bytes integer host to device bytes
+---@field d2h_bytes integer device to host bytes
+---@field d2d_bytes integer device to device bytes
+---@field h2d_calls integer
+---@field d2h_calls integer
+---@field d2d_calls integer
+---@field pageable_bytes integer host side of host-device copies in pageable memory
+---@field pageable_calls integer
+---@field pinned_bytes integer host side of host-device copies in pinned memory
+---@field pinned_calls integer
+---@field syncs integer every host wait (explicit and implicit)
+---@field implicit_syncs integer waits the script did not ask for (a[i], :item(), pageable copies...)
+---@field allocs integer arrays and host memory allocated
+---@field alloc_bytes integer
+---@field launches integer operations queued on streams
+---@operator sub(cu.Ledger):cu.Ledger
+
+--- Calls fn(...) and raises at the first implicit synchronization inside it (an element read,
+--- :item(), :totable(), tostring(a), a pageable copy, a pinned copy without stream=). Queued work
+--- and explicit waits are allowed. Returns fn's results.
+---@param fn function
+---@param ... any fn's arguments
+---@return any ...
+function cu.strict(fn, ...) end
+
+--- Runs fn(...) inside an NVTX range (seen by Nsight Systems) and a trace range; returns fn's
+--- results.
+---@param name string
+---@param fn function
+---@param ... any fn's arguments
+---@return any ...
+function cu.range(name, fn, ...) end
+
+--- The timeline recorder: every operation on every stream with device timestamps, bytes and the
+--- script line, written as Chrome trace JSON (open it in https://ui.perfetto.dev).
+---@class cu.trace
+cu.trace = {}
+
+--- Options of cu.trace.start.
+---@class cu.TraceOptions
+---@field limit? integer the most operations recorded (default 1000000; later ones are dropped)
+
+--- Starts recording (waits for the device first, so the timeline starts idle). Each traced
+--- operation costs two event records: trace a representative part, not a benchmark loop. An error
+--- when a trace is already recording.
+---@param opts? cu.TraceOptions
+function cu.trace.start(opts) end
+
+--- Stops recording, writes the Chrome trace to `file` when given, and returns the summary. An error
+--- when no trace was started.
+---@param file? string
+---@return cu.TraceSummary
+function cu.trace.stop(file) end
+
+--- Options of cu.trace.summary.
+---@class cu.TraceSummaryOptions
+---@field quiet? boolean do not print (default false)
+
+--- Prints and returns the summary of the last (or running) trace: busy time per stream and the
+--- fraction of the busy time when two or more streams ran at once.
+---@param opts? cu.TraceSummaryOptions
+---@return cu.TraceSummary
+function cu.trace.summary(opts) end
+
+--- True while a trace is recording.
+---@return boolean
+function cu.trace.recording() end
+
+--- What cu.trace.stop and cu.trace.summary return.
+---@class cu.TraceSummary
+---@field span_ms number from the first operation's start to the last one's end
+---@field busy_ms number time when any stream was busy
+---@field overlap_ms number time when two or more streams were busy
+---@field overlap number overlap_ms / busy_ms
+---@field ops integer operations recorded
+---@field dropped integer operations past the limit
+---@field streams cu.TraceStream[] per stream
+---@field text string the printed summary
+
+--- One stream in a trace summary.
+---@class cu.TraceStream
+---@field name string
+---@field device integer
+---@field id integer
+---@field busy_ms number
+---@field ops integer
+---@field bytes integer
+
+-- ## Benchmarks
+
+--- Options of cu.bench (see docs/bench.md).
+---@class cu.BenchOptions
+---@field name? string label in tostring(res) and the JSON (default "file.lua:line" of fn)
+---@field warmup? integer calls thrown away before the first sample (default 1)
+---@field min_samples? integer cold samples always taken (default 10)
+---@field min_time? number seconds of device time of the cold samples before stopping (default 0.5)
+---@field max_time? number wall seconds after which sampling stops (default 5)
+---@field noise? number target relative standard deviation (default 0.005)
+---@field cold? boolean take cold samples, the L2 flushed before each (default true)
+---@field hot? boolean also time back-to-back calls (default true)
+---@field bytes? number bytes moved by one call of fn, for GBps
+---@field flops? number floating-point operations of one call, for TFLOPs
+---@field stream? cu.Stream the stream timed; current while fn runs
+
+--- Times fn as nvbench does: warm-up, cold samples (L2 flushed, the stream drained, fn's work held
+--- behind a short gate so the events time the device alone), a noise-based stopping rule, hot
+--- batches of back-to-back calls, and a launch-bound check. Waits for everything it timed. An
+--- error inside fn propagates. Details: docs/bench.md.
+---@param fn fun()
+---@param opts? cu.BenchOptions
+---@return cu.BenchResult
+function cu.bench(fn, opts) end
+
+--- What cu.bench returns (times in milliseconds). tostring(res) is one line; res:json() the JSON.
+---@class cu.BenchResult
+---@field name string
+---@field backend string
+---@field device string the device's name
+---@field device_index integer
+---@field mode "cold"|"hot" where gpu, GBps and TFLOPs come from
+---@field warmup integer
+---@field samples integer cold samples taken
+---@field gpu? cu.BenchStats device time per call
+---@field cpu? cu.BenchStats host time per call (to the completion of its work)
+---@field times number[] device time of every cold sample
+---@field cpu_times number[] host time of every cold sample
+---@field bytes? number as given
+---@field flops? number as given
+---@field GBps? number bytes / median device time (1 GB = 1e9 bytes)
+---@field TFLOPs? number flops / median device time / 1e12
+---@field hot? cu.BenchHot back-to-back calls
+---@field launch_bound boolean the device sat waiting for the host
+---@field gated? boolean cold device times were taken behind the gate
+---@field stop? "noise"|"converged"|"max_time" why sampling stopped
+---@field clock? {before:integer,after:integer} SM clock in MHz (NVML only)
+---@field throttled? integer samples that ended throttled (NVML only)
+---@field throttled_samples? integer[]
+---@field throttle_reasons? string[]
+---@field elapsed number wall seconds of the whole bench
+---@field notes string[] launch-bound, throttling, a noise target not reached
+---@field options cu.BenchSettings the settings used
+local BenchResult = {}
+
+--- The whole result as JSON (tables with keys 1..n become arrays).
+---@param indent? integer spaces per level (default: one line)
+---@return string
+function BenchResult:json(indent) end
+
+--- Statistics of a list of times (milliseconds).
+---@class cu.BenchStats
+---@field min number
+---@field median number
+---@field mean number
+---@field stddev number sample standard deviation (n - 1)
+---@field p10 number
+---@field p90 number
+---@field max number
+---@field noise number stddev / mean
+
+--- The hot measurement of cu.bench.
+---@class cu.BenchHot
+---@field gpu cu.BenchStats device time per call
+---@field cpu_enqueue number host time per call to issue a batch
+---@field gpu_queued? number device time per call with the work queued ahead (nil when fn waits)
+---@field batch_size integer calls per batch
+---@field batches integer
+---@field times number[] device time per call of each batch
+---@field GBps? number
+---@field TFLOPs? number
+
+--- The settings cu.bench used (res.options).
+---@class cu.BenchSettings
+---@field warmup integer
+---@field min_samples integer
+---@field min_time number
+---@field max_time number
+---@field noise number
+---@field cold boolean
+---@field hot boolean
+
+-- ## Sweeps and plots
+
+--- The argument of cu.sweep (see docs/sweep.md).
+---@class cu.SweepSpec
+---@field name? string default "sweep"
+---@field axes table a list of {name, values} pairs, or a map {name = values}
+---@field run fun(p:table):any called for each point with its parameters; returns a bench result, a number (ms), a table or nil
+---@field order? string[] the order of the axes of a map
+---@field quiet? boolean no table on stdout
+---@field json? string write the results as JSON (else the CLI's --json)
+---@field csv? string write the results as CSV (else the CLI's --csv)
+---@field plot? string|cu.PlotOptions plot the sweep (a file name or options)
+
+--- Runs `run` for every point of the cartesian product of the axes (first axis outermost), prints a
+--- markdown table and writes result files. A point whose run raises is recorded as failed and the
+--- sweep goes on. Bad axes, options and unwritable files are errors before anything runs.
+---@param spec cu.SweepSpec
+---@return cu.SweepResults
+function cu.sweep(spec) end
+
+--- What cu.sweep returns. tostring(results) is the markdown table.
+---@class cu.SweepResults
+---@field name string
+---@field axes string[] the axis names in order
+---@field rows table[] one per point: its parameters, status ("ok"/"failed"), error, and the fields run returned
+---@field started string UTC start time
+---@field seconds number wall time of the sweep
+---@field interrupted? boolean true when Ctrl-C ended the sweep
+local SweepResults = {}
+
+--- The result file's JSON text of this sweep.
+---@return string
+function SweepResults:json() end
+
+--- The CSV text of this sweep.
+---@return string
+function SweepResults:csv() end
+
+--- Writes the JSON to path (an error names the path).
+---@param path string
+function SweepResults:write_json(path) end
+
+--- Writes the CSV to path.
+---@param path string
+function SweepResults:write_csv(path) end
+
+--- Plots the sweep (x = the first axis, y = its metric, one series per value of the other axes,
+--- unless opts say otherwise); returns the file.
+---@param opts string|cu.PlotOptions a file name or options
+---@return string
+function SweepResults:plot(opts) end
+
+--- Options of cu.plot and plots of sweeps.
+---@class cu.PlotOptions
+---@field x? string field name or dotted path for the x axis
+---@field y? string field name or dotted path ("gpu.median")
+---@field series? string|string[] one line per value of these fields
+---@field file? string .png or .svg
+---@field logx? boolean logarithmic x (default: when positive x spans 100x or more)
+---@field logy? boolean
+---@field title? string
+---@field xlabel? string
+---@field ylabel? string
+
+--- Plots rows (a list of tables, or sweep results) with gnuplot into a .png or .svg file; returns
+--- the file. Rows without a number at y are left out. Needs gnuplot on PATH.
+---@param rows table[]|cu.SweepResults
+---@param opts cu.PlotOptions
+---@return string
+function cu.plot(rows, opts) end
+
+-- ## Help
+
+--- Options of cu.help.
+---@class cu.HelpOptions
+---@field text? boolean return the text instead of printing it
+
+--- Describes a cu function, method, type or object, from this annotation file: cu.help(cu.zeros),
+--- cu.help("zeros"), cu.help("Array:sum"), cu.help(a) for an array (its shape, dtype and methods),
+--- cu.help(s) for a stream; cu.help() lists everything by group. Prints and returns nothing (the
+--- REPL shows no value); with {text=true} returns the text instead. Unknown names give a message,
+--- not an error. In culua the global help is the same function.
+---@param x? any a function, object, or name such as "zeros", "cu.host.zeros", "Array:sum"
+---@param opts? cu.HelpOptions
+---@return string? # the text, with {text=true}
+function cu.help(x, opts) end
+
+--- The same as cu.help (a global of the culua program, not of `require "cu"`).
+---@param x? any
+---@param opts? cu.HelpOptions
+---@return string?
+function help(x, opts) end
+
+-- ## Test helpers
+
+--- A small runner for Lua test scripts: `local T = require "cu.testing" ---@type cu.testing`, then
+--- T.case(name, fn) for each case and `os.exit(T.run())`.
+---@class cu.testing
+local testing = {}
+
+--- Adds a test case.
+---@param name string
+---@param fn fun()
+function testing.case(name, fn) end
+
+--- A short readable form of a value (tables nested, strings quoted), for messages.
+---@param v any
+---@return string
+function testing.describe(v) end
+
+--- Raises unless actual equals expected (tables compared element by element, nested).
+---@param actual any
+---@param expected any
+---@param what? string prefix of the message
+function testing.eq(actual, expected, what) end
+
+--- Raises unless |actual - expected| <= tol (default 1e-12), element by element for nested tables;
+--- NaN never passes.
+---@param actual number|table
+---@param expected number|table
+---@param tol? number
+---@param what? string
+function testing.near(actual, expected, tol, what) end
+
+--- Raises unless v is true-ish; returns v.
+---@generic V
+---@param v V
+---@param what? string the message
+---@return V
+function testing.truthy(v, what) end
+
+--- Calls fn, which must raise an error containing `needle` (plain text); returns the message.
+---@param fn function
+---@param needle? string
+---@param what? string
+---@return string
+function testing.raises(fn, needle, what) end
+
+--- Ends the current case as skipped.
+---@param reason string
+function testing.skip(reason) end
+
+--- Runs every case (or those whose name contains the script's first argument), prints one line per
+--- case and a summary; returns 0 when all passed, else 1 (for os.exit).
+---@return integer
+function testing.run() end
+
+return cu

@@ -12,8 +12,6 @@ namespace culua::detail::lua {
 
 namespace {
 
-constexpr const char* kContextKey = "cu.context";
-
 void push_device_info(lua_State* L, const DeviceInfo& d, bool cuda) {
   lua_createtable(L, 0, 6);
   lua_pushinteger(L, d.index);
@@ -63,7 +61,7 @@ int l_sync(lua_State* L) {
 }
 
 int l_sleep(lua_State* L) {
-  const double ms = luaL_checknumber(L, 1);
+  const double ms = arg_number(L, 1);
   check_options(L, 2, {"stream"});
   sleep(runtime(L), ms / 1000.0, opt_stream(L, 2));
   return 0;
@@ -83,10 +81,10 @@ int module_index(lua_State* L) {
 int load_embedded(lua_State* L) {
   const auto* m = static_cast<const EmbeddedModule*>(lua_touserdata(L, lua_upvalueindex(1)));
   if (luaL_loadbufferx(L, m->source, std::strlen(m->source), m->chunkname, "t") != LUA_OK) {
-    return lua_error(L);
+    raise_value(L);
   }
   lua_pushstring(L, m->name);
-  lua_call(L, 1, 1);
+  call_lua(L, 1, 1);
   return 1;
 }
 
@@ -116,9 +114,11 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   lua_pushcfunction(L, entry<context_gc>);
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
-  lua_setfield(L, LUA_REGISTRYINDEX, kContextKey);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, kContextKey);
+#if defined(CULUA_LUA_CXX)
   *static_cast<Context**>(lua_getextraspace(main)) = ctx;
   if (L != main) *static_cast<Context**>(lua_getextraspace(L)) = ctx;
+#endif
   // The collector cannot see device memory: the runtime asks for full collections when device
   // allocations pile up, and before retrying one that ran out of memory.
   rt.collect_garbage = [main] { lua_gc(main, LUA_GCCOLLECT); };

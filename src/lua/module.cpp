@@ -88,6 +88,11 @@ int load_embedded(lua_State* L) {
   return 1;
 }
 
+int preload_cu(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  return 1;
+}
+
 int context_gc(lua_State* L) {
   auto* ctx = static_cast<Context*>(lua_touserdata(L, 1));
   if (ctx->rt) {
@@ -155,6 +160,10 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   lua_setfield(L, -2, "cu");
   lua_pop(L, 1);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  // require "cu" after package.loaded.cu was cleared gives the same module.
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, entry<preload_cu>, 1);
+  lua_setfield(L, -2, "cu");
   for (const EmbeddedModule* m = kEmbeddedModules; m->name; ++m) {
     lua_pushlightuserdata(L, const_cast<EmbeddedModule*>(m));
     lua_pushcclosure(L, entry<load_embedded>, 1);

@@ -41,6 +41,10 @@ Context* find_context(lua_State* L) {
   return ctx;
 }
 
+void no_context() {
+  fail(ErrorKind::Released, "the cu module is not open in this Lua state (it was closed)");
+}
+
 std::string error_message(lua_State* L, const std::exception& e) {
   std::string msg;
   if (dynamic_cast<const std::bad_alloc*>(&e)) {

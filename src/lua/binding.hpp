@@ -63,8 +63,11 @@ inline void set_metatable(lua_State* L, const char* type) {
   lua_setmetatable(L, -2);
 }
 
-// The context of L's state, or null before open_cu ran in it (a registry lookup).
+// The context of L's state, or null before open_cu ran in it and after the state closed it (a
+// registry lookup).
 Context* find_context(lua_State* L);
+// Throws: the module is not open in this state (any more).
+[[noreturn]] void no_context();
 
 // Where the context is found. CULUA_LUA_CXX (culua_lib): culua's own Lua, built as C++; culua
 // creates the state and opens `cu` before any code runs, so every thread's extra space holds the
@@ -76,7 +79,9 @@ inline Context& context(lua_State* L) {
 #if defined(CULUA_LUA_CXX)
   return **static_cast<Context**>(lua_getextraspace(L));
 #else
-  return *find_context(L);
+  Context* ctx = find_context(L);
+  if (!ctx) no_context();
+  return *ctx;
 #endif
 }
 inline Runtime& runtime(lua_State* L) {
@@ -145,11 +150,15 @@ int raise_error(lua_State* L, PendingError& error);
 // device error first surfaced).
 std::string error_message(lua_State* L, const std::exception& e);
 
-// The trampoline without the context (luaopen_cu, which creates it).
-template <lua_CFunction F>
-int guarded(lua_State* L) {
+// The trampoline: runs F (after noting L as the active thread when `active`); an exception
+// becomes a Lua error raised after the catch block. In the C++ build of Lua, a Lua error raised
+// inside F (a `lua_longjmp*` thrown by Lua: memory errors, metamethods, see above) is not caught
+// here and unwinds through.
+template <lua_CFunction F, bool active>
+int trampoline(lua_State* L) {
   PendingError error;
   try {
+    if constexpr (active) context(L).active = L;
     return F(L);
   } catch (const std::exception& e) {
     error = pending_error(L, e);
@@ -157,13 +166,16 @@ int guarded(lua_State* L) {
   return raise_error(L, error);
 }
 
-// The one trampoline of every C function registered with Lua. In the C++ build of Lua, a Lua
-// error raised inside F (a `lua_longjmp*` thrown by Lua: memory errors, metamethods, see above) is
-// not caught here and unwinds through.
+// The one trampoline of every C function registered with Lua.
 template <lua_CFunction F>
 int entry(lua_State* L) {
-  context(L).active = L;
-  return guarded<F>(L);
+  return trampoline<F, true>(L);
+}
+
+// The same without the context: luaopen_cu, which creates it, and the runtime's finalizer.
+template <lua_CFunction F>
+int guarded(lua_State* L) {
+  return trampoline<F, false>(L);
 }
 
 // luaL_check*/luaL_opt* that throw ArgumentError: the same checks and messages.

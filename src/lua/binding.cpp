@@ -1,5 +1,6 @@
 #include "lua/binding.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -34,6 +35,21 @@ void new_metatable(lua_State* L, const char* type) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, type);
 }
 
+namespace {
+
+// The context of the state whose registry is `registry`, remembered per OS thread (a state may be
+// used from several threads in turn, and several states from several threads). Any context
+// being finalized invalidates every thread's entry: a new state may get the same registry address.
+struct ContextCache {
+  const void* registry = nullptr;
+  Context* ctx = nullptr;
+  uint64_t generation = 0;
+};
+thread_local ContextCache t_context_cache;
+std::atomic<uint64_t> g_context_generation{1};
+
+}  // namespace
+
 Context* find_context(lua_State* L) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, kContextKey);
   auto* ctx = static_cast<Context*>(lua_touserdata(L, -1));
@@ -41,8 +57,23 @@ Context* find_context(lua_State* L) {
   return ctx;
 }
 
-void no_context() {
-  fail(ErrorKind::Released, "the cu module is not open in this Lua state (it was closed)");
+void drop_context(lua_State* L) {
+  lua_pushnil(L);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, kContextKey);
+  g_context_generation.fetch_add(1, std::memory_order_relaxed);
+}
+
+Context& cached_context(lua_State* L) {
+  // The registry's address identifies the state (it is shared by all its threads).
+  const void* registry = lua_topointer(L, LUA_REGISTRYINDEX);
+  const uint64_t generation = g_context_generation.load(std::memory_order_relaxed);
+  ContextCache& cache = t_context_cache;
+  if (cache.registry == registry && cache.generation == generation) return *cache.ctx;
+  Context* ctx = find_context(L);
+  if (!ctx)
+    fail(ErrorKind::Released, "the cu module is not open in this Lua state (it was closed)");
+  cache = {registry, ctx, generation};
+  return *ctx;
 }
 
 std::string error_message(lua_State* L, const std::exception& e) {

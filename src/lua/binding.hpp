@@ -66,22 +66,25 @@ inline void set_metatable(lua_State* L, const char* type) {
 // The context of L's state, or null before open_cu ran in it and after the state closed it (a
 // registry lookup).
 Context* find_context(lua_State* L);
-// Throws: the module is not open in this state (any more).
-[[noreturn]] void no_context();
+// The context's finalizer: removes it from the registry, so that later finalizers (objects marked
+// before the module was loaded, under stock Lua) find none, and a call into cu raises instead of
+// using the released runtime.
+void drop_context(lua_State* L);
+// The registry lookup, cached per OS thread for the last state used; throws when there is none.
+Context& cached_context(lua_State* L);
 
 // Where the context is found. CULUA_LUA_CXX (culua_lib): culua's own Lua, built as C++; culua
 // creates the state and opens `cu` before any code runs, so every thread's extra space holds the
 // context (lua_newthread copies the main thread's). Otherwise (cu.so, the module for stock Lua):
 // the state belongs to the application that loaded the module. Its extra space is not ours to
 // write, and a coroutine created before `require "cu"` copied whatever the main thread's held
-// then (lua_newstate leaves it uninitialized), so the context is looked up in the registry.
+// then (lua_newstate leaves it uninitialized), so the context is found in the registry, through
+// a cache.
 inline Context& context(lua_State* L) {
 #if defined(CULUA_LUA_CXX)
   return **static_cast<Context**>(lua_getextraspace(L));
 #else
-  Context* ctx = find_context(L);
-  if (!ctx) no_context();
-  return *ctx;
+  return cached_context(L);
 #endif
 }
 inline Runtime& runtime(lua_State* L) {

@@ -101,10 +101,7 @@ int context_gc(lua_State* L) {
   }
   ctx->trace.reset();
   ctx->~Context();
-  // Finalizers that run later (objects marked before the module was loaded, under stock Lua) find
-  // no context: a call into cu then raises instead of using the released runtime.
-  lua_pushnil(L);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, kContextKey);
+  drop_context(L);
   return 0;
 }
 

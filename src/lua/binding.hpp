@@ -145,8 +145,8 @@ struct PendingError {
   std::string message;  // Message (with the function's name), Argument
 };
 PendingError pending_error(lua_State* L, const std::exception& e);
-// Raises `error` (pushing its message frees the C++ string first: nothing is left to leak when Lua
-// longjmps).
+// Raises `error`: its message is moved onto the Lua stack first, so no C++ memory is left to leak
+// when a C build of Lua longjmps.
 int raise_error(lua_State* L, PendingError& error);
 
 // Converts the exception in flight into the message of a Lua error (and notes where a fatal
@@ -196,7 +196,8 @@ void* arg_udata(lua_State* L, int arg, const char* type);
 // luaL_checkstack: "stack overflow (what)".
 void check_stack(lua_State* L, int n, const char* what = nullptr);
 
-// Raises the value on top of the stack (popped) as a Lua error, unchanged.
+// Throws the value on top of the stack (popped, kept in the registry) as a LuaErrorValue: entry<F>
+// raises it unchanged.
 [[noreturn]] void raise_value(lua_State* L);
 
 // lua_call for calls from a binding into Lua (callbacks, loaded chunks). In the C++ build it is

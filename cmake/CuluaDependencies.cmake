@@ -14,6 +14,7 @@ set_target_properties(culua::lua PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR}
   INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR}
   INTERFACE_LINK_LIBRARIES "m;${CMAKE_DL_LIBS}")
+# The headers alone, for the stock-Lua module (cu.so), which links no Lua library.
 add_library(culua::lua_headers INTERFACE IMPORTED)
 set_target_properties(culua::lua_headers PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES ${LUA_INCLUDE_DIR}

@@ -29,3 +29,6 @@ install(DIRECTORY lua/cu DESTINATION ${CMAKE_INSTALL_DATADIR}/lua/5.4 FILES_MATC
 if(EXISTS ${PROJECT_SOURCE_DIR}/lua/meta/cu.lua)
   install(FILES lua/meta/cu.lua DESTINATION ${CMAKE_INSTALL_DATADIR}/lua/5.4/cu/meta)
 endif()
+
+# The module for stock Lua: its default package.cpath has <prefix>/lib/lua/5.4/?.so.
+install(TARGETS culua_module LIBRARY DESTINATION lib/lua/5.4)

@@ -4,7 +4,8 @@
 #   tests/run_gpu_tests.sh [BUILD_DIR]      (default: build; run from anywhere)
 # Writes one log, $OUT/gpu-tests.log when OUT is set (the device tool), else gpu-tests.log.
 # Exit status: 0 when every test passed, 1 otherwise (a skipped test counts as a failure here:
-# this script exists to run them).
+# this script exists to run them; only the lua5.4 run of the stock-Lua module is left out, with a
+# SKIPPED line, where lua5.4 is not installed).
 set -uo pipefail
 shopt -s nullglob
 cd "$(dirname "$0")/.."
@@ -13,6 +14,7 @@ log=${OUT:-.}/gpu-tests.log
 : >"$log"
 passed=0
 failed=()
+skipped=()
 
 run() {
   local name=$1
@@ -42,9 +44,20 @@ for t in tests/lua/test_*.lua tests/gpu/test_*.lua; do
   run "lua.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"
 done
 run cli "$build/culua" tests/cli/test_cli.lua "$build/culua"
+# The stock-Lua module cu.so: by Debian's lua5.4 where the machine has it, by stock_lua_host (Lua
+# built as C, linked in) everywhere, and by culua (the same script, the same messages).
+module_test=tests/module/test_module.lua
+if command -v lua5.4 >/dev/null 2>&1; then
+  run module.cuda.lua5.4 env CULUA_BACKEND=cuda sh tests/module/run.sh lua5.4 "$build/module" "$module_test"
+else
+  printf '%-40s SKIPPED: no lua5.4\n' module.cuda.lua5.4
+  skipped+=(module.cuda.lua5.4)
+fi
+run module.cuda.stock_lua_host env CULUA_BACKEND=cuda "$build/tests/stock_lua_host" "$build/module" "$module_test"
+run module.cuda.culua "$build/culua" --backend cuda "$module_test"
 run quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
 run unit "$build/tests/culua_unit_tests"
 
-echo "$passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}"
+echo "$passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}${skipped:+, ${#skipped[@]} skipped: ${skipped[*]}}"
 echo "log: $log"
 ((${#failed[@]} == 0))

@@ -116,7 +116,7 @@ struct TableData {
 };
 
 void collect(lua_State* L, int idx, int dim, TableData& d) {
-  luaL_checkstack(L, 2, "nested table too deep");
+  check_stack(L, 2, "nested table too deep");
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
   if (n != d.shape[dim]) {
     fail(ErrorKind::Value, "ragged nested table: a row at depth {} has {} elements, expected {}",
@@ -200,7 +200,7 @@ Array array_from(lua_State* L, int idx, const Trailing& t, Location loc, Stream*
 
 template <bool Host>
 int create_array(lua_State* L) {
-  luaL_checkany(L, 1);
+  arg_any(L, 1);
   const Creation<Host> c(L, 2);
   ArrayBox* box = new_array(L);
   box->array = array_from(L, 1, c.t, c.loc, c.stream);
@@ -359,7 +359,7 @@ int a_fill(lua_State* L) {
 // __gc only drops this handle's reference. Both are idempotent.
 int a_free(lua_State* L) {
   ArrayBox* box = test_array(L, 1);
-  if (!box) return luaL_typeerror(L, 1, kArrayType);
+  if (!box) type_error(L, 1, kArrayType);
   if (box->array.buffer()) {
     if (!box->array.buffer()->freed()) {
       runtime(L).note_explicit_free(box->array.buffer()->bytes(), box->array.location());
@@ -393,7 +393,7 @@ int a_item(lua_State* L) {
 }
 
 void push_nested(lua_State* L, const Array& a, const unsigned char* data, int dim, size_t& offset) {
-  luaL_checkstack(L, 3, "array too deep for totable");
+  check_stack(L, 3, "array too deep for totable");
   const int64_t n = a.layout().shape[static_cast<size_t>(dim)];
   lua_createtable(L, static_cast<int>(n), 0);
   const size_t size = itemsize(a.dtype());
@@ -441,7 +441,7 @@ int a_to_device(lua_State* L) {
 
 int a_tostring(lua_State* L) {
   ArrayBox* box = test_array(L, 1);
-  if (!box) return luaL_typeerror(L, 1, kArrayType);
+  if (!box) type_error(L, 1, kArrayType);
   const std::string s = format_array(runtime(L), box->array);
   lua_pushlstring(L, s.data(), s.size());
   return 1;
@@ -497,7 +497,7 @@ int a_index(lua_State* L) {
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
     ArrayBox* box = test_array(L, 1);
-    if (!box) return luaL_typeerror(L, 1, kArrayType);
+    if (!box) type_error(L, 1, kArrayType);
     if (push_property(L, box->array, lua_tostring(L, 2))) return 1;
     fail(ErrorKind::Index, "cu.Array has no field or method '{}'", lua_tostring(L, 2));
   }
@@ -595,7 +595,7 @@ ArrayBox* test_array(lua_State* L, int idx) {
 
 Array& check_array(lua_State* L, int idx) {
   ArrayBox* box = test_array(L, idx);
-  if (!box) luaL_typeerror(L, idx, kArrayType);
+  if (!box) type_error(L, idx, kArrayType);
   box->array.check_alive();
   return box->array;
 }

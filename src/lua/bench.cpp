@@ -120,7 +120,7 @@ void set_optional(lua_State* L, const char* key, const std::optional<double>& v)
 
 template <class T>
 void set_list(lua_State* L, const char* key, const std::vector<T>& values) {
-  luaL_checkstack(L, 2, nullptr);
+  check_stack(L, 2);
   lua_createtable(L, static_cast<int>(values.size()), 0);
   for (size_t i = 0; i < values.size(); ++i) {
     if constexpr (std::is_same_v<T, std::string>) {
@@ -149,7 +149,7 @@ void set_summary(lua_State* L, const char* key, const measure::Summary& s) {
 }
 
 void push_result(lua_State* L, const measure::BenchResult& r) {
-  luaL_checkstack(L, 4, nullptr);
+  check_stack(L, 4);
   lua_createtable(L, 0, 32);
   set_string(L, "name", r.name);
   set_string(L, "backend", r.backend);
@@ -254,7 +254,7 @@ int l_bench(lua_State* L) {
   CurrentStreamScope scope(rt, s);
   const std::function<void()> fn = [L] {
     lua_pushvalue(L, 1);
-    lua_call(L, 0, 0);
+    call_lua(L, 0, 0);
   };
   push_result(L, measure::run_bench(rt, s, flush, fn, o));
   return 1;
@@ -270,7 +270,7 @@ std::optional<double> number_field(lua_State* L, int idx, const char* key) {
 
 // tostring(res): from the table's fields, so that a renamed or edited result prints as it is.
 int r_tostring(lua_State* L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
+  arg_type(L, 1, LUA_TTABLE);
   measure::BenchLine l;
   if (lua_getfield(L, 1, "name") == LUA_TSTRING) l.name = lua_tostring(L, -1);
   lua_pop(L, 1);
@@ -325,7 +325,7 @@ nlohmann::json to_json(lua_State* L, int idx, int depth) {
       return nullptr;
   }
   if (depth > 32) fail(ErrorKind::Value, "res:json(): tables nested too deeply (a cycle?)");
-  luaL_checkstack(L, 3, nullptr);
+  check_stack(L, 3);
   const lua_Unsigned n = lua_rawlen(L, idx);
   bool is_array = true;
   lua_Unsigned keys = 0;
@@ -364,8 +364,8 @@ nlohmann::json to_json(lua_State* L, int idx, int depth) {
 
 // res:json([indent]): the whole result as a JSON string.
 int r_json(lua_State* L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  const int indent = static_cast<int>(luaL_optinteger(L, 2, -1));
+  arg_type(L, 1, LUA_TTABLE);
+  const int indent = static_cast<int>(opt_arg_integer(L, 2, -1));
   const std::string text =
       to_json(L, 1, 0).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
   lua_pushlstring(L, text.data(), text.size());

@@ -1,5 +1,6 @@
 #include "lua/binding.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -34,6 +35,47 @@ void new_metatable(lua_State* L, const char* type) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, type);
 }
 
+namespace {
+
+// The context of the state whose registry is `registry`, remembered per OS thread (a state may be
+// used from several threads in turn, and several states from several threads). Any context
+// being finalized invalidates every thread's entry: a new state may get the same registry address.
+struct ContextCache {
+  const void* registry = nullptr;
+  Context* ctx = nullptr;
+  uint64_t generation = 0;
+};
+thread_local ContextCache t_context_cache;
+std::atomic<uint64_t> g_context_generation{1};
+
+}  // namespace
+
+Context* find_context(lua_State* L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kContextKey);
+  auto* ctx = static_cast<Context*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  return ctx;
+}
+
+void drop_context(lua_State* L) {
+  lua_pushnil(L);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, kContextKey);
+  g_context_generation.fetch_add(1, std::memory_order_relaxed);
+}
+
+Context& cached_context(lua_State* L) {
+  // The registry's address identifies the state (it is shared by all its threads).
+  const void* registry = lua_topointer(L, LUA_REGISTRYINDEX);
+  const uint64_t generation = g_context_generation.load(std::memory_order_relaxed);
+  ContextCache& cache = t_context_cache;
+  if (cache.registry == registry && cache.generation == generation) return *cache.ctx;
+  Context* ctx = find_context(L);
+  if (!ctx)
+    fail(ErrorKind::Released, "the cu module is not open in this Lua state (it was closed)");
+  cache = {registry, ctx, generation};
+  return *ctx;
+}
+
 std::string error_message(lua_State* L, const std::exception& e) {
   std::string msg;
   if (dynamic_cast<const std::bad_alloc*>(&e)) {
@@ -42,12 +84,137 @@ std::string error_message(lua_State* L, const std::exception& e) {
     msg = e.what();
   }
   if (const auto* err = dynamic_cast<const Error*>(&e); err && err->kind() == ErrorKind::Fatal) {
-    Runtime& rt = runtime(L);
-    if (rt.fatal_location().empty()) rt.set_fatal_location(where(L));
-    msg += " (first raised at " + rt.fatal_location() + ")";
+    if (Context* ctx = find_context(L); ctx && ctx->rt) {
+      Runtime& rt = *ctx->rt;
+      if (rt.fatal_location().empty()) rt.set_fatal_location(where(L));
+      msg += " (first raised at " + rt.fatal_location() + ")";
+    }
   }
   const std::string fn = function_name(L);
   return fn.empty() ? msg : fn + ": " + msg;
+}
+
+PendingError pending_error(lua_State* L, const std::exception& e) {
+  PendingError p;
+  if (const auto* a = dynamic_cast<const ArgumentError*>(&e)) {
+    p.kind = PendingError::Kind::Argument;
+    p.arg = a->arg();
+    p.message = a->what();
+  } else if (const auto* v = dynamic_cast<const LuaErrorValue*>(&e)) {
+    p.kind = PendingError::Kind::Value;
+    p.arg = v->ref();
+  } else if (dynamic_cast<const PlainError*>(&e)) {
+    p.message = e.what();
+  } else {
+    p.message = error_message(L, e);
+  }
+  return p;
+}
+
+int raise_error(lua_State* L, PendingError& error) {
+  switch (error.kind) {
+    case PendingError::Kind::Value:
+      lua_rawgeti(L, LUA_REGISTRYINDEX, error.arg);
+      luaL_unref(L, LUA_REGISTRYINDEX, error.arg);
+      return lua_error(L);
+    case PendingError::Kind::Argument:
+      lua_pushlstring(L, error.message.data(), error.message.size());
+      std::string().swap(error.message);
+      return luaL_argerror(L, error.arg, lua_tostring(L, -1));
+    case PendingError::Kind::Message:
+      break;
+  }
+  luaL_where(L, 1);
+  lua_pushlstring(L, error.message.data(), error.message.size());
+  std::string().swap(error.message);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+void arg_error(int arg, const std::string& message) {
+  throw ArgumentError(arg, message);
+}
+
+void type_error(lua_State* L, int arg, const char* expected) {
+  // As luaL_typeerror: a __name in the metatable names the value's type.
+  const int idx = lua_absindex(L, arg);
+  std::string actual;
+  const int name_type = luaL_getmetafield(L, idx, "__name");
+  if (name_type == LUA_TSTRING) {
+    actual = lua_tostring(L, -1);
+  } else if (lua_type(L, idx) == LUA_TLIGHTUSERDATA) {
+    actual = "light userdata";
+  } else {
+    actual = luaL_typename(L, idx);
+  }
+  if (name_type != LUA_TNIL) lua_pop(L, 1);
+  throw ArgumentError(arg, fmt::format("{} expected, got {}", expected, actual));
+}
+
+lua_Number arg_number(lua_State* L, int arg) {
+  int ok = 0;
+  const lua_Number v = lua_tonumberx(L, arg, &ok);
+  if (!ok) type_error(L, arg, lua_typename(L, LUA_TNUMBER));
+  return v;
+}
+
+lua_Integer arg_integer(lua_State* L, int arg) {
+  int ok = 0;
+  const lua_Integer v = lua_tointegerx(L, arg, &ok);
+  if (!ok) {
+    if (lua_isnumber(L, arg)) arg_error(arg, "number has no integer representation");
+    type_error(L, arg, lua_typename(L, LUA_TNUMBER));
+  }
+  return v;
+}
+
+const char* arg_string(lua_State* L, int arg, size_t* len) {
+  const char* s = lua_tolstring(L, arg, len);
+  if (!s) type_error(L, arg, lua_typename(L, LUA_TSTRING));
+  return s;
+}
+
+lua_Number opt_arg_number(lua_State* L, int arg, lua_Number fallback) {
+  return lua_isnoneornil(L, arg) ? fallback : arg_number(L, arg);
+}
+
+lua_Integer opt_arg_integer(lua_State* L, int arg, lua_Integer fallback) {
+  return lua_isnoneornil(L, arg) ? fallback : arg_integer(L, arg);
+}
+
+const char* opt_arg_string(lua_State* L, int arg, const char* fallback) {
+  return lua_isnoneornil(L, arg) ? fallback : arg_string(L, arg);
+}
+
+void arg_type(lua_State* L, int arg, int type) {
+  if (lua_type(L, arg) != type) type_error(L, arg, lua_typename(L, type));
+}
+
+void arg_any(lua_State* L, int arg) {
+  if (lua_type(L, arg) == LUA_TNONE) arg_error(arg, "value expected");
+}
+
+void* arg_udata(lua_State* L, int arg, const char* type) {
+  void* p = luaL_testudata(L, arg, type);
+  if (!p) type_error(L, arg, type);
+  return p;
+}
+
+void check_stack(lua_State* L, int n, const char* what) {
+  if (lua_checkstack(L, n)) return;
+  throw PlainError(what ? fmt::format("stack overflow ({})", what) : "stack overflow");
+}
+
+void raise_value(lua_State* L) {
+  throw LuaErrorValue(luaL_ref(L, LUA_REGISTRYINDEX));
+}
+
+void call_lua(lua_State* L, int nargs, int nresults) {
+#if defined(CULUA_LUA_CXX)
+  lua_call(L, nargs, nresults);
+#else
+  if (lua_pcall(L, nargs, nresults, 0) != LUA_OK) raise_value(L);
+#endif
 }
 
 int64_t check_integer(lua_State* L, int idx, const char* what) {
@@ -177,7 +344,7 @@ void push_scalar(lua_State* L, const Scalar& v) {
 void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed) {
   if (lua_isnoneornil(L, idx)) return;
   idx = lua_absindex(L, idx);
-  luaL_checktype(L, idx, LUA_TTABLE);
+  arg_type(L, idx, LUA_TTABLE);
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);

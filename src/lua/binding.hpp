@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <unordered_set>
 
@@ -51,6 +52,8 @@ inline constexpr char kStreamType[] = "cu.Stream";
 inline constexpr char kEventType[] = "cu.Event";
 inline constexpr char kComplexType[] = "cu.Complex";
 inline constexpr char kScopeType[] = "cu.StreamScope";
+// Registry key (its address) of the Context userdata.
+inline constexpr char kContextKey[] = "cu.context";
 
 // Creates the metatable of `type` (see luaL_newmetatable) and leaves it on the stack.
 void new_metatable(lua_State* L, const char* type);
@@ -60,30 +63,148 @@ inline void set_metatable(lua_State* L, const char* type) {
   lua_setmetatable(L, -2);
 }
 
+// The context of L's state, or null before open_cu ran in it and after the state closed it (a
+// registry lookup).
+Context* find_context(lua_State* L);
+// The context's finalizer: removes it from the registry, so that later finalizers (objects marked
+// before the module was loaded, under stock Lua) find none, and a call into cu raises instead of
+// using the released runtime.
+void drop_context(lua_State* L);
+// The registry lookup, cached per OS thread for the last state used; throws when there is none.
+Context& cached_context(lua_State* L);
+
+// Where the context is found. CULUA_LUA_CXX (culua_lib): culua's own Lua, built as C++; culua
+// creates the state and opens `cu` before any code runs, so every thread's extra space holds the
+// context (lua_newthread copies the main thread's). Otherwise (cu.so, the module for stock Lua):
+// the state belongs to the application that loaded the module. Its extra space is not ours to
+// write, and a coroutine created before `require "cu"` copied whatever the main thread's held
+// then (lua_newstate leaves it uninitialized), so the context is found in the registry, through
+// a cache.
 inline Context& context(lua_State* L) {
+#if defined(CULUA_LUA_CXX)
   return **static_cast<Context**>(lua_getextraspace(L));
+#else
+  return cached_context(L);
+#endif
 }
 inline Runtime& runtime(lua_State* L) {
   return *context(L).rt;
 }
 
+// --- Errors --------------------------------------------------------------------------------------
+//
+// Lua is built as C++ in culua (culua_lib: a Lua error is a C++ exception that unwinds
+// destructors) and as C in the stock-Lua module cu.so (a Lua error longjmps over every C++ frame
+// it crosses: what those frames own leaks, and RAII scopes such as strict mode or Monitor::Wait
+// never end). So a binding never raises a Lua error itself: it throws a C++ exception, and entry<F>
+// raises the Lua error after its catch block, where no C++ object is alive. Argument checks use
+// the arg_* helpers below (Lua's own messages, raised through luaL_argerror), a message that
+// luaL_error would raise is a PlainError, calls into Lua go through call_lua, and an error value
+// to re-raise goes through raise_value.
+//
+// Lua API calls that can still raise inside a binding, accepted: those that fail only on memory
+// errors (pushing values, creating tables and userdata, luaL_ref) and those that run metamethods
+// of values a script passed (lua_getfield, luaL_len or luaL_tolstring on a table with __index,
+// __len or __tostring). Under C Lua such an error skips the destructors of the interrupted call.
+
+// An argument error: entry<F> raises luaL_argerror(L, arg, what()), "bad argument #arg to 'f'
+// (what)".
+class ArgumentError : public std::runtime_error {
+ public:
+  ArgumentError(int arg, const std::string& message) : std::runtime_error(message), arg_(arg) {}
+  int arg() const { return arg_; }
+
+ private:
+  int arg_;
+};
+
+// A message raised as luaL_error raises it: prefixed with the caller's position only (other
+// exceptions also get the name of the function).
+class PlainError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// An error value raised by Lua code that a binding called, kept in the registry (reference ref())
+// until entry<F> raises it again unchanged.
+class LuaErrorValue : public std::exception {
+ public:
+  explicit LuaErrorValue(int ref) : ref_(ref) {}
+  int ref() const { return ref_; }
+  const char* what() const noexcept override { return "a Lua error"; }
+
+ private:
+  int ref_;
+};
+
+// The Lua error entry<F> raises for an exception F threw.
+struct PendingError {
+  enum class Kind { Message, Argument, Value };
+  Kind kind = Kind::Message;
+  int arg = 0;          // Argument: the argument's index; Value: the registry reference
+  std::string message;  // Message (with the function's name), Argument
+};
+PendingError pending_error(lua_State* L, const std::exception& e);
+// Raises `error`: its message is moved onto the Lua stack first, so no C++ memory is left to leak
+// when a C build of Lua longjmps.
+int raise_error(lua_State* L, PendingError& error);
+
 // Converts the exception in flight into the message of a Lua error (and notes where a fatal
 // device error first surfaced).
 std::string error_message(lua_State* L, const std::exception& e);
 
-// The one trampoline of every C function registered with Lua. A Lua error raised inside F (a
-// `lua_longjmp*` thrown by the C++ build of Lua) is not caught here and unwinds through.
-template <lua_CFunction F>
-int entry(lua_State* L) {
-  context(L).active = L;
-  std::string message;
+// The trampoline: runs F (after noting L as the active thread when `active`); an exception
+// becomes a Lua error raised after the catch block. In the C++ build of Lua, a Lua error raised
+// inside F (a `lua_longjmp*` thrown by Lua: memory errors, metamethods, see above) is not caught
+// here and unwinds through.
+template <lua_CFunction F, bool active>
+int trampoline(lua_State* L) {
+  PendingError error;
   try {
+    if constexpr (active) context(L).active = L;
     return F(L);
   } catch (const std::exception& e) {
-    message = error_message(L, e);
+    error = pending_error(L, e);
   }
-  return luaL_error(L, "%s", message.c_str());
+  return raise_error(L, error);
 }
+
+// The one trampoline of every C function registered with Lua.
+template <lua_CFunction F>
+int entry(lua_State* L) {
+  return trampoline<F, true>(L);
+}
+
+// The same without the context: luaopen_cu, which creates it, and the runtime's finalizer.
+template <lua_CFunction F>
+int guarded(lua_State* L) {
+  return trampoline<F, false>(L);
+}
+
+// luaL_check*/luaL_opt* that throw ArgumentError: the same checks and messages.
+[[noreturn]] void arg_error(int arg, const std::string& message);
+[[noreturn]] void type_error(lua_State* L, int arg, const char* expected);  // luaL_typeerror
+lua_Number arg_number(lua_State* L, int arg);
+lua_Integer arg_integer(lua_State* L, int arg);
+const char* arg_string(lua_State* L, int arg, size_t* len = nullptr);
+lua_Number opt_arg_number(lua_State* L, int arg, lua_Number fallback);
+lua_Integer opt_arg_integer(lua_State* L, int arg, lua_Integer fallback);
+const char* opt_arg_string(lua_State* L, int arg, const char* fallback);
+void arg_type(lua_State* L, int arg, int type);
+void arg_any(lua_State* L, int arg);
+void* arg_udata(lua_State* L, int arg, const char* type);
+// luaL_checkstack: "stack overflow (what)".
+void check_stack(lua_State* L, int n, const char* what = nullptr);
+
+// Throws the value on top of the stack (popped, kept in the registry) as a LuaErrorValue: entry<F>
+// raises it unchanged.
+[[noreturn]] void raise_value(lua_State* L);
+
+// lua_call for calls from a binding into Lua (callbacks, loaded chunks). In the C++ build it is
+// lua_call (the error unwinds this frame; a traceback shows the callback's frames). In the C build
+// it is lua_pcall, and an error is thrown as LuaErrorValue, which entry<F> raises again after C++
+// cleanup (a traceback then starts at the binding).
+void call_lua(lua_State* L, int nargs, int nresults);
 
 // Is the value at idx a userdata whose metatable is `mt`?
 inline bool has_metatable(lua_State* L, int idx, const void* mt) {

@@ -25,8 +25,8 @@ void push(lua_State* L, std::complex<double> z) {
 }
 
 int l_complex(lua_State* L) {
-  const double re = luaL_checknumber(L, 1);
-  const double im = luaL_optnumber(L, 2, 0.0);
+  const double re = arg_number(L, 1);
+  const double im = opt_arg_number(L, 2, 0.0);
   push(L, {re, im});
   return 1;
 }
@@ -83,7 +83,7 @@ int c_tostring(lua_State* L) {
 
 int c_index(lua_State* L) {
   const std::complex<double> z = to_complex(L, 1);
-  const char* key = luaL_checkstring(L, 2);
+  const char* key = arg_string(L, 2);
   const std::string_view k = key;
   if (k == "re") {
     lua_pushnumber(L, z.real());

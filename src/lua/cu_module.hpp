@@ -19,8 +19,8 @@ struct RunOptions {
   bool strict = false;  // implicit synchronizations raise (cu.strict around the whole run)
 };
 
-// Pushes the `cu` module bound to `rt`, registers it as package.loaded.cu and the embedded Lua
-// modules (cu.*) in package.preload. `rt` must outlive the state: close the state first.
+// Pushes the `cu` module bound to `rt`, registers it as package.loaded.cu and in package.preload
+// (with the embedded Lua modules, cu.*). `rt` must outlive the state: close the state first.
 void open_cu(lua_State* L, Runtime& rt, const RunOptions& options = {});
 
 // Around a whole run of the CLI: begin_run applies --strict and starts the --trace; end_run stops

@@ -20,7 +20,7 @@ EventBox* test_box(lua_State* L, int idx) {
 
 Event& check_event(lua_State* L, int idx) {
   Event* e = test_event(L, idx);
-  if (!e) luaL_typeerror(L, idx, kEventType);
+  if (!e) type_error(L, idx, kEventType);
   return *e;
 }
 
@@ -74,14 +74,14 @@ int e_sub(lua_State* L) {
 
 int e_release(lua_State* L) {
   EventBox* box = test_box(L, 1);
-  if (!box) return luaL_typeerror(L, 1, kEventType);
+  if (!box) type_error(L, 1, kEventType);
   box->event.reset();
   return 0;
 }
 
 int e_tostring(lua_State* L) {
   EventBox* box = test_box(L, 1);
-  if (!box) return luaL_typeerror(L, 1, kEventType);
+  if (!box) type_error(L, 1, kEventType);
   if (!box->event) {
     lua_pushliteral(L, "cu.Event(<released>)");
   } else {

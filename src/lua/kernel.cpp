@@ -113,7 +113,7 @@ struct ModuleBox {
 };
 
 ModuleState& check_module(lua_State* L, int idx) {
-  auto* box = static_cast<ModuleBox*>(luaL_checkudata(L, idx, kModuleType));
+  auto* box = static_cast<ModuleBox*>(arg_udata(L, idx, kModuleType));
   return *box->m;
 }
 
@@ -339,7 +339,7 @@ int module_gc(lua_State* L) {
 
 int module_kernel(lua_State* L) {
   check_module(L, 1);
-  const char* name = luaL_checkstring(L, 2);
+  const char* name = arg_string(L, 2);
   push_module_kernel(L, 1, name);
   return 1;
 }
@@ -391,7 +391,7 @@ void push_kernel_names(lua_State* L, const ModuleState& m) {
 
 int module_index(lua_State* L) {
   ModuleState& m = check_module(L, 1);
-  const char* key = luaL_checkstring(L, 2);
+  const char* key = arg_string(L, 2);
   const std::string_view k(key);
   if (k == "kernel") {
     lua_pushcfunction(L, entry<module_kernel>);
@@ -733,7 +733,7 @@ void push_attributes(lua_State* L, const KernelAttributes& a) {
 
 int kernel_index(lua_State* L) {
   LuaKernel& lk = check_kernel(L, 1);
-  const std::string_view key = luaL_checkstring(L, 2);
+  const std::string_view key = arg_string(L, 2);
   RtcKernel& k = *lk.kernel;
   if (key == "launch") {
     lua_pushcfunction(L, entry<kernel_call>);

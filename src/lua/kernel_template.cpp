@@ -53,7 +53,7 @@ struct TemplateBox {
 };
 
 TemplateState& check_template(lua_State* L, int idx, const char* type) {
-  auto* box = static_cast<TemplateBox*>(luaL_checkudata(L, idx, type));
+  auto* box = static_cast<TemplateBox*>(arg_udata(L, idx, type));
   return *box->t;
 }
 
@@ -99,7 +99,10 @@ std::string check_text(lua_State* L, int idx, const char* what) {
 std::vector<std::string> opt_strings(lua_State* L, int opts, const char* key) {
   std::vector<std::string> out;
   if (!get_option(L, opts, key)) return out;
-  luaL_checktype(L, -1, LUA_TTABLE);
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    fail(ErrorKind::Type, "option '{}' must be a table of strings, got {}", key,
+         luaL_typename(L, -1));
+  }
   const lua_Integer n = luaL_len(L, -1);
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, -1, i);
@@ -142,7 +145,7 @@ int l_reduction(lua_State* L) {
   auto t = std::make_shared<TemplateState>();
   t->reduction = true;
   t->signature_text = check_text(L, 1, "the signature");
-  luaL_checktype(L, 2, LUA_TTABLE);
+  arg_type(L, 2, LUA_TTABLE);
   check_options(L, 2, {"map", "reduce", "identity", "post", "acc", "preamble", "name", "options"});
   t->sig = rtc::parse_template_signature(t->signature_text, true);
   std::vector<const rtc::TemplateParam*> arrays;
@@ -794,7 +797,7 @@ int template_tostring(lua_State* L) {
 
 int template_index(lua_State* L) {
   auto* box = static_cast<TemplateBox*>(lua_touserdata(L, 1));
-  const std::string_view key = luaL_checkstring(L, 2);
+  const std::string_view key = arg_string(L, 2);
   if (!box->t) return 0;
   if (key == "name") {
     lua_pushstring(L, box->t->name.c_str());

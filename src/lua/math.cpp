@@ -61,7 +61,7 @@ int m_complex_binary(lua_State* L) {
   lua_settop(L, 2);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
-  lua_call(L, 2, 1);
+  call_lua(L, 2, 1);
   return 1;
 }
 

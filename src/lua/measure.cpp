@@ -56,14 +56,14 @@ int l_clock(lua_State* L) {
 int l_os_clock(lua_State* L) {
   check_clock(L, "os.clock()");
   lua_pushvalue(L, lua_upvalueindex(1));
-  lua_call(L, 0, 1);
+  call_lua(L, 0, 1);
   return 1;
 }
 
 // cu.time(fn [, {stream=}]): events around fn on the stream, synchronized; milliseconds.
 int l_time(lua_State* L) {
   if (!lua_isfunction(L, 1)) {
-    return luaL_error(L, "cu.time: expected a function, got %s", luaL_typename(L, 1));
+    throw PlainError(fmt::format("cu.time: expected a function, got {}", luaL_typename(L, 1)));
   }
   check_options(L, 2, {"stream"});
   Runtime& rt = runtime(L);
@@ -74,7 +74,7 @@ int l_time(lua_State* L) {
   auto stop = b.create_event(s.device(), true);
   start->record(s);
   lua_pushvalue(L, 1);
-  lua_call(L, 0, 0);
+  call_lua(L, 0, 0);
   stop->record(s);
   {
     Monitor::Wait wait(rt.monitor(), "cu.time", false);
@@ -119,7 +119,7 @@ void push_ledger(lua_State* L, const Ledger& l) {
 }
 
 Ledger check_ledger(lua_State* L, int idx) {
-  luaL_checktype(L, idx, LUA_TTABLE);
+  arg_type(L, idx, LUA_TTABLE);
   Ledger l;
   for (const LedgerField& f : kLedgerFields) {
     lua_getfield(L, idx, f.name);
@@ -162,11 +162,12 @@ int l_ledger(lua_State* L) {
     return 1;
   }
   if (!lua_isfunction(L, 1)) {
-    return luaL_error(L, "cu.ledger: expected a function or nothing, got %s", luaL_typename(L, 1));
+    throw PlainError(
+        fmt::format("cu.ledger: expected a function or nothing, got {}", luaL_typename(L, 1)));
   }
   const Ledger before = m.ledger;
   lua_pushvalue(L, 1);
-  lua_call(L, 0, 0);
+  call_lua(L, 0, 0);
   Ledger d;
   for (const LedgerField& f : kLedgerFields) d.*f.member = m.ledger.*f.member - before.*f.member;
   push_ledger(L, d);
@@ -184,13 +185,14 @@ struct StrictScope {
 };
 
 // cu.strict(fn, ...): calls fn(...) with implicit synchronizations raising; returns its results.
-// (A Lua error unwinds C++ frames in culua's build of Lua, so the scope always ends.)
+// An error of fn ends the scope too (call_lua: unwound in culua's build of Lua, caught and raised
+// again after the scope in stock Lua).
 int l_strict(lua_State* L) {
   if (!lua_isfunction(L, 1)) {
-    return luaL_error(L, "cu.strict: expected a function, got %s", luaL_typename(L, 1));
+    throw PlainError(fmt::format("cu.strict: expected a function, got {}", luaL_typename(L, 1)));
   }
   StrictScope scope(runtime(L).monitor());
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  call_lua(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
 }
 
@@ -261,7 +263,7 @@ int l_trace_start(lua_State* L) {
 
 // cu.trace.stop([file]): stops, writes the Chrome trace when a file is given, returns the summary.
 int l_trace_stop(lua_State* L) {
-  const char* file = luaL_optstring(L, 1, nullptr);
+  const char* file = opt_arg_string(L, 1, nullptr);
   measure::TraceRecorder& t = last_trace(L, "cu.trace.stop");
   t.stop();
   const measure::TraceSummary s = t.summary();
@@ -315,14 +317,14 @@ struct RangeScope {
 
 // cu.range(name, fn, ...): fn(...) inside an NVTX range (Nsight Systems) and a trace range.
 int l_range(lua_State* L) {
-  const char* name = luaL_checkstring(L, 1);
+  const char* name = arg_string(L, 1);
   if (!lua_isfunction(L, 2)) {
-    return luaL_error(L, "cu.range: expected a function as argument 2, got %s",
-                      luaL_typename(L, 2));
+    throw PlainError(
+        fmt::format("cu.range: expected a function as argument 2, got {}", luaL_typename(L, 2)));
   }
   RangeScope scope(context(L), name, script_site(L));
   lua_remove(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  call_lua(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
 }
 

@@ -12,8 +12,6 @@ namespace culua::detail::lua {
 
 namespace {
 
-constexpr const char* kContextKey = "cu.context";
-
 void push_device_info(lua_State* L, const DeviceInfo& d, bool cuda) {
   lua_createtable(L, 0, 6);
   lua_pushinteger(L, d.index);
@@ -63,7 +61,7 @@ int l_sync(lua_State* L) {
 }
 
 int l_sleep(lua_State* L) {
-  const double ms = luaL_checknumber(L, 1);
+  const double ms = arg_number(L, 1);
   check_options(L, 2, {"stream"});
   sleep(runtime(L), ms / 1000.0, opt_stream(L, 2));
   return 0;
@@ -83,10 +81,15 @@ int module_index(lua_State* L) {
 int load_embedded(lua_State* L) {
   const auto* m = static_cast<const EmbeddedModule*>(lua_touserdata(L, lua_upvalueindex(1)));
   if (luaL_loadbufferx(L, m->source, std::strlen(m->source), m->chunkname, "t") != LUA_OK) {
-    return lua_error(L);
+    raise_value(L);
   }
   lua_pushstring(L, m->name);
-  lua_call(L, 1, 1);
+  call_lua(L, 1, 1);
+  return 1;
+}
+
+int preload_cu(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
   return 1;
 }
 
@@ -113,6 +116,7 @@ int context_gc(lua_State* L) {
   }
   ctx->trace.reset();
   ctx->~Context();
+  drop_context(L);
   return 0;
 }
 
@@ -131,9 +135,11 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   lua_pushcfunction(L, entry<context_gc>);
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
-  lua_setfield(L, LUA_REGISTRYINDEX, kContextKey);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, kContextKey);
+#if defined(CULUA_LUA_CXX)
   *static_cast<Context**>(lua_getextraspace(main)) = ctx;
   if (L != main) *static_cast<Context**>(lua_getextraspace(L)) = ctx;
+#endif
   // The collector cannot see device memory: the runtime asks for full collections when device
   // allocations pile up, and before retrying one that ran out of memory.
   rt.collect_garbage = [main] { lua_gc(main, LUA_GCCOLLECT); };
@@ -172,6 +178,10 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   lua_setfield(L, -2, "cu");
   lua_pop(L, 1);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  // require "cu" after package.loaded.cu was cleared gives the same module.
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, entry<preload_cu>, 1);
+  lua_setfield(L, -2, "cu");
   for (const EmbeddedModule* m = kEmbeddedModules; m->name; ++m) {
     lua_pushlightuserdata(L, const_cast<EmbeddedModule*>(m));
     lua_pushcclosure(L, entry<load_embedded>, 1);

@@ -110,7 +110,7 @@ const luaL_Reg kHostFunctions[] = {
 void register_random(lua_State* L) {
   luaL_setfuncs(L, kFunctions, 0);
   lua_getfield(L, -1, "host");
-  luaL_checktype(L, -1, LUA_TTABLE);  // created by register_array
+  if (!lua_istable(L, -1)) fail(ErrorKind::Value, "register_random: cu.host is missing");
   luaL_setfuncs(L, kHostFunctions, 0);
   lua_pop(L, 1);
 }

@@ -67,7 +67,7 @@ int l_use_stream(lua_State* L) {
 }
 
 int scope_close(lua_State* L) {
-  auto* scope = static_cast<ScopeBox*>(luaL_checkudata(L, 1, kScopeType));
+  auto* scope = static_cast<ScopeBox*>(arg_udata(L, 1, kScopeType));
   if (scope->closed) return 0;
   scope->closed = true;
   std::shared_ptr<Stream> previous = std::move(scope->previous);
@@ -117,14 +117,14 @@ int s_wait(lua_State* L) {
 
 int s_release(lua_State* L) {
   StreamBox* box = test_box(L, 1);
-  if (!box) return luaL_typeerror(L, 1, kStreamType);
+  if (!box) type_error(L, 1, kStreamType);
   box->stream.reset();
   return 0;
 }
 
 int s_tostring(lua_State* L) {
   StreamBox* box = test_box(L, 1);
-  if (!box) return luaL_typeerror(L, 1, kStreamType);
+  if (!box) type_error(L, 1, kStreamType);
   if (!box->stream) {
     lua_pushliteral(L, "cu.Stream(<released>)");
     return 1;
@@ -196,7 +196,7 @@ Stream* test_stream(lua_State* L, int idx) {
 
 Stream& check_stream(lua_State* L, int idx) {
   Stream* s = test_stream(L, idx);
-  if (!s) luaL_typeerror(L, idx, kStreamType);
+  if (!s) type_error(L, idx, kStreamType);
   return *s;
 }
 

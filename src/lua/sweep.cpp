@@ -74,7 +74,7 @@ Value::Object table_fields(lua_State* L, int idx, int depth, Skip&& skip) {
   idx = lua_absindex(L, idx);
   if (depth > 64)
     fail(ErrorKind::Value, "a value is nested too deeply (a table that contains itself?)");
-  luaL_checkstack(L, 4, "result value");
+  check_stack(L, 4, "result value");
   Value::Object o;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
@@ -712,7 +712,7 @@ int l_sweep(lua_State* L) {
     fail(ErrorKind::Type, "expects a table {{name=, axes=, run=}}, got {}", luaL_typename(L, 1));
   }
   lua_settop(L, 1);
-  luaL_checkstack(L, 30, "cu.sweep");
+  check_stack(L, 30, "cu.sweep");
   check_options(L, 1, {"name", "axes", "run", "order", "quiet", "json", "csv", "plot"});
   std::string name = opt_string(L, 1, "name", "");
   if (name.empty()) name = "sweep";
@@ -895,7 +895,7 @@ int l_sweep(lua_State* L) {
   if (interrupted) {
     for (const std::string& f : failures) std::fprintf(stderr, "culua: %s\n", f.c_str());
     lua_pushvalue(L, interruption);
-    return lua_error(L);
+    raise_value(L);
   }
   if (!failures.empty()) fail(ErrorKind::Value, "{}", failure_message(name, failures));
   lua_pushvalue(L, results);
@@ -936,13 +936,13 @@ int results_csv(lua_State* L) {
 }
 
 int results_write_json(lua_State* L) {
-  const std::string path = luaL_checkstring(L, 2);
+  const std::string path = arg_string(L, 2);
   measure::write_text_file(path, results_json_text(L));
   return 0;
 }
 
 int results_write_csv(lua_State* L) {
-  const std::string path = luaL_checkstring(L, 2);
+  const std::string path = arg_string(L, 2);
   measure::write_text_file(path, results_csv_text(L));
   return 0;
 }
@@ -961,7 +961,7 @@ int results_plot(lua_State* L) {
 
 // cu.plot(rows, {x=, y=, series=, file=, ...}): rows are a list of tables or sweep results.
 int l_plot(lua_State* L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
+  arg_type(L, 1, LUA_TTABLE);
   if (lua_type(L, 2) != LUA_TTABLE) {
     fail(ErrorKind::Type, "expects options {{x=, y=, file=}} after the rows, got {}",
          luaL_typename(L, 2));

@@ -11,7 +11,8 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-for f in bin/culua include/culua/culua.hpp share/lua/5.4/cu/testing.lua; do
+for f in bin/culua include/culua/culua.hpp share/lua/5.4/cu/testing.lua share/lua/5.4/cu/meta/cu.lua \
+  lib/lua/5.4/cu.so; do
   [[ -e $prefix/$f ]] || { echo "not installed: $f"; exit 1; }
 done
 config=$(find "$prefix" -name culuaConfig.cmake)
@@ -37,4 +38,9 @@ flags=$(pkg-config --cflags --libs culua)
 echo "pkg-config: $flags"
 c++ -std=c++17 -O1 "$src/examples/embed/main.cpp" $flags -Wl,-rpath,"$(dirname "$lib")" -o "$work/app-pc"
 "$work/app-pc" host
+# The installed stock-Lua module, found through Lua's own path variables.
+if command -v lua5.4 >/dev/null; then
+  LUA_CPATH="$prefix/lib/lua/5.4/?.so" LUA_PATH="$prefix/share/lua/5.4/?.lua" CULUA_BACKEND=host \
+    lua5.4 -e 'local cu = require "cu"; assert(cu.arange(4):sum():item() == 6); print("require \"cu\" from the prefix: ok")'
+fi
 echo "installed package: ok"

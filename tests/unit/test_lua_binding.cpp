@@ -56,6 +56,48 @@ int returns_normally(lua_State* L) {
   return 1;
 }
 
+// Calls the function given as argument 1 through call_lua.
+int calls_back(lua_State* L) {
+  Probe p;
+  lua_settop(L, 1);
+  lua::call_lua(L, 0, 1);
+  return 1;
+}
+
+// Raises its argument as the error value.
+int raises_its_argument(lua_State* L) {
+  Probe p;
+  lua_settop(L, 1);
+  lua::raise_value(L);
+}
+
+// The same checks through luaL_check*/luaL_opt* (Lua) or through the helpers that throw.
+template <bool Lua>
+int checks_arguments(lua_State* L) {
+  if constexpr (Lua) {
+    luaL_checknumber(L, 1);
+    luaL_checkinteger(L, 2);
+    luaL_checkstring(L, 3);
+    luaL_optnumber(L, 4, 0);
+    luaL_checktype(L, 5, LUA_TTABLE);
+    luaL_checkany(L, 6);
+    luaL_checkudata(L, 7, lua::kArrayType);
+    luaL_optinteger(L, 8, 0);
+    luaL_optstring(L, 9, "");
+  } else {
+    lua::arg_number(L, 1);
+    lua::arg_integer(L, 2);
+    lua::arg_string(L, 3);
+    lua::opt_arg_number(L, 4, 0);
+    lua::arg_type(L, 5, LUA_TTABLE);
+    lua::arg_any(L, 6);
+    lua::arg_udata(L, 7, lua::kArrayType);
+    lua::opt_arg_integer(L, 8, 0);
+    lua::opt_arg_string(L, 9, "");
+  }
+  return 0;
+}
+
 struct LuaCloser {
   void operator()(lua_State* L) const { lua_close(L); }
 };
@@ -198,4 +240,65 @@ TEST_CASE("lua: an unprotected error through entry<F> reaches lua_pcall", "[lua]
   CHECK_THAT(lua_tostring(L, -1), Catch::Contains("probe lua error 2"));
   CHECK(g_destroyed == 1);
   lua_pop(L, 1);
+}
+
+TEST_CASE("lua: the argument helpers raise Lua's own messages", "[lua]") {
+  Runtime rt(host_options());
+  std::unique_ptr<lua_State, LuaCloser> state(luaL_newstate());
+  lua_State* L = state.get();
+  luaL_openlibs(L);
+  lua::open_cu(L, rt);
+  lua_setglobal(L, "cu");
+  const char* calls =
+      "local f = checks_arguments "
+      "local o = { f = f } "
+      "local calls = { "
+      "  function() f('x') end, function() f() end, function() f(1, 2.5) end, "
+      "  function() f(1, 'y') end, function() f(1, '2', {}) end, "
+      "  function() f(1, 2, 's', 'z') end, function() f(1, 2, 's', nil, 5) end, "
+      "  function() f(1, 2, 's', nil, {}) end, function() f(1, 2, 3, nil, {}, 0, 5) end, "
+      "  function() f(1, 2, 's', nil, {}, false, cu.stream()) end, "
+      "  function() f(1, 2, 's', nil, {}, 0, cu.zeros(1), 1.5) end, "
+      "  function() f(1, 2, 's', nil, {}, 0, cu.zeros(1), 1, {}) end, "
+      "  function() o:f('x') end, function() o:f(1, 'x') end, "
+      "  function() return pcall(f, 'x') end, "
+      "} "
+      "local out = {} "
+      "for i, call in ipairs(calls) do "
+      "  local ok, m = pcall(call) "
+      "  out[i] = ok and 'ok' or m "
+      "end "
+      "return table.concat(out, '\\n')";
+  lua_register(L, "checks_arguments", lua::entry<checks_arguments<true>>);
+  const std::string by_lua = run_string(L, calls);
+  lua_register(L, "checks_arguments", lua::entry<checks_arguments<false>>);
+  const std::string by_helpers = run_string(L, calls);
+  CHECK(by_helpers == by_lua);
+  CHECK_THAT(by_helpers, Catch::Contains("bad argument #2 to 'f' (number has no integer"));
+  CHECK_THAT(by_helpers,
+             Catch::Contains("bad argument #7 to 'f' (cu.Array expected, got cu.Stream)"));
+  CHECK_THAT(by_helpers, Catch::Contains("calling 'f' on bad self"));
+  CHECK_THAT(by_helpers, Catch::Contains("bad argument #6 to 'f' (value expected)"));
+}
+
+TEST_CASE("lua: errors of Lua code a binding called come back unchanged", "[lua]") {
+  Runtime rt(host_options());
+  std::unique_ptr<lua_State, LuaCloser> state(luaL_newstate());
+  lua_State* L = state.get();
+  luaL_openlibs(L);
+  lua::open_cu(L, rt);
+  lua_pop(L, 1);
+  lua_register(L, "calls_back", lua::entry<calls_back>);
+  lua_register(L, "raises_its_argument", lua::entry<raises_its_argument>);
+  g_destroyed = 0;
+  CHECK(run_string(L,
+                   "local marker = {} "
+                   "local ok1, e1 = pcall(calls_back, function() error(marker) end) "
+                   "local ok2, e2 = pcall(raises_its_argument, marker) "
+                   "local ok3, e3 = pcall(raises_its_argument, 'text') "
+                   "local ok4, v = pcall(calls_back, function() return 'fine' end) "
+                   "return tostring(not ok1 and rawequal(e1, marker)) .. "
+                   "tostring(not ok2 and rawequal(e2, marker)) .. tostring(not ok3 and e3) .. "
+                   "tostring(ok4 and v)") == "truetruetextfine");
+  CHECK(g_destroyed == 4);
 }

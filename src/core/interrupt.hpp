@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 namespace culua::detail {
 
@@ -35,5 +36,36 @@ class InterruptScope {
 
 // The flag in scope on the calling thread, or null.
 InterruptFlag* current_interrupt_flag() noexcept;
+
+// Throws Error(ErrorKind::Interrupted) when the flag in scope has been requested.
+void check_interrupt();
+
+// The polling side of an interruptible wait: call pause() between checks of the awaited
+// condition. It throws Error(Interrupted) once the flag is requested; it yields while the wait is
+// young (a short wait stays as fast as a native blocking call) and sleeps about 100 us between
+// checks after a few milliseconds (a long wait costs no CPU and still sees an interrupt at once).
+class WaitBackoff {
+ public:
+  explicit WaitBackoff(const InterruptFlag& flag) noexcept;
+  void pause();
+
+ private:
+  const InterruptFlag& flag_;
+  int64_t start_ns_;
+  bool sleeping_ = false;
+};
+
+// Waits until done() returns true. With no flag in scope on this thread it calls block() (the
+// backend's native blocking wait); with one, it polls done() through a WaitBackoff.
+template <class Done, class Block>
+void interruptible_wait(Done&& done, Block&& block) {
+  const InterruptFlag* flag = current_interrupt_flag();
+  if (!flag) {
+    block();
+    return;
+  }
+  WaitBackoff backoff(*flag);
+  while (!done()) backoff.pause();
+}
 
 }  // namespace culua::detail

@@ -1,6 +1,7 @@
 #include "core/stream.hpp"
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace culua::detail {
 
@@ -15,6 +16,10 @@ std::string_view priority_name(StreamPriority p) {
   }
 }
 
+void Stream::synchronize() {
+  interruptible_wait([this] { return query(); }, [this] { do_synchronize(); });
+}
+
 void Event::record(Stream& s) {
   if (s.device() != device_) {
     fail(ErrorKind::Value, "event of device {} cannot be recorded on a stream of device {}",
@@ -25,7 +30,8 @@ void Event::record(Stream& s) {
 }
 
 void Event::synchronize() {
-  if (recorded_) do_synchronize();
+  if (!recorded_) return;
+  interruptible_wait([this] { return do_query(); }, [this] { do_synchronize(); });
 }
 
 bool Event::query() {
@@ -40,6 +46,8 @@ double Event::elapsed_ms(Event& later) {
   if (!timing_ || !later.timing_) {
     fail(ErrorKind::Value, "elapsed time needs events created with timing=true");
   }
+  synchronize();
+  later.synchronize();
   return do_elapsed_ms(later);
 }
 

@@ -27,10 +27,15 @@ class Stream : public std::enable_shared_from_this<Stream> {
   StreamPriority priority() const { return priority_; }
   uint64_t id() const { return id_; }
 
-  virtual void synchronize() = 0;           // blocks until all queued work is done
+  // Blocks until all queued work is done. Interruptible (core/interrupt.hpp): with a flag in
+  // scope it polls query() and throws Error(Interrupted) when the flag is requested.
+  void synchronize();
   virtual bool query() = 0;                 // true when all queued work is done
   virtual void wait(Event& e) = 0;          // later work on this stream waits for `e`
   virtual void* native_handle() const = 0;  // cudaStream_t on CUDA
+
+ protected:
+  virtual void do_synchronize() = 0;  // the backend's blocking wait
 
  private:
   int device_;
@@ -50,10 +55,12 @@ class Event {
   bool recorded() const { return recorded_; }
 
   void record(Stream& s);
-  void synchronize();  // a never-recorded event is complete
+  // Blocks until the event completes (a never-recorded event is complete); interruptible as
+  // Stream::synchronize.
+  void synchronize();
   bool query();
-  // Milliseconds from this event to `later`; waits for both. Both must have been recorded with
-  // timing enabled.
+  // Milliseconds from this event to `later`; waits for both (interruptibly). Both must have been
+  // recorded with timing enabled.
   double elapsed_ms(Event& later);
   // Host backend: when the queue reached the event, in steady-clock seconds (waits for it). NaN
   // on CUDA, whose event times are on the device's clock.

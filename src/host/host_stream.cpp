@@ -83,7 +83,7 @@ void HostStream::enqueue_event(std::shared_ptr<EventState> event, uint64_t gener
   queue_->work_ready.notify_one();
 }
 
-void HostStream::synchronize() {
+void HostStream::do_synchronize() {
   std::unique_lock lock(queue_->m);
   const uint64_t target = queue_->enqueued;
   queue_->work_done.wait(lock, [&] { return queue_->completed >= target; });

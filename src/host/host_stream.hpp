@@ -60,10 +60,12 @@ class HostStream final : public Stream {
 
   void enqueue(std::function<void()> work);
   void enqueue_event(std::shared_ptr<EventState> event, uint64_t generation);
-  void synchronize() override;
   bool query() override;
   void wait(Event& e) override;
   void* native_handle() const override { return queue_.get(); }
+
+ protected:
+  void do_synchronize() override;
 
  private:
   std::shared_ptr<WorkQueue> queue_;

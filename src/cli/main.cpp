@@ -182,8 +182,8 @@ bool run_all(lua_State* L, Invocation& inv) {
   return true;
 }
 
-// Leaving the REPL after an interrupted wait: the queued work still runs, and the runtime waits
-// for it before tearing down. Say so when that takes a while.
+// Leaving after an interrupted wait (or the REPL, where one may have been): the queued work still
+// runs, and the runtime waits for it before tearing down. Say so when that takes a while.
 void note_queued_work(Runtime& rt) {
   for (int i = 0; i < 50 && rt.monitor().work_pending(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -314,7 +314,7 @@ int main(int argc, char** argv) {
   const int status = lua_pcall(L, 2, 1, 0);
   const bool ok = status == LUA_OK && lua_toboolean(L, -1);
   cli::report(L, status);
-  if (inv.repl_ran) cli::note_queued_work(rt);
+  if (inv.repl_ran || cli::interrupted()) cli::note_queued_work(rt);
   lua_close(L);  // before the runtime: finalizers free arrays through it
   return ok ? 0 : 1;
 }

@@ -45,8 +45,12 @@ void check_interrupt() {
 
 WaitBackoff::WaitBackoff(const InterruptFlag& flag) noexcept : flag_(flag), start_ns_(now_ns()) {}
 
-void WaitBackoff::pause() {
+void WaitBackoff::check() const {
   if (flag_.requested()) throw_interrupted();
+}
+
+void WaitBackoff::pause() {
+  check();
   if (!sleeping_ && now_ns() - start_ns_ < kSpinNs) {
     std::this_thread::yield();
     return;

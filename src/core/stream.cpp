@@ -17,7 +17,12 @@ std::string_view priority_name(StreamPriority p) {
 }
 
 void Stream::synchronize() {
-  interruptible_wait([this] { return query(); }, [this] { do_synchronize(); });
+  interruptible_wait([this](std::chrono::microseconds t) { return do_wait_for(t); }, timed_wait(),
+                     [this] { do_synchronize(); });
+}
+
+bool Stream::do_wait_for(std::chrono::microseconds) {
+  return query();
 }
 
 void Event::record(Stream& s) {
@@ -31,7 +36,12 @@ void Event::record(Stream& s) {
 
 void Event::synchronize() {
   if (!recorded_) return;
-  interruptible_wait([this] { return do_query(); }, [this] { do_synchronize(); });
+  interruptible_wait([this](std::chrono::microseconds t) { return do_wait_for(t); }, timed_wait(),
+                     [this] { do_synchronize(); });
+}
+
+bool Event::do_wait_for(std::chrono::microseconds) {
+  return do_query();
 }
 
 bool Event::query() {

@@ -3,6 +3,7 @@
 // backend a stream is a worker thread with a queue.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -28,7 +29,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   uint64_t id() const { return id_; }
 
   // Blocks until all queued work is done. Interruptible (core/interrupt.hpp): with a flag in
-  // scope it polls query() and throws Error(Interrupted) when the flag is requested.
+  // scope it polls and throws Error(Interrupted) when the flag is requested.
   void synchronize();
   virtual bool query() = 0;                 // true when all queued work is done
   virtual void wait(Event& e) = 0;          // later work on this stream waits for `e`
@@ -36,6 +37,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
  protected:
   virtual void do_synchronize() = 0;  // the backend's blocking wait
+  // An interruptible wait's step: true when the queued work is done. A backend that can block
+  // with a timeout waits up to `timeout` and says so in timed_wait(); the default only queries.
+  virtual bool do_wait_for(std::chrono::microseconds timeout);
+  virtual bool timed_wait() const { return false; }
 
  private:
   int device_;
@@ -71,6 +76,9 @@ class Event {
   virtual void do_synchronize() = 0;
   virtual bool do_query() = 0;
   virtual double do_elapsed_ms(Event& later) = 0;
+  // As Stream's: an interruptible wait's step, blocking up to `timeout` where timed_wait().
+  virtual bool do_wait_for(std::chrono::microseconds timeout);
+  virtual bool timed_wait() const { return false; }
 
  private:
   int device_;

@@ -133,7 +133,9 @@ class CudaBackend final : public Backend {
   // embedding application) can keep the final call waiting.
   void synchronize_device(int device) override {
     state(device);
-    interruptible_wait([&] { return streams_->device_idle(device, *health_); }, [] {});
+    interruptible_wait(
+        [&](std::chrono::microseconds) { return streams_->device_idle(device, *health_); }, false,
+        [] {});
     CULUA_CUDA_CHECK(*health_, cudaDeviceSynchronize());
     streams_->device_idle(device, *health_);  // destroys dropped streams that are done
   }

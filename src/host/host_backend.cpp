@@ -175,13 +175,16 @@ void HostBackend::synchronize_device(int) {
   };
   size_t idle = 0;  // queues[0, idle) have reached their targets (they stay there)
   interruptible_wait(
-      [&] {
+      [&](std::chrono::microseconds timeout) {
         for (; idle < queues.size(); ++idle) {
-          std::lock_guard lock(queues[idle]->m);
-          if (!reached(idle)) return false;
+          std::unique_lock lock(queues[idle]->m);
+          if (!queues[idle]->work_done.wait_for(lock, timeout, [&] { return reached(idle); })) {
+            return false;
+          }
         }
         return true;
       },
+      true,
       [&] {
         for (size_t i = 0; i < queues.size(); ++i) {
           std::unique_lock lock(queues[i]->m);

@@ -66,6 +66,8 @@ class HostStream final : public Stream {
 
  protected:
   void do_synchronize() override;
+  bool do_wait_for(std::chrono::microseconds timeout) override;
+  bool timed_wait() const override { return true; }
 
  private:
   std::shared_ptr<WorkQueue> queue_;
@@ -97,6 +99,8 @@ class HostEvent final : public Event {
   void do_synchronize() override;
   bool do_query() override;
   double do_elapsed_ms(Event& later) override;
+  bool do_wait_for(std::chrono::microseconds timeout) override;
+  bool timed_wait() const override { return true; }
 
  private:
   std::shared_ptr<EventState> state_;

@@ -47,7 +47,7 @@ constexpr double kLatencyLimitMs = 100;
 
 }  // namespace
 
-TEST_CASE("interrupt: stream synchronize throws quickly; queued work keeps its buffer",
+TEST_CASE("interrupt: stream synchronize throws quickly, queued work keeps its buffer",
           "[interrupt][host]") {
   Runtime rt(host_options());
   host::HostBackend& hb = host_backend(rt);
@@ -106,7 +106,7 @@ TEST_CASE("interrupt: waits with a flag in scope and none requested wait for the
   CHECK(ms_since(t1) < 1000);
 }
 
-TEST_CASE("interrupt: a flag requested before the wait ends it at once; idle streams do not throw",
+TEST_CASE("interrupt: a flag requested before the wait ends it at once, idle streams do not throw",
           "[interrupt][host]") {
   Runtime rt(host_options());
   auto s = rt.backend().create_stream(0, StreamPriority::Normal);

@@ -185,13 +185,17 @@ bool run_all(lua_State* L, Invocation& inv) {
 // Leaving after an interrupted wait (or the REPL, where one may have been): the queued work still
 // runs, and the runtime waits for it before tearing down. Say so when that takes a while.
 void note_queued_work(Runtime& rt) {
-  for (int i = 0; i < 50 && rt.monitor().work_pending(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (rt.monitor().work_pending()) {
-    std::fprintf(stderr,
-                 "culua: waiting for queued device work to finish (Ctrl-C quits at once)\n");
-    std::fflush(stderr);
+  try {
+    for (int i = 0; i < 50 && rt.monitor().work_pending(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (rt.monitor().work_pending()) {
+      std::fprintf(stderr,
+                   "culua: waiting for queued device work to finish (Ctrl-C quits at once)\n");
+      std::fflush(stderr);
+    }
+  } catch (const std::exception&) {
+    // A stream query failed after a fatal device error: there is nothing to wait for.
   }
 }
 

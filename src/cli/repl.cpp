@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <clocale>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -56,8 +57,8 @@ void drain_interrupt_pipe() {
   }
 }
 
-int read_key(FILE* in) {
-  const int fd = fileno(in);
+// The next byte of input, or EOF (end of input, an error, or Ctrl-C).
+int read_byte(int fd) {
   for (;;) {
     if (prompt_interrupted) return EOF;
     pollfd p[2] = {{interrupt_pipe[0], POLLIN, 0}, {fd, POLLIN, 0}};
@@ -74,6 +75,24 @@ int read_key(FILE* in) {
     if (n < 0 && errno == EINTR) continue;
     return EOF;
   }
+}
+
+bool utf8_input = false;  // the locale is multibyte: keys are read as UTF-8 characters
+
+// libedit's key reader: one character (a code point when the input is UTF-8).
+int read_key(FILE* in) {
+  const int fd = fileno(in);
+  const int c = read_byte(fd);
+  if (!utf8_input || c == EOF || c < 0xC0 || c > 0xF4) return c;
+  const int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : 1;
+  int code = c & (0x3F >> extra);
+  for (int i = 0; i < extra; ++i) {
+    const int next = read_byte(fd);
+    if (next == EOF) return EOF;
+    if ((next & 0xC0) != 0x80) return 0xFFFD;
+    code = (code << 6) | (next & 0x3F);
+  }
+  return code;
 }
 
 enum class Input { Line, End, Interrupted };
@@ -301,6 +320,9 @@ char** complete(const char* text, int start, int) {
 }
 
 void setup_line_editing() {
+  // libedit turns keys into multibyte text through the locale's character type.
+  std::setlocale(LC_CTYPE, "");
+  utf8_input = MB_CUR_MAX > 1;
   rl_readline_name = "culua";
   rl_catch_signals = 0;  // Ctrl-C at the prompt is ours (read_line)
   rl_getc_function = read_key;

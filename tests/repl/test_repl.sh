@@ -14,6 +14,7 @@ fi
 culua=$(realpath "$1")
 backend=${2:-host}
 readonly SKIP=77
+export LC_ALL=C.UTF-8 # a UTF-8 terminal, for tmux and culua alike
 
 if ! command -v tmux >/dev/null 2>&1; then
   echo "SKIPPED: no tmux"
@@ -35,6 +36,9 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# A session that lives as long as the test: ending a REPL's session never stops the server (a
+# new session would race with its exit).
+tm new-session -d -s keeper -x 80 -y 10 "sleep 100000"
 
 failures=0
 now_ms() { date +%s%3N; }
@@ -115,6 +119,25 @@ start_repl() {
   fi
 }
 pane_dead() { [[ $(tm display-message -p -t repl '#{pane_dead}') == 1 ]]; }
+# The exit status of the REPL that ended. tmux sees the terminal close before it reaps the
+# process; on a loaded machine that can take seconds, while the exit code of the unreaped process
+# is already in /proc (its last stat field, in waitpid's format).
+exit_status() {
+  local status pid
+  status=$(tm display-message -p -t repl '#{pane_dead_status}')
+  if [[ -n $status ]]; then
+    echo "$status"
+    return 0
+  fi
+  pid=$(tm display-message -p -t repl '#{pane_pid}')
+  [[ -r /proc/$pid/stat ]] || return 1
+  local stat
+  stat=$(</proc/"$pid"/stat)
+  stat=${stat##*) }
+  [[ ${stat%% *} == Z ]] || return 1
+  echo $((${stat##* } >> 8))
+}
+exit_status_known() { exit_status >/dev/null; }
 end_session() { tm kill-session -t repl >/dev/null 2>&1; }
 
 # Sends Ctrl-C while LINE runs and prints the milliseconds until REGEX shows.
@@ -163,6 +186,7 @@ run_line 'x = cu.arange(5)'
 expect 'x:sum()' '^cu\.array\(10\., shape=\{\}, dtype=f32, device\)$'
 expect '1, "two", 3.5' '^1[[:space:]]+two[[:space:]]+3\.5$'
 expect 'x' 'cu\.array\(\[0\., 1\., 2\., 3\., 4\.\], shape=\{5\}'
+expect 'print("héllo ✓", #"é")' '^héllo ✓[[:space:]]+2$'
 
 # A long array prints a short summary.
 expect 'cu.arange(100000)' '\.\.\..*shape=\{100000\}'
@@ -255,11 +279,11 @@ expect 'y' '^7$'
 
 # Ctrl-D exits with status 0 and writes the history.
 key C-d
-if timeout=20 poll pane_dead; then
-  status=$(tm display-message -p -t repl '#{pane_dead_status}')
+if timeout=20 poll pane_dead && poll exit_status_known; then
+  status=$(exit_status)
   [[ $status == 0 ]] && ok "Ctrl-D exits with status 0" || fail "Ctrl-D: exit status '$status'"
 else
-  fail "Ctrl-D did not exit"
+  fail "Ctrl-D did not exit (pane_dead=$(tm display-message -p -t repl '#{pane_dead}'), status '$(tm display-message -p -t repl '#{pane_dead_status}')', pid $(tm display-message -p -t repl '#{pane_pid}'): $(ps -o stat=,wchan=,cmd= -p "$(tm display-message -p -t repl '#{pane_pid}')" 2>&1))"
 fi
 history="$work/home/.culua_history"
 if [[ -f $history ]] && grep -qF 'error("boom")' "$history" && grep -qF '1+1' "$history"; then

@@ -4,8 +4,8 @@
 #   tests/run_gpu_tests.sh [BUILD_DIR]      (default: build; run from anywhere)
 # Writes one log, $OUT/gpu-tests.log when OUT is set (the device tool), else gpu-tests.log.
 # Exit status: 0 when every test passed, 1 otherwise (a skipped test counts as a failure here:
-# this script exists to run them; only the lua5.4 run of the stock-Lua module is left out, with a
-# SKIPPED line, where lua5.4 is not installed).
+# this script exists to run them; only the lua5.4 run of the stock-Lua module without lua5.4,
+# and the REPL test without tmux, are left out, each with a SKIPPED line).
 set -uo pipefail
 shopt -s nullglob
 cd "$(dirname "$0")/.."
@@ -57,6 +57,16 @@ run module.cuda.stock_lua_host env CULUA_BACKEND=cuda "$build/tests/stock_lua_ho
 run module.cuda.culua "$build/culua" --backend cuda "$module_test"
 run quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
 run unit "$build/tests/culua_unit_tests"
+# The REPL through a pseudo-terminal needs tmux, which a GPU machine may lack: then it is
+# reported as skipped (not failed: the GPU is not the reason).
+if command -v tmux >/dev/null 2>&1; then
+  run repl.cuda tests/repl/test_repl.sh "$build/culua" cuda
+  grep -h "Ctrl-C latency" "$log" || true
+else
+  skipped+=("repl.cuda")
+  printf '%-40s SKIPPED: no tmux\n' "repl.cuda"
+  echo "=== repl.cuda: SKIPPED: no tmux" >>"$log"
+fi
 
 echo "$passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}${skipped:+, ${#skipped[@]} skipped: ${skipped[*]}}"
 echo "log: $log"

@@ -13,6 +13,8 @@ namespace culua::detail::cli {
 int docall(lua_State* L, int nargs, int nresults);
 // Prints the error message on top of the stack (if status != LUA_OK) and pops it.
 int report(lua_State* L, int status);
+// True when Ctrl-C interrupted the last docall.
+bool interrupted();
 // The interactive loop (repl.cpp).
 void run_repl(lua_State* L);
 

@@ -3,14 +3,17 @@
 #include <lua.hpp>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/compare.hpp"
 #include "cli/interpreter.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/runtime.hpp"
 #include "core/version.hpp"
 #include "lua/cu_module.hpp"
@@ -23,15 +26,28 @@ namespace {
 // GPU tests use it to skip on machines without a GPU.
 constexpr int kUnavailable = 69;
 
+// Ctrl-C as in lua.c: the handler only sets a hook, and the hook raises at the next Lua step. It
+// also requests the interrupt flag that every run has in scope, so that a wait for the device
+// (cu.sync(), an element read, a copy to the host) stops polling and raises as well.
 lua_State* interrupted_state = nullptr;
+InterruptFlag interrupt_flag;
 
-void stop_hook(lua_State* L, lua_Debug*) {
+int traceback_handler(lua_State* L);
+
+void stop_hook(lua_State* L, lua_Debug* ar) {
+  // An interrupted wait raises its own error: the call of its message handler and the return
+  // from it must not replace that error with this one.
+  lua_getinfo(L, "f", ar);
+  const bool in_handler = lua_tocfunction(L, -1) == traceback_handler;
+  lua_pop(L, 1);
+  if (in_handler) return;
   lua_sethook(L, nullptr, 0, 0);
   luaL_error(L, "interrupted!");
 }
 
 void on_sigint(int sig) {
   std::signal(sig, SIG_DFL);  // a second Ctrl-C kills the process
+  interrupt_flag.request();
   lua_sethook(interrupted_state, stop_hook,
               LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
 }
@@ -57,6 +73,7 @@ struct Invocation {
   int script_index = 0;                      // position of the script in argv
   std::vector<std::string> argv;
   lua::RunOptions run;  // --json --csv --plot --trace --strict
+  bool repl_ran = false;
 };
 
 void print_version() {
@@ -114,11 +131,11 @@ int run_script(lua_State* L, const Invocation& inv) {
   return report(L, status);
 }
 
-bool run_all(lua_State* L, const Invocation& inv);
+bool run_all(lua_State* L, Invocation& inv);
 
 // Everything runs inside this protected function, as lua.c's pmain.
 int protected_main(lua_State* L) {
-  const auto& inv = *static_cast<const Invocation*>(lua_touserdata(L, 1));
+  auto& inv = *static_cast<Invocation*>(lua_touserdata(L, 1));
   auto& rt = *static_cast<Runtime*>(lua_touserdata(L, 2));
   luaL_checkversion(L);
   luaL_openlibs(L);
@@ -137,7 +154,7 @@ int protected_main(lua_State* L) {
 }
 
 // The -e chunks, -l modules, the script and the REPL, in order; false at the first failure.
-bool run_all(lua_State* L, const Invocation& inv) {
+bool run_all(lua_State* L, Invocation& inv) {
   if (inv.version) print_version();
   size_t e = 0, l = 0;
   for (bool is_exec : inv.order) {
@@ -154,15 +171,34 @@ bool run_all(lua_State* L, const Invocation& inv) {
     if (run_script(L, inv) != LUA_OK) return false;
   }
   if (inv.interactive) {
+    inv.repl_ran = true;
     run_repl(L);
   } else if (inv.script_and_args.empty() && inv.exec.empty() && inv.libs.empty() && !inv.version) {
     if (isatty(STDIN_FILENO)) {
+      inv.repl_ran = true;
       run_repl(L);
     } else if (run_chunk(L, luaL_loadfile(L, nullptr)) != LUA_OK) {
       return false;
     }
   }
   return true;
+}
+
+// Leaving after an interrupted wait (or the REPL, where one may have been): the queued work still
+// runs, and the runtime waits for it before tearing down. Say so when that takes a while.
+void note_queued_work(Runtime& rt) {
+  try {
+    for (int i = 0; i < 50 && rt.monitor().work_pending(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (rt.monitor().work_pending()) {
+      std::fprintf(stderr,
+                   "culua: waiting for queued device work to finish (Ctrl-C quits at once)\n");
+      std::fflush(stderr);
+    }
+  } catch (const std::exception&) {
+    // A stream query failed after a fatal device error: there is nothing to wait for.
+  }
 }
 
 }  // namespace
@@ -172,11 +208,27 @@ int docall(lua_State* L, int nargs, int nresults) {
   lua_pushcfunction(L, traceback_handler);
   lua_insert(L, base);
   interrupted_state = L;
-  std::signal(SIGINT, on_sigint);
-  const int status = lua_pcall(L, nargs, nresults, base);
-  std::signal(SIGINT, SIG_DFL);
+  interrupt_flag.clear();
+  lua_sethook(L, nullptr, 0, 0);
+  int status;
+  {
+    InterruptScope scope(&interrupt_flag);
+    struct sigaction action = {};
+    struct sigaction previous = {};
+    action.sa_handler = on_sigint;
+    action.sa_flags = SA_RESTART;  // as signal(): other system calls go on
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous);
+    status = lua_pcall(L, nargs, nresults, base);
+    sigaction(SIGINT, &previous, nullptr);
+  }
+  lua_sethook(L, nullptr, 0, 0);  // a Ctrl-C that came after the last Lua step
   lua_remove(L, base);
   return status;
+}
+
+bool interrupted() {
+  return interrupt_flag.requested();
 }
 
 int report(lua_State* L, int status) {
@@ -268,6 +320,7 @@ int main(int argc, char** argv) {
   const int status = lua_pcall(L, 2, 1, 0);
   const bool ok = status == LUA_OK && lua_toboolean(L, -1);
   cli::report(L, status);
+  if (inv.repl_ran || cli::interrupted()) cli::note_queued_work(rt);
   lua_close(L);  // before the runtime: finalizers free arrays through it
   return ok ? 0 : 1;
 }

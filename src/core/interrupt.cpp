@@ -1,10 +1,31 @@
 #include "core/interrupt.hpp"
 
+#include <chrono>
+#include <thread>
+
+#include "core/error.hpp"
+
 namespace culua::detail {
 
 namespace {
+
 thread_local InterruptFlag* t_flag = nullptr;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
+
+// How long a wait spins (yielding) before it polls with sleeps, and the sleep between polls.
+constexpr int64_t kSpinNs = 2'000'000;
+constexpr auto kPollSleep = std::chrono::microseconds(100);
+
+[[noreturn]] void throw_interrupted() {
+  throw Error(ErrorKind::Interrupted, "interrupted (queued device work continues)");
+}
+
+}  // namespace
 
 InterruptScope::InterruptScope(InterruptFlag* flag) noexcept : previous_(t_flag) {
   t_flag = flag;
@@ -16,6 +37,26 @@ InterruptScope::~InterruptScope() {
 
 InterruptFlag* current_interrupt_flag() noexcept {
   return t_flag;
+}
+
+void check_interrupt() {
+  if (t_flag && t_flag->requested()) throw_interrupted();
+}
+
+WaitBackoff::WaitBackoff(const InterruptFlag& flag) noexcept : flag_(flag), start_ns_(now_ns()) {}
+
+void WaitBackoff::check() const {
+  if (flag_.requested()) throw_interrupted();
+}
+
+void WaitBackoff::pause() {
+  check();
+  if (!sleeping_ && now_ns() - start_ns_ < kSpinNs) {
+    std::this_thread::yield();
+    return;
+  }
+  sleeping_ = true;
+  std::this_thread::sleep_for(kPollSleep);
 }
 
 }  // namespace culua::detail

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 
 namespace culua::detail {
 
@@ -35,5 +37,50 @@ class InterruptScope {
 
 // The flag in scope on the calling thread, or null.
 InterruptFlag* current_interrupt_flag() noexcept;
+
+// Throws Error(ErrorKind::Interrupted) when the flag in scope has been requested.
+void check_interrupt();
+
+// How long a wait that blocks with a timeout (a condition variable) blocks between checks of the
+// flag.
+inline constexpr std::chrono::microseconds kInterruptCheckInterval{200};
+
+// The pacing of an interruptible wait. check() throws Error(Interrupted) once the flag is
+// requested. pause() (for waits that can only query) checks, then yields while the wait is young
+// (a short wait stays as fast as a native blocking call) and sleeps about 100 us after a few
+// milliseconds (a long wait costs no CPU and still sees an interrupt at once).
+class WaitBackoff {
+ public:
+  explicit WaitBackoff(const InterruptFlag& flag) noexcept;
+  void check() const;
+  void pause();
+
+ private:
+  const InterruptFlag& flag_;
+  int64_t start_ns_;
+  bool sleeping_ = false;
+};
+
+// Waits until the awaited work is done. With no flag in scope on this thread it calls block()
+// (the backend's native blocking wait). With one, it calls wait_for(kInterruptCheckInterval),
+// which returns true once the work is done: when `blocks`, wait_for blocks up to that long (a
+// condition variable) and the flag is checked between calls; otherwise wait_for only queries and
+// the calls are paced by WaitBackoff::pause.
+template <class WaitFor, class Block>
+void interruptible_wait(WaitFor&& wait_for, bool blocks, Block&& block) {
+  const InterruptFlag* flag = current_interrupt_flag();
+  if (!flag) {
+    block();
+    return;
+  }
+  WaitBackoff backoff(*flag);
+  while (!wait_for(kInterruptCheckInterval)) {
+    if (blocks) {
+      backoff.check();
+    } else {
+      backoff.pause();
+    }
+  }
+}
 
 }  // namespace culua::detail

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "kernels/kernels.hpp"
 
 namespace culua::detail {
@@ -27,6 +28,16 @@ bool same_layout(const Layout& a, const Layout& b) {
     if (a.shape[k] != b.shape[k] || (a.shape[k] > 1 && a.strides[k] != b.strides[k])) return false;
   }
   return true;
+}
+
+// A synchronous copy between host and device memory queues the copy only once everything it
+// depends on is done (an interruptible wait: nothing touching host memory is queued yet), then
+// waits for the copy itself without interruption. An interrupted wait must never leave a copy
+// into or out of host memory queued: that memory may be gone right after the throw (pageable
+// memory is freed at once, a caller's buffer leaves its scope).
+void wait_for_sync_copy(Stream& s) {
+  InterruptScope uninterruptible(nullptr);
+  s.synchronize();
 }
 
 void host_copy(Runtime& rt, const Array& dst, const Array& src) {
@@ -63,15 +74,14 @@ void host_to_device(Runtime& rt, const Array& dst, const Array& src, Stream& s, 
     d = empty(rt, dst.shape(), h.dtype(), Location::Device, &s);
   h.buffer()->record_use(s);
   d.buffer()->record_use(s);
+  if (d.buffer() != dst.buffer()) dst.buffer()->record_use(s);
+  if (!async) s.synchronize();
   b.memcpy(d.data(), h.data(), h.nbytes(), s, {Location::Device, h.location()});
-  if (d.buffer() != dst.buffer()) {
-    dst.buffer()->record_use(s);
-    b.copy_cast(dst.view(), d.view(), s);
-  }
+  if (d.buffer() != dst.buffer()) b.copy_cast(dst.view(), d.view(), s);
   if (async) {
     h.buffer()->mark_pending(s);
   } else {
-    s.synchronize();
+    wait_for_sync_copy(s);
   }
 }
 
@@ -85,13 +95,17 @@ void device_to_host(Runtime& rt, const Array& dst, const Array& src, Stream& s, 
   }
   Array h = dst;
   if (!dst.is_contiguous()) h = empty(rt, dst.shape(), dst.dtype(), Location::Pageable);
+  if (!async) {
+    h.buffer()->wait_idle();
+    s.synchronize();
+  }
   h.buffer()->record_use(s);
   b.memcpy(h.data(), d.data(), d.nbytes(), s, {h.location(), Location::Device});
   if (async) {
     h.buffer()->mark_pending(s);
     return;
   }
-  s.synchronize();
+  wait_for_sync_copy(s);
   if (h.buffer() != dst.buffer()) host_copy(rt, dst, h);
 }
 
@@ -353,8 +367,9 @@ Scalar read_element(Runtime& rt, const Array& element) {
     element.buffer()->wait_idle();
     Stream& s = rt.stream_for_device(element.device());
     element.buffer()->record_use(s);
+    s.synchronize();  // the copy into `bytes` (this frame) must not be left queued
     rt.backend().memcpy(bytes, element.data(), n, s, {Location::Pageable, Location::Device});
-    s.synchronize();
+    wait_for_sync_copy(s);
   }
   return decode_scalar(element.dtype(), bytes);
 }

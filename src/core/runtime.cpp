@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/observed_backend.hpp"
 #include "host/host_backend.hpp"
 #if defined(CULUA_HAVE_CUDA)
@@ -74,6 +75,7 @@ Runtime::Runtime(RuntimeOptions options, std::shared_ptr<Backend> backend)
 }
 
 Runtime::~Runtime() {
+  InterruptScope uninterruptible(nullptr);  // the queued work must finish before teardown
   current_streams_.clear();
   if (backend_ && !backend_->poisoned()) {
     try {

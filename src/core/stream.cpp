@@ -1,6 +1,7 @@
 #include "core/stream.hpp"
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace culua::detail {
 
@@ -15,6 +16,15 @@ std::string_view priority_name(StreamPriority p) {
   }
 }
 
+void Stream::synchronize() {
+  interruptible_wait([this](std::chrono::microseconds t) { return do_wait_for(t); }, timed_wait(),
+                     [this] { do_synchronize(); });
+}
+
+bool Stream::do_wait_for(std::chrono::microseconds) {
+  return query();
+}
+
 void Event::record(Stream& s) {
   if (s.device() != device_) {
     fail(ErrorKind::Value, "event of device {} cannot be recorded on a stream of device {}",
@@ -25,7 +35,13 @@ void Event::record(Stream& s) {
 }
 
 void Event::synchronize() {
-  if (recorded_) do_synchronize();
+  if (!recorded_) return;
+  interruptible_wait([this](std::chrono::microseconds t) { return do_wait_for(t); }, timed_wait(),
+                     [this] { do_synchronize(); });
+}
+
+bool Event::do_wait_for(std::chrono::microseconds) {
+  return do_query();
 }
 
 bool Event::query() {
@@ -40,6 +56,8 @@ double Event::elapsed_ms(Event& later) {
   if (!timing_ || !later.timing_) {
     fail(ErrorKind::Value, "elapsed time needs events created with timing=true");
   }
+  synchronize();
+  later.synchronize();
   return do_elapsed_ms(later);
 }
 

@@ -3,6 +3,7 @@
 // backend a stream is a worker thread with a queue.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -27,10 +28,19 @@ class Stream : public std::enable_shared_from_this<Stream> {
   StreamPriority priority() const { return priority_; }
   uint64_t id() const { return id_; }
 
-  virtual void synchronize() = 0;           // blocks until all queued work is done
+  // Blocks until all queued work is done. Interruptible (core/interrupt.hpp): with a flag in
+  // scope it polls and throws Error(Interrupted) when the flag is requested.
+  void synchronize();
   virtual bool query() = 0;                 // true when all queued work is done
   virtual void wait(Event& e) = 0;          // later work on this stream waits for `e`
   virtual void* native_handle() const = 0;  // cudaStream_t on CUDA
+
+ protected:
+  virtual void do_synchronize() = 0;  // the backend's blocking wait
+  // An interruptible wait's step: true when the queued work is done. A backend that can block
+  // with a timeout waits up to `timeout` and says so in timed_wait(); the default only queries.
+  virtual bool do_wait_for(std::chrono::microseconds timeout);
+  virtual bool timed_wait() const { return false; }
 
  private:
   int device_;
@@ -50,10 +60,12 @@ class Event {
   bool recorded() const { return recorded_; }
 
   void record(Stream& s);
-  void synchronize();  // a never-recorded event is complete
+  // Blocks until the event completes (a never-recorded event is complete); interruptible as
+  // Stream::synchronize.
+  void synchronize();
   bool query();
-  // Milliseconds from this event to `later`; waits for both. Both must have been recorded with
-  // timing enabled.
+  // Milliseconds from this event to `later`; waits for both (interruptibly). Both must have been
+  // recorded with timing enabled.
   double elapsed_ms(Event& later);
   // Host backend: when the queue reached the event, in steady-clock seconds (waits for it). NaN
   // on CUDA, whose event times are on the device's clock.
@@ -64,6 +76,9 @@ class Event {
   virtual void do_synchronize() = 0;
   virtual bool do_query() = 0;
   virtual double do_elapsed_ms(Event& later) = 0;
+  // As Stream's: an interruptible wait's step, blocking up to `timeout` where timed_wait().
+  virtual bool do_wait_for(std::chrono::microseconds timeout);
+  virtual bool timed_wait() const { return false; }
 
  private:
   int device_;

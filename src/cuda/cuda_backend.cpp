@@ -17,6 +17,7 @@
 #include "core/elementwise_call.hpp"
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
+#include "core/interrupt.hpp"
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
 #include "cuda/cublas.hpp"
@@ -127,9 +128,16 @@ class CudaBackend final : public Backend {
     return std::make_shared<CudaEvent>(device, timing, health_);
   }
 
+  // cudaDeviceSynchronize cannot be interrupted: with an interrupt flag in scope the streams
+  // culua made are polled until idle first, so that only work queued elsewhere (streams of an
+  // embedding application) can keep the final call waiting.
   void synchronize_device(int device) override {
     state(device);
+    interruptible_wait(
+        [&](std::chrono::microseconds) { return streams_->device_idle(device, *health_); }, false,
+        [] {});
     CULUA_CUDA_CHECK(*health_, cudaDeviceSynchronize());
+    streams_->device_idle(device, *health_);  // destroys dropped streams that are done
   }
 
   std::shared_ptr<Stream> wrap_stream(void* native, int device) override {
@@ -384,7 +392,7 @@ class CudaBackend final : public Backend {
     use_device(device);
     cudaStream_t s = nullptr;
     CULUA_CUDA_CHECK(*health_, cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
-    return std::make_shared<CudaStream>(s, true, device, p, next_stream_id_++, health_);
+    return std::make_shared<CudaStream>(s, true, device, p, next_stream_id_++, health_, streams_);
   }
 
   Cublas& blas() {
@@ -394,6 +402,7 @@ class CudaBackend final : public Backend {
   }
 
   std::shared_ptr<Health> health_ = std::make_shared<Health>();
+  std::shared_ptr<StreamRegistry> streams_ = std::make_shared<StreamRegistry>();
   std::vector<DeviceState> devices_;
   std::mutex init_mutex_;
   PinnedPool pinned_{health_};

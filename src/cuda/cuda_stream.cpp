@@ -2,16 +2,80 @@
 
 namespace culua::detail::cuda {
 
-CudaStream::CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p, uint64_t id,
-                       std::shared_ptr<Health> health)
-    : Stream(device, p, id), stream_(s), owned_(owned), health_(std::move(health)) {}
-
-CudaStream::~CudaStream() {
-  // cudaStreamDestroy returns at once; queued work still completes.
-  if (owned_) cudaStreamDestroy(stream_);
+StreamRegistry::~StreamRegistry() {
+  for (const Entry& e : entries_) {
+    if (e.retired) cudaStreamDestroy(e.stream);
+  }
 }
 
-void CudaStream::synchronize() {
+void StreamRegistry::add(cudaStream_t s, int device) {
+  std::lock_guard lock(m_);
+  entries_.push_back(Entry{s, device, false});
+}
+
+void StreamRegistry::retire(cudaStream_t s, bool owned) noexcept {
+  std::lock_guard lock(m_);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].stream != s) continue;
+    if (owned && cudaStreamQuery(s) == cudaErrorNotReady) {
+      cudaGetLastError();
+      entries_[i].retired = true;
+      return;
+    }
+    cudaGetLastError();
+    if (owned) cudaStreamDestroy(s);
+    entries_[i] = entries_.back();
+    entries_.pop_back();
+    return;
+  }
+  if (owned) cudaStreamDestroy(s);
+}
+
+bool StreamRegistry::device_idle(int device, Health& health) {
+  std::lock_guard lock(m_);
+  for (size_t i = 0; i < entries_.size();) {
+    Entry& e = entries_[i];
+    if (e.device != device) {
+      ++i;
+      continue;
+    }
+    const cudaError_t status = cudaStreamQuery(e.stream);
+    if (status == cudaErrorNotReady) {
+      cudaGetLastError();
+      return false;
+    }
+    health.check(status, "cudaStreamQuery", __FILE__, __LINE__);
+    if (e.retired) {
+      cudaStreamDestroy(e.stream);
+      e = entries_.back();
+      entries_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  return true;
+}
+
+CudaStream::CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p, uint64_t id,
+                       std::shared_ptr<Health> health, std::shared_ptr<StreamRegistry> registry)
+    : Stream(device, p, id),
+      stream_(s),
+      owned_(owned),
+      health_(std::move(health)),
+      registry_(std::move(registry)) {
+  if (registry_) registry_->add(stream_, device);
+}
+
+CudaStream::~CudaStream() {
+  // Neither blocks: queued work still completes.
+  if (registry_) {
+    registry_->retire(stream_, owned_);
+  } else if (owned_) {
+    cudaStreamDestroy(stream_);
+  }
+}
+
+void CudaStream::do_synchronize() {
   health_->check_usable();
   CULUA_CUDA_CHECK(*health_, cudaStreamSynchronize(stream_));
 }

@@ -4,29 +4,63 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "core/stream.hpp"
 #include "cuda/cuda_check.hpp"
 
 namespace culua::detail::cuda {
 
+// The streams a backend made, so that a device synchronization can poll them (an interruptible
+// cu.sync) before its final blocking cudaDeviceSynchronize. A stream dropped while work is still
+// queued on it stays here (its queued work still completes) and is destroyed once seen idle.
+class StreamRegistry {
+ public:
+  StreamRegistry() = default;
+  ~StreamRegistry();
+  StreamRegistry(const StreamRegistry&) = delete;
+  StreamRegistry& operator=(const StreamRegistry&) = delete;
+
+  void add(cudaStream_t s, int device);
+  // The stream's handle is gone. An owned stream is destroyed now when idle, else after it is
+  // seen idle; one not owned is forgotten.
+  void retire(cudaStream_t s, bool owned) noexcept;
+  // True when no registered stream of `device` has queued work; destroys retired idle streams.
+  // A sticky error seen by a query throws (and poisons `health`).
+  bool device_idle(int device, Health& health);
+
+ private:
+  struct Entry {
+    cudaStream_t stream;
+    int device;
+    bool retired;
+  };
+  std::mutex m_;
+  std::vector<Entry> entries_;
+};
+
 class CudaStream final : public Stream {
  public:
-  // Takes ownership of `s` when `owned` (destroyed without blocking when the handle goes).
+  // Takes ownership of `s` when `owned` (destroyed without blocking when the handle goes). With a
+  // `registry`, the stream is registered there and handed back to it when the handle goes.
   CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p, uint64_t id,
-             std::shared_ptr<Health> health);
+             std::shared_ptr<Health> health, std::shared_ptr<StreamRegistry> registry = nullptr);
   ~CudaStream() override;
 
   cudaStream_t get() const { return stream_; }
-  void synchronize() override;
   bool query() override;
   void wait(Event& e) override;
   void* native_handle() const override { return stream_; }
+
+ protected:
+  void do_synchronize() override;
 
  private:
   cudaStream_t stream_;
   bool owned_;
   std::shared_ptr<Health> health_;
+  std::shared_ptr<StreamRegistry> registry_;
 };
 
 class CudaEvent final : public Event {

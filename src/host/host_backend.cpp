@@ -1,5 +1,7 @@
 #include "host/host_backend.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <array>
@@ -11,6 +13,7 @@
 #include "core/elementwise_call.hpp"
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
+#include "core/interrupt.hpp"
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
 #include "core/rtc_kernel.hpp"
@@ -50,6 +53,19 @@ std::string cpu_name() {
     }
   }
   return "CPU";
+}
+
+// Starts a stream's worker with every signal blocked: asynchronous signals (Ctrl-C) go to the
+// application's own threads, whose handlers act on them at once.
+std::thread start_worker(std::shared_ptr<WorkQueue> q) {
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  struct RestoreMask {
+    sigset_t mask;
+    ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{previous};
+  return std::thread(run_worker, std::move(q));
 }
 
 }  // namespace
@@ -117,7 +133,7 @@ std::shared_ptr<HostStream> HostBackend::new_stream(int device, StreamPriority p
         ++i;
       }
     }
-    workers_.push_back(Worker{std::thread(run_worker, q), q});
+    workers_.push_back(Worker{start_worker(q), q});
   }
   return std::make_shared<HostStream>(q, device, p, next_stream_id_++);
 }
@@ -148,11 +164,33 @@ void HostBackend::synchronize_device(int) {
     std::lock_guard lock(mutex_);
     for (auto& w : workers_) queues.push_back(w.queue);
   }
+  std::vector<uint64_t> targets;
+  targets.reserve(queues.size());
   for (auto& q : queues) {
-    std::unique_lock lock(q->m);
-    const uint64_t target = q->enqueued;
-    q->work_done.wait(lock, [&] { return q->completed >= target || q->finished; });
+    std::lock_guard lock(q->m);
+    targets.push_back(q->enqueued);
   }
+  const auto reached = [&](size_t i) {
+    return queues[i]->completed >= targets[i] || queues[i]->finished;
+  };
+  size_t idle = 0;  // queues[0, idle) have reached their targets (they stay there)
+  interruptible_wait(
+      [&](std::chrono::microseconds timeout) {
+        for (; idle < queues.size(); ++idle) {
+          std::unique_lock lock(queues[idle]->m);
+          if (!queues[idle]->work_done.wait_for(lock, timeout, [&] { return reached(idle); })) {
+            return false;
+          }
+        }
+        return true;
+      },
+      true,
+      [&] {
+        for (size_t i = 0; i < queues.size(); ++i) {
+          std::unique_lock lock(queues[i]->m);
+          queues[i]->work_done.wait(lock, [&] { return reached(i); });
+        }
+      });
   check_usable();
 }
 

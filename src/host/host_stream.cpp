@@ -83,10 +83,16 @@ void HostStream::enqueue_event(std::shared_ptr<EventState> event, uint64_t gener
   queue_->work_ready.notify_one();
 }
 
-void HostStream::synchronize() {
+void HostStream::do_synchronize() {
   std::unique_lock lock(queue_->m);
   const uint64_t target = queue_->enqueued;
   queue_->work_done.wait(lock, [&] { return queue_->completed >= target; });
+}
+
+bool HostStream::do_wait_for(std::chrono::microseconds timeout) {
+  std::unique_lock lock(queue_->m);
+  const uint64_t target = queue_->enqueued;
+  return queue_->work_done.wait_for(lock, timeout, [&] { return queue_->completed >= target; });
 }
 
 bool HostStream::query() {
@@ -124,6 +130,12 @@ void HostEvent::do_synchronize() {
   std::unique_lock lock(state_->m);
   const uint64_t target = state_->recorded;
   state_->done.wait(lock, [&] { return state_->complete(target); });
+}
+
+bool HostEvent::do_wait_for(std::chrono::microseconds timeout) {
+  std::unique_lock lock(state_->m);
+  const uint64_t target = state_->recorded;
+  return state_->done.wait_for(lock, timeout, [&] { return state_->complete(target); });
 }
 
 bool HostEvent::do_query() {

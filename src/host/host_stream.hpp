@@ -60,10 +60,14 @@ class HostStream final : public Stream {
 
   void enqueue(std::function<void()> work);
   void enqueue_event(std::shared_ptr<EventState> event, uint64_t generation);
-  void synchronize() override;
   bool query() override;
   void wait(Event& e) override;
   void* native_handle() const override { return queue_.get(); }
+
+ protected:
+  void do_synchronize() override;
+  bool do_wait_for(std::chrono::microseconds timeout) override;
+  bool timed_wait() const override { return true; }
 
  private:
   std::shared_ptr<WorkQueue> queue_;
@@ -95,6 +99,8 @@ class HostEvent final : public Event {
   void do_synchronize() override;
   bool do_query() override;
   double do_elapsed_ms(Event& later) override;
+  bool do_wait_for(std::chrono::microseconds timeout) override;
+  bool timed_wait() const override { return true; }
 
  private:
   std::shared_ptr<EventState> state_;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/ops.hpp"
 #include "measure/nvml.hpp"
 
@@ -122,7 +123,12 @@ class Sampler {
     fn_();
     out.issue = ms_between(t0, Clock::now());
     stop_->record(s_);
-    stop_->synchronize();
+    {
+      // The host clock is read when the wait ends: a native wait ends with the work, a polling
+      // (interruptible) one up to a poll later. Ctrl-C stops cu.bench at fn's next Lua step.
+      InterruptScope uninterruptible(nullptr);
+      stop_->synchronize();
+    }
     out.cpu = ms_between(t0, Clock::now());
     out.gpu = start_->elapsed_ms(*stop_);
     out.waits = rt_.monitor().ledger.syncs != syncs;

@@ -5,9 +5,12 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/ops.hpp"
 
 using namespace culua::detail;
@@ -176,4 +179,60 @@ TEST_CASE("the memory pool keeps freed memory (release threshold at its maximum)
   size_t free_trimmed = 0;
   REQUIRE(cudaMemGetInfo(&free_trimmed, &total) == cudaSuccess);
   CHECK(free_trimmed > free_after);
+}
+
+TEST_CASE("waits for the device are interruptible; queued work and its buffers go on") {
+  Runtime& rt = gpu_runtime();
+  Backend& be = rt.backend();
+  auto s1 = be.create_stream(0, StreamPriority::Normal);
+  const Shape shape{int64_t{1} << 20};
+  std::optional<Array> a =
+      full(rt, shape, DType::F32, Scalar::real(1.0), Location::Device, s1.get());
+  sleep(rt, 0.6, s1.get());
+  fill(rt, *a, Scalar::real(2.0), s1.get());
+  Array b = empty(rt, shape, DType::F32, Location::Device, s1.get());
+  copy(rt, b, *a, s1.get());  // b = 2 once the sleep is over
+  auto e = be.create_event(0, false);
+  e->record(*s1);
+  InterruptFlag flag;
+  const auto interrupted_after = [&](auto&& wait) {
+    flag.clear();
+    std::thread t([&flag] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      flag.request();
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    ErrorKind kind = ErrorKind::Value;
+    {
+      InterruptScope scope(&flag);
+      try {
+        wait();
+      } catch (const Error& err) {
+        kind = err.kind();
+      }
+    }
+    t.join();
+    CHECK(kind == ErrorKind::Interrupted);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  CHECK(interrupted_after([&] { s1->synchronize(); }) < 200);
+  CHECK(interrupted_after([&] { e->synchronize(); }) < 200);
+  CHECK(interrupted_after([&] { rt.synchronize(); }) < 200);  // polls the streams culua made
+  CHECK(interrupted_after([&] { (void)to_vector(rt, b); }) < 200);
+  a.reset();  // freed stream-ordered, after the fill and the copy
+  rt.synchronize();
+  const auto v = to_vector(rt, b);
+  size_t wrong = 0;
+  for (float x : v) wrong += x != 2.0f;
+  CHECK(wrong == 0);
+
+  // A stream dropped with work queued is kept (and polled) until that work is done.
+  auto s2 = be.create_stream(0, StreamPriority::Normal);
+  sleep(rt, 0.4, s2.get());
+  s2.reset();
+  CHECK(interrupted_after([&] { rt.synchronize(); }) < 200);
+  const auto t0 = std::chrono::steady_clock::now();
+  rt.synchronize();
+  CHECK(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() >
+        100);
 }

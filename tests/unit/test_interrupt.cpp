@@ -1,0 +1,201 @@
+// Interruptible waits for the device (core/interrupt.hpp) on the host backend: a flag requested
+// from another thread ends a wait within milliseconds with Error(Interrupted), queued work goes
+// on, and nothing it uses is freed or left half-done.
+#include "helpers.hpp"
+
+#include <atomic>
+#include <optional>
+#include <thread>
+
+#include "core/interrupt.hpp"
+#include "host/host_stream.hpp"
+
+using namespace culua::detail;
+using namespace culua::detail::test;
+
+namespace {
+
+// Requests `flag` from another thread after `delay_ms`; remembers when.
+class DelayedRequest {
+ public:
+  DelayedRequest(InterruptFlag& flag, int delay_ms)
+      : thread_([this, &flag, delay_ms] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+          requested_at_ = Clock::now();
+          flag.request();
+        }) {}
+  ~DelayedRequest() { join(); }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // Milliseconds from the request to now.
+  double ms_since_request() const { return ms_since(requested_at_); }
+
+ private:
+  Clock::time_point requested_at_{};
+  std::thread thread_;
+};
+
+uint64_t tasks_enqueued(Stream& s) {
+  auto* q = static_cast<host::WorkQueue*>(s.native_handle());
+  std::lock_guard lock(q->m);
+  return q->enqueued;
+}
+
+// Limits for a loaded CI machine; the waits typically see the flag within a fraction of a ms.
+constexpr double kLatencyLimitMs = 100;
+
+}  // namespace
+
+TEST_CASE("interrupt: stream synchronize throws quickly, queued work keeps its buffer",
+          "[interrupt][host]") {
+  Runtime rt(host_options());
+  host::HostBackend& hb = host_backend(rt);
+  auto s = rt.backend().create_stream(0, StreamPriority::Normal);
+  const uint64_t live_before = hb.live_device_bytes();
+  constexpr int64_t n = 1 << 16;
+  std::optional<Array> a =
+      full(rt, Shape{n}, DType::F32, Scalar::real(1.0), Location::Device, s.get());
+  sleep(rt, 0.5, s.get());
+  fill(rt, *a, Scalar::real(2.0), s.get());  // runs after the sleep, writes the buffer
+  std::atomic<float> seen{0};
+  const auto* data = static_cast<const float*>(a->data());
+  dynamic_cast<host::HostStream&>(*s).enqueue([data, &seen] { seen = data[0] + data[n - 1]; });
+
+  InterruptFlag flag;
+  const auto t0 = Clock::now();
+  DelayedRequest request(flag, 50);
+  double latency_ms = 0;
+  {
+    InterruptScope scope(&flag);
+    const std::string msg = error_message_of([&] { s->synchronize(); });
+    latency_ms = request.ms_since_request();
+    CHECK(msg.find("interrupted") != std::string::npos);
+  }
+  request.join();
+  CHECK(ms_since(t0) < 400);
+  CHECK(latency_ms < kLatencyLimitMs);
+  CHECK_FALSE(s->query());  // the sleep and the fill are still queued
+
+  a.reset();  // released stream-ordered: after the fill and the read
+  CHECK(hb.live_device_bytes() > live_before);
+  s->synchronize();  // no flag in scope: the native blocking wait
+  CHECK(seen.load() == 4.0f);
+  CHECK(hb.live_device_bytes() == live_before);
+}
+
+TEST_CASE("interrupt: waits with a flag in scope and none requested wait for the work",
+          "[interrupt][host]") {
+  Runtime rt(host_options());
+  auto s = rt.backend().create_stream(0, StreamPriority::Normal);
+  InterruptFlag flag;
+  InterruptScope scope(&flag);
+  const auto t0 = Clock::now();
+  sleep(rt, 0.1, s.get());
+  s->synchronize();
+  CHECK(ms_since(t0) >= 95);
+  CHECK(s->query());
+  // Short waits stay short (they spin before they sleep).
+  auto e = rt.backend().create_event(0, false);
+  const auto t1 = Clock::now();
+  for (int i = 0; i < 200; ++i) {
+    e->record(*s);
+    e->synchronize();
+    s->synchronize();
+  }
+  CHECK(ms_since(t1) < 1000);
+}
+
+TEST_CASE("interrupt: a flag requested before the wait ends it at once, idle streams do not throw",
+          "[interrupt][host]") {
+  Runtime rt(host_options());
+  auto s = rt.backend().create_stream(0, StreamPriority::Normal);
+  InterruptFlag flag;
+  flag.request();
+  InterruptScope scope(&flag);
+  CHECK(error_kind_of([&] { s->synchronize(); }) == kNoError);  // nothing to wait for
+  sleep(rt, 0.3, s.get());
+  const auto t0 = Clock::now();
+  CHECK(error_kind_of([&] { s->synchronize(); }) == ErrorKind::Interrupted);
+  CHECK(ms_since(t0) < kLatencyLimitMs);
+  flag.clear();
+  s->synchronize();
+  CHECK(s->query());
+}
+
+TEST_CASE("interrupt: event, device and runtime synchronization", "[interrupt][host]") {
+  Runtime rt(host_options());
+  auto s = rt.backend().create_stream(0, StreamPriority::Normal);
+  auto e = rt.backend().create_event(0, true);
+  auto start = rt.backend().create_event(0, true);
+  InterruptFlag flag;
+  InterruptScope scope(&flag);
+  start->record(*s);
+  sleep(rt, 0.3, s.get());
+  e->record(*s);
+
+  DelayedRequest r1(flag, 20);
+  CHECK(error_kind_of([&] { e->synchronize(); }) == ErrorKind::Interrupted);
+  CHECK(r1.ms_since_request() < kLatencyLimitMs);
+  r1.join();
+  flag.clear();
+
+  DelayedRequest r2(flag, 20);
+  CHECK(error_kind_of([&] { start->elapsed_ms(*e); }) == ErrorKind::Interrupted);
+  CHECK(r2.ms_since_request() < kLatencyLimitMs);
+  r2.join();
+  flag.clear();
+
+  DelayedRequest r3(flag, 20);
+  CHECK(error_kind_of([&] { rt.synchronize(); }) == ErrorKind::Interrupted);
+  CHECK(r3.ms_since_request() < kLatencyLimitMs);
+  r3.join();
+  flag.clear();
+
+  rt.synchronize();
+  CHECK(e->query());
+  CHECK(start->elapsed_ms(*e) >= 290);
+}
+
+TEST_CASE("interrupt: reads of device memory leave no copy queued into host memory",
+          "[interrupt][host]") {
+  Runtime rt(host_options());
+  Stream& s = rt.current_stream();
+  const Array a = arange(rt, Scalar::integer(0), Scalar::integer(1000), Scalar::integer(1),
+                         DType::F32, Location::Device);
+  const Array h = to_location(rt, a, Location::Pageable);
+  InterruptFlag flag;
+  InterruptScope scope(&flag);
+  sleep(rt, 0.3, &s);
+  const uint64_t queued = tasks_enqueued(s);
+
+  DelayedRequest r1(flag, 20);
+  CHECK(error_kind_of([&] { read_contiguous(rt, a); }) == ErrorKind::Interrupted);
+  CHECK(r1.ms_since_request() < kLatencyLimitMs);
+  r1.join();
+  flag.clear();
+
+  const Array element = a.with_layout(a.layout().select(7));
+  DelayedRequest r2(flag, 20);
+  CHECK(error_kind_of([&] { read_element(rt, element); }) == ErrorKind::Interrupted);
+  CHECK(r2.ms_since_request() < kLatencyLimitMs);
+  r2.join();
+  flag.clear();
+
+  DelayedRequest r3(flag, 20);
+  CHECK(error_kind_of([&] { copy(rt, h, a); }) == ErrorKind::Interrupted);
+  r3.join();
+  flag.clear();
+
+  DelayedRequest r4(flag, 20);
+  CHECK(error_kind_of([&] { copy(rt, a, h); }) == ErrorKind::Interrupted);
+  r4.join();
+  flag.clear();
+
+  CHECK(tasks_enqueued(s) == queued);  // no copy was queued by the interrupted reads
+  CHECK(read_element(rt, element).as_double() == 7.0);
+  const std::vector<unsigned char> bytes = read_contiguous(rt, a);
+  float last = 0;
+  std::memcpy(&last, bytes.data() + 999 * sizeof(float), sizeof last);
+  CHECK(last == 999.0f);
+}

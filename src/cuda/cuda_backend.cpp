@@ -150,7 +150,7 @@ class CudaBackend final : public Backend {
            device);
     }
     return std::make_shared<CudaStream>(s, false, device, StreamPriority::Normal, next_stream_id_++,
-                                        health_);
+                                        health_, streams_);
   }
 
   PointerInfo locate(const void* p) override {

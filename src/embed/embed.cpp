@@ -404,7 +404,15 @@ namespace {
 
 using Impl = Runtime::Impl;
 
-void stop_hook(lua_State* L, lua_Debug*) {
+int message_handler(lua_State* L);
+
+void stop_hook(lua_State* L, lua_Debug* ar) {
+  // An interrupted wait raises its own error: the call of the message handler and the return
+  // from it must not replace that error with this one.
+  lua_getinfo(L, "f", ar);
+  const bool in_handler = lua_tocfunction(L, -1) == message_handler;
+  lua_pop(L, 1);
+  if (in_handler) return;
   lua_sethook(L, nullptr, 0, 0);
   luaL_error(L, "interrupted!");
 }

@@ -91,7 +91,9 @@ std::string error_message(lua_State* L, const std::exception& e) {
     }
   }
   const std::string fn = function_name(L);
-  return fn.empty() ? msg : fn + ": " + msg;
+  // Messages that name their function themselves ("cu.bench: ...") get no second prefix.
+  if (fn.empty() || msg.rfind("cu.", 0) == 0) return msg;
+  return fn + ": " + msg;
 }
 
 PendingError pending_error(lua_State* L, const std::exception& e) {

@@ -301,6 +301,19 @@ TEST_CASE("interrupt() stops running Lua code from another thread") {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   t.join();
   CHECK(s < 5.0);
+  // A long wait for the device (the host backend's sleep keeps its stream busy) stops too, with
+  // the wait's own message; the queued work goes on and the runtime stays usable.
+  std::thread t2([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    rt.interrupt();
+  });
+  const auto t1 = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(rt.run_string("a = cu.ones(100); cu.sleep(3000); cu.sync()"),
+                    Catch::Contains("interrupted (queued device work continues)"));
+  const double s2 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  t2.join();
+  CHECK(s2 < 5.0);
+  std::printf("interrupt of a device wait after %.1f ms (0.2 s of it before the interrupt)\n", s2 * 1e3);
   // An interrupt with nothing running does not hit the next call.
   rt.interrupt();
   rt.run_string("y = 1");

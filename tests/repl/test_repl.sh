@@ -295,7 +295,9 @@ end_session
 
 echo "== session 2: Ctrl-C during long waits for the device ($backend)"
 start_repl
-run_line 'x = cu.arange(10); h = x:to_host(); s2 = cu.stream()'
+# x:sum() once first: CUDA loads a kernel's module on its first launch (lazy loading), and that
+# load waits for kernels already running, here the other stream's sleep.
+run_line 'x = cu.arange(10); h = x:to_host(); s2 = cu.stream(); x:sum()'
 ms1=$(interrupt_latency 'cu.sleep(30000, {stream = s2}); cu.sync()' 'interrupted \(queued device work continues\)')
 check_latency "cu.sync() behind another stream's sleep" "$ms1"
 expect 'x:sum()' '^cu\.array\(45\., shape=\{\}, dtype=f32, device\)$'

@@ -105,7 +105,9 @@ class Backend {
   virtual void trim(int device) noexcept = 0;  // gives cached memory back
 
   // Work queued on a stream. Pointers may be device or host memory (host memory must stay alive
-  // until the work is done).
+  // until the work is done). A memcpy from or to pageable memory may complete before it returns
+  // (the CUDA backend stages large ones through pinned memory); callers wait for the stream before
+  // such copies and after them.
   virtual void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute route) = 0;
   virtual void fill(const StridedView& dst, const void* value, Stream& s) = 0;
   virtual void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) = 0;

@@ -23,6 +23,7 @@
 #include "cuda/cublas.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_stream.hpp"
+#include "cuda/pageable_copy.hpp"
 #include "cuda/pinned_pool.hpp"
 #include "cuda/rtc.hpp"
 #include "kernels/kernels.hpp"
@@ -233,9 +234,20 @@ class CudaBackend final : public Backend {
     }
   }
 
-  void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute) override {
+  // Copies from or to pageable memory are synchronous (the caller waits for the stream before
+  // them); large ones are staged through pinned slots by several threads (cuda/pageable_copy.hpp).
+  static constexpr size_t kStagedCopyMin = size_t{256} << 10;
+
+  void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute r) override {
     health_->check_usable();
     health_->note_op("memcpy");
+    const bool h2d = r.dst == Location::Device && r.src == Location::Pageable;
+    const bool d2h = r.dst == Location::Pageable && r.src == Location::Device;
+    if ((h2d || d2h) && bytes >= kStagedCopyMin) {
+      use_device(s.device());
+      pageable_.copy(dst, src, bytes, h2d, s.device(), cu(s));
+      return;
+    }
     CULUA_CUDA_CHECK(*health_, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cu(s)));
   }
 
@@ -406,6 +418,7 @@ class CudaBackend final : public Backend {
   std::vector<DeviceState> devices_;
   std::mutex init_mutex_;
   PinnedPool pinned_{health_};
+  PageableCopier pageable_{health_};
   std::unique_ptr<Cublas> blas_;  // created on first use; destroyed before the pools
   uint64_t next_stream_id_ = 0;
 };

@@ -480,11 +480,10 @@ end
 local function live_tables()
   local t = { { prefix = "cu.", tbl = cu } }
   if type(cu) == "table" then
-    if type(rawget(cu, "host")) == "table" then
-      t[#t + 1] = { prefix = "cu.host.", tbl = cu.host }
-    end
-    if type(rawget(cu, "trace")) == "table" then
-      t[#t + 1] = { prefix = "cu.trace.", tbl = cu.trace }
+    for _, sub in ipairs({ "host", "trace", "json" }) do
+      if type(rawget(cu, sub)) == "table" then
+        t[#t + 1] = { prefix = "cu." .. sub .. ".", tbl = cu[sub] }
+      end
     end
   end
   local testing = package.loaded["cu.testing"]

@@ -66,6 +66,7 @@
 ---@field version string culua's version, such as "0.1.0"
 ---@field host cu.host functions that create arrays in host memory
 ---@field trace cu.trace the timeline recorder
+---@field json cu.json JSON text to Lua values and back
 cu = {}
 
 --- The devices of the backend, each {index=, name=, sm_count=, memory=, l2=, cc=} (cc only on
@@ -1481,6 +1482,42 @@ function SweepResults:plot(opts) end
 ---@param opts cu.PlotOptions
 ---@return string
 function cu.plot(rows, opts) end
+
+-- ## JSON
+
+--- JSON text to Lua values and back, for JSON lines printed by other programs and for files of
+--- results: cu.json.decode(text), cu.json.encode(value [, {indent=n}]), cu.json.null.
+---@class cu.json
+---@field null lightuserdata JSON's null, from decode and for encode (nulls keep their places)
+cu.json = {}
+
+--- Options of cu.json.encode.
+---@class cu.JsonEncodeOptions
+---@field indent? integer pretty-print with this many spaces per level (0..16); default: one line
+
+--- The JSON text of a value: tables with exactly the keys 1..n (n >= 1) become arrays, tables with
+--- string keys objects (keys sorted by bytes, so the text is stable), the empty table {}. Integers
+--- stay integers; floats get the shortest digits that read back to the same float, never written
+--- as an integer (1.0, 1e+300). cu.json.null is null. Metatables are ignored (the raw contents
+--- are encoded). One line unless indent is given. Errors name the value's place (".a.b[3]"): nil,
+--- nan and inf, strings or keys that are not valid UTF-8, functions, userdata and threads, mixed
+--- or non-string keys, arrays with holes (cu.json.null fills them), a table that contains itself,
+--- nesting deeper than 200 levels.
+---@param value any a table, string, number, boolean or cu.json.null
+---@param opts? cu.JsonEncodeOptions
+---@return string
+function cu.json.encode(value, opts) end
+
+--- The Lua value of JSON text: objects become tables with string keys, arrays sequences (1-based),
+--- null cu.json.null, numbers integers when they are integers that fit 64 bits (1, -5,
+--- 9223372036854775807) and floats otherwise (1.0, 1e300, 18446744073709551615). A repeated key
+--- keeps its last value. Text that is not JSON (RFC 8259: no comments, no trailing commas, one
+--- value), numbers beyond the float range and nesting deeper than 200 levels return nil and a
+--- message naming the byte ("invalid JSON at byte 4: ..."). A non-string argument is an error.
+---@param text string
+---@return any|nil value
+---@return string? message why text is not JSON
+function cu.json.decode(text) end
 
 -- ## Help
 

@@ -158,6 +158,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_measure(L);
   register_bench(L);
   register_sweep(L);
+  register_json(L);
   const luaL_Reg functions[] = {{"devices", entry<l_devices>},
                                 {"device", entry<l_device>},
                                 {"sync", entry<l_sync>},

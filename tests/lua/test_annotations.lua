@@ -1,7 +1,7 @@
 -- The LuaLS annotation file lua/meta/cu.lua covers the whole live API and names nothing that does
--- not exist: every function of cu (and cu.host, cu.trace, cu.testing), every method, field and
--- operator of the types, every option table (against the options the functions accept) and every
--- type it mentions. Run from the repository root (ctest does).
+-- not exist: every function of cu (and cu.host, cu.trace, cu.json, cu.testing), every method,
+-- field and operator of the types, every option table (against the options the functions accept)
+-- and every type it mentions. Run from the repository root (ctest does).
 local T = require "cu.testing"
 local H = require "cu.help"
 
@@ -72,6 +72,8 @@ local function type_matches(value, t)
       if math.type(value) == "integer" then return true end
     elseif part == "number" or part == "string" or part == "boolean" or part == "table" then
       if lua_type == part then return true end
+    elseif part == "lightuserdata" then
+      if lua_type == "userdata" and getmetatable(value) == nil then return true end
     elseif part:match("%[%]$") or part:match("^{") or part:match("^cu%.") or part:match('^"') then
       if part:match('^"') then
         if value == part:sub(2, -2) then return true end
@@ -206,7 +208,7 @@ T.case("every type the annotations mention is defined", function()
   done("types")
 end)
 
-T.case("every function of cu, cu.host and cu.trace is annotated, and nothing else", function()
+T.case("every function of cu, cu.host, cu.trace and cu.json is annotated, and nothing else", function()
   local check, done = checker()
   local cu_fields = fields_of(class("cu"))
   for _, k in ipairs(sorted_keys(cu)) do
@@ -224,11 +226,21 @@ T.case("every function of cu, cu.host and cu.trace is annotated, and nothing els
     check(v == nil or type_matches(v, f.type), "cu.%s is a %s, annotated as %s", name, type(v),
       f.type)
   end
-  for _, sub in ipairs({ "host", "trace" }) do
+  for _, sub in ipairs({ "host", "trace", "json" }) do
     local c = class("cu." .. sub)
     local annotated = methods_of(c)
+    local fields = fields_of(c)
     for _, k in ipairs(sorted_keys(cu[sub])) do
-      check(type(cu[sub][k]) == "function" and annotated[k], "cu.%s.%s is not annotated", sub, k)
+      local v = cu[sub][k]
+      if type(v) == "function" then
+        check(annotated[k], "cu.%s.%s is not annotated", sub, k)
+      else
+        check(fields[k] and type_matches(v, fields[k].type),
+          "cu.%s.%s (a %s) is not a ---@field of cu.%s", sub, k, type(v), sub)
+      end
+    end
+    for name in pairs(fields) do
+      check(cu[sub][name] ~= nil, "cu.%s.%s is annotated but does not exist", sub, name)
     end
     for name in pairs(annotated) do
       check(type(cu[sub][name]) == "function", "cu.%s.%s is annotated but does not exist", sub,
@@ -422,6 +434,7 @@ local OPTION_CALLS = {
   ["cu.sweep"] = function() cu.sweep({ zz_bogus = 1 }) end,
   ["cu.plot"] = function() cu.plot({}, { zz_bogus = 1 }) end,
   ["cu.help"] = function() cu.help("zeros", { zz_bogus = 1 }) end,
+  ["cu.json.encode"] = function() cu.json.encode({}, { zz_bogus = 1 }) end,
   ["cu.Array:contiguous"] = function() cu.zeros(1):contiguous({ zz_bogus = 1 }) end,
   ["cu.Array:astype"] = function() cu.zeros(1):astype("f64", { zz_bogus = 1 }) end,
   ["cu.Array:clone"] = function() cu.zeros(1):clone({ zz_bogus = 1 }) end,

@@ -24,14 +24,27 @@
 //                                           native.enqueueK_us (host time to issue 1000 launches,
 //                                           per launch); medians of 11 runs, and with
 //                                           `launch N raw` every run's figure as well
+//   culua-baseline kernel FILE N GRID BLOCK SAMPLES
+//                                           the saxpy of FILE timed as cu.bench times it
+//   culua-baseline suite [options]          the performance suite's native figures: one JSON
+//                                           record per line (docs/performance.md); options
+//                                           --ops LIST --reps R --launches N --bw-sizes LIST
+//                                           --transfer-sizes LIST --alloc-sizes LIST
+//                                           --matmul-sizes LIST (bench/baseline_suite.cu)
+//   culua-baseline first-kernel             creates the context, runs one kernel compiled into
+//                                           the binary, synchronizes and exits 0 (the suite times
+//                                           the whole process)
 // BYTES may carry a suffix K, M or G (powers of 1024): 2G, 512M. The kernels round it down to a
 // multiple of 16. Each figure is the best of several event-timed runs after a warm-up; the device
-// is device 0. Exit status 2 for bad arguments, 1 for a CUDA or cuBLAS failure.
+// is device 0. Exit status 2 for bad arguments, 1 for a CUDA or cuBLAS failure. Driver API
+// functions are resolved through the runtime (cudaGetDriverEntryPointByVersion, as culua does):
+// the program links no libcuda.
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nvrtc.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -42,11 +55,106 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "baseline_suite.hpp"
+
 extern char** environ;
+
+namespace culua_baseline {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// "2G", "512M", "1048576" -> bytes; 0 when unreadable.
+size_t parse_bytes(const char* s) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s, &end, 10);
+  if (end == s) return 0;
+  const std::string suffix(end);
+  if (suffix.empty() || suffix == "B") return v;
+  if (suffix == "K" || suffix == "KiB") return v << 10;
+  if (suffix == "M" || suffix == "MiB") return v << 20;
+  if (suffix == "G" || suffix == "GiB") return v << 30;
+  return 0;
+}
+
+namespace {
+
+// Opens the first of `names` that loads and stores the address of each symbol of `symbols` in its
+// slot; "" or what failed.
+std::string open_library(std::initializer_list<const char*> names,
+                         std::initializer_list<std::pair<const char*, void**>> symbols) {
+  void* lib = nullptr;
+  std::string errors;
+  for (const char* name : names) {
+    lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (lib) break;
+    const char* e = dlerror();
+    errors += std::string(errors.empty() ? "" : "; ") + (e ? e : name);
+  }
+  if (!lib) return "cannot load " + std::string(*names.begin()) + ": " + errors;
+  for (const auto& [symbol, slot] : symbols) {
+    *slot = dlsym(lib, symbol);
+    if (!*slot) return std::string(*names.begin()) + " has no " + symbol;
+  }
+  return "";  // the library stays loaded for the life of the process
+}
+
+template <class F>
+std::pair<const char*, void**> slot(const char* symbol, F& f) {
+  return {symbol, reinterpret_cast<void**>(&f)};
+}
+
+}  // namespace
+
+const Cublas* load_cublas(std::string* error) {
+  static Cublas api;
+  static const std::string failure = open_library(
+      {"libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13"},
+      {slot("cublasCreate_v2", api.create), slot("cublasDestroy_v2", api.destroy),
+       slot("cublasSetStream_v2", api.set_stream), slot("cublasSetMathMode", api.set_math_mode),
+       slot("cublasGemmEx", api.gemm_ex), slot("cublasGetStatusName", api.status_name),
+       slot("cublasGetProperty", api.get_property)});
+  if (!failure.empty()) {
+    if (error) *error = failure;
+    return nullptr;
+  }
+  return &api;
+}
+
+const Nvrtc* load_nvrtc(std::string* error) {
+  static Nvrtc api;
+  static const std::string failure = open_library(
+      {"libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.13"},
+      {slot("nvrtcVersion", api.version), slot("nvrtcCreateProgram", api.create_program),
+       slot("nvrtcDestroyProgram", api.destroy_program),
+       slot("nvrtcCompileProgram", api.compile_program),
+       slot("nvrtcGetCUBINSize", api.get_cubin_size), slot("nvrtcGetCUBIN", api.get_cubin)});
+  if (!failure.empty()) {
+    if (error) *error = failure;
+    return nullptr;
+  }
+  return &api;
+}
+
+}  // namespace culua_baseline
+
+using culua_baseline::median;
+using culua_baseline::now_s;
+using culua_baseline::parse_bytes;
 
 namespace {
 
@@ -57,16 +165,6 @@ void check(cudaError_t e, const char* what) {
   }
 }
 #define CHECK(call) check((call), #call)
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Median GB/s of `reps` single copies, each timed with events.
 double copy_bandwidth(void* dst, const void* src, size_t bytes, cudaStream_t s, int reps) {
@@ -162,26 +260,34 @@ void alloc(size_t mib) {
   CHECK(cudaStreamDestroy(s));
 }
 
+// cuBLAS and NVRTC for the text modes: a failure to load them ends the program.
+const culua_baseline::Cublas& blas() {
+  std::string error;
+  const culua_baseline::Cublas* api = culua_baseline::load_cublas(&error);
+  if (!api) {
+    std::fprintf(stderr, "culua-baseline: %s\n", error.c_str());
+    std::exit(1);
+  }
+  return *api;
+}
+
+const culua_baseline::Nvrtc& rtc() {
+  std::string error;
+  const culua_baseline::Nvrtc* api = culua_baseline::load_nvrtc(&error);
+  if (!api) {
+    std::fprintf(stderr, "culua-baseline: %s\n", error.c_str());
+    std::exit(1);
+  }
+  return *api;
+}
+
 void check_blas(cublasStatus_t st, const char* what) {
   if (st != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "culua-baseline: %s: %s\n", what, cublasGetStatusName(st));
+    std::fprintf(stderr, "culua-baseline: %s: %s\n", what, blas().status_name(st));
     std::exit(1);
   }
 }
 #define CHECK_BLAS(call) check_blas((call), #call)
-
-// "2G", "512M", "1048576" -> bytes; 0 when unreadable.
-size_t parse_bytes(const char* s) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s, &end, 10);
-  if (end == s) return 0;
-  const std::string suffix(end);
-  if (suffix.empty() || suffix == "B") return v;
-  if (suffix == "K" || suffix == "KiB") return v << 10;
-  if (suffix == "M" || suffix == "MiB") return v << 20;
-  if (suffix == "G" || suffix == "GiB") return v << 30;
-  return 0;
-}
 
 // Best (shortest) event-timed milliseconds of `fn` enqueued on `s`, after `warmup` runs.
 template <class F>
@@ -306,9 +412,9 @@ void gemm_typed(const std::string& dtype, int n, cudaDataType type, cublasComput
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cublasHandle_t h;
-  CHECK_BLAS(cublasCreate(&h));
-  CHECK_BLAS(cublasSetStream(h, s));
-  CHECK_BLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  CHECK_BLAS(blas().create(&h));
+  CHECK_BLAS(blas().set_stream(h, s));
+  CHECK_BLAS(blas().set_math_mode(h, CUBLAS_DEFAULT_MATH));
   const size_t count = static_cast<size_t>(n) * static_cast<size_t>(n);
   T *a, *b, *c;
   CHECK(cudaMalloc(&a, count * sizeof(T)));
@@ -327,15 +433,15 @@ void gemm_typed(const std::string& dtype, int n, cudaDataType type, cublasComput
   const double flops = 2.0 * n * static_cast<double>(n) * n;
   const int reps = flops > 1e12 ? 5 : 20;
   const double ms = best_ms(s, 3, reps, [&] {
-    CHECK_BLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, alpha, a, type, n, b, type, n,
-                            beta, c, type, n, compute, CUBLAS_GEMM_DEFAULT));
+    CHECK_BLAS(blas().gemm_ex(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, alpha, a, type, n, b, type, n,
+                              beta, c, type, n, compute, CUBLAS_GEMM_DEFAULT));
   });
   std::printf("native.gemm_%s_ms %.4f ms\n", dtype.c_str(), ms);
   std::printf("native.gemm_%s_TFLOPs %.2f TFLOP/s\n", dtype.c_str(), flops / (ms * 1e9));
   CHECK(cudaFree(a));
   CHECK(cudaFree(b));
   CHECK(cudaFree(c));
-  CHECK_BLAS(cublasDestroy(h));
+  CHECK_BLAS(blas().destroy(h));
   CHECK(cudaStreamDestroy(s));
 }
 
@@ -386,20 +492,88 @@ int startup(int argc, char** argv) {
 
 }  // namespace
 
-// The same kernels scripts/bench/launch.lua compiles with cu.compile.
-constexpr const char* kLaunchSource = R"(extern "C" __global__ void empty0() {}
-extern "C" __global__ void empty4(float* a, const float* b, float c, int n) {}
-extern "C" __global__ void empty8(float* a, const float* b, float c, int n, float* d, const float* e, double f, long long g) {}
-)";
+namespace culua_baseline {
+
+std::string compile_empty_kernels(int major, int minor, std::vector<char>& cubin) {
+  std::string error;
+  const Nvrtc* api = load_nvrtc(&error);
+  if (!api) return error;
+  nvrtcProgram prog;
+  if (api->create_program(&prog, kLaunchSource, "launch.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
+    return "nvrtcCreateProgram failed";
+  const std::string arch = "-arch=sm_" + std::to_string(major * 10 + minor);
+  const char* opts[] = {arch.c_str()};
+  if (api->compile_program(prog, 1, opts) != NVRTC_SUCCESS) {
+    api->destroy_program(&prog);
+    return "NVRTC failed to compile the empty kernels";
+  }
+  size_t size = 0;
+  if (api->get_cubin_size(prog, &size) != NVRTC_SUCCESS || size == 0) {
+    api->destroy_program(&prog);
+    return "NVRTC produced no cubin for the empty kernels";
+  }
+  cubin.assign(size, 0);
+  const nvrtcResult got = api->get_cubin(prog, cubin.data());
+  api->destroy_program(&prog);
+  return got == NVRTC_SUCCESS ? "" : "nvrtcGetCUBIN failed";
+}
+
+namespace {
+template <class F>
+std::string resolve(const char* symbol, F& out) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  const cudaError_t e =
+      cudaGetDriverEntryPointByVersion(symbol, &p, CUDA_VERSION, cudaEnableDefault, &status);
+  if (e != cudaSuccess || status != cudaDriverEntryPointSuccess || !p) {
+    cudaGetLastError();
+    return std::string("the CUDA driver has no ") + symbol +
+           (e != cudaSuccess ? std::string(": ") + cudaGetErrorString(e) : std::string());
+  }
+  out = reinterpret_cast<F>(p);
+  return "";
+}
+}  // namespace
+
+std::string load_driver(Driver& d) {
+  std::string err;
+  if (err.empty()) err = resolve("cuGetErrorString", d.get_error_string);
+  if (err.empty()) err = resolve("cuModuleLoadData", d.module_load_data);
+  if (err.empty()) err = resolve("cuModuleUnload", d.module_unload);
+  if (err.empty()) err = resolve("cuModuleGetFunction", d.module_get_function);
+  if (err.empty()) err = resolve("cuLaunchKernel", d.launch_kernel);
+  return err;
+}
+
+}  // namespace culua_baseline
+
+namespace {
+
+// The driver functions of the text modes: a failure to resolve them ends the program.
+const culua_baseline::Driver& driver() {
+  static culua_baseline::Driver d;
+  static bool loaded = false;
+  if (!loaded) {
+    const std::string err = culua_baseline::load_driver(d);
+    if (!err.empty()) {
+      std::fprintf(stderr, "culua-baseline: %s\n", err.c_str());
+      std::exit(1);
+    }
+    loaded = true;
+  }
+  return d;
+}
 
 void check_cu(CUresult r, const char* what) {
   if (r != CUDA_SUCCESS) {
     const char* msg = nullptr;
-    cuGetErrorString(r, &msg);
+    if (driver().get_error_string) driver().get_error_string(r, &msg);
     std::fprintf(stderr, "culua-baseline: %s: %s\n", what, msg ? msg : "?");
     std::exit(1);
   }
 }
+
+}  // namespace
 
 int launch_overhead(int n, bool raw) {
   CHECK(cudaFree(nullptr));
@@ -407,24 +581,14 @@ int launch_overhead(int n, bool raw) {
   CHECK(cudaGetDevice(&dev));
   CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-  nvrtcProgram prog;
-  if (nvrtcCreateProgram(&prog, kLaunchSource, "launch.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) {
-    std::fprintf(stderr, "culua-baseline: nvrtcCreateProgram failed\n");
+  std::vector<char> cubin;
+  const std::string err = culua_baseline::compile_empty_kernels(major, minor, cubin);
+  if (!err.empty()) {
+    std::fprintf(stderr, "culua-baseline: %s\n", err.c_str());
     return 1;
   }
-  const std::string arch = "-arch=sm_" + std::to_string(major * 10 + minor);
-  const char* opts[] = {arch.c_str()};
-  if (nvrtcCompileProgram(prog, 1, opts) != NVRTC_SUCCESS) {
-    std::fprintf(stderr, "culua-baseline: NVRTC failed to compile the empty kernels\n");
-    return 1;
-  }
-  size_t size = 0;
-  nvrtcGetCUBINSize(prog, &size);
-  std::vector<char> cubin(size);
-  nvrtcGetCUBIN(prog, cubin.data());
-  nvrtcDestroyProgram(&prog);
   CUmodule module;
-  check_cu(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+  check_cu(driver().module_load_data(&module, cubin.data()), "cuModuleLoadData");
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaEvent_t e0, e1;
@@ -440,10 +604,11 @@ int launch_overhead(int n, bool raw) {
   for (int params : {0, 4, 8}) {
     CUfunction fn;
     const std::string name = "empty" + std::to_string(params);
-    check_cu(cuModuleGetFunction(&fn, module, name.c_str()), "cuModuleGetFunction");
+    check_cu(driver().module_get_function(&fn, module, name.c_str()), "cuModuleGetFunction");
+    const auto launch_kernel = driver().launch_kernel;
     auto issue = [&](int count_) {
       for (int i = 0; i < count_; ++i) {
-        check_cu(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, s, params ? args : nullptr, nullptr),
+        check_cu(launch_kernel(fn, 1, 1, 1, 1, 1, 1, 0, s, params ? args : nullptr, nullptr),
                  "cuLaunchKernel");
       }
     };
@@ -471,7 +636,7 @@ int launch_overhead(int n, bool raw) {
     std::printf("native.enqueue%d_us %.3f us\n", params, median(enqueue));
   }
   CHECK(cudaFree(a));
-  check_cu(cuModuleUnload(module), "cuModuleUnload");
+  check_cu(driver().module_unload(module), "cuModuleUnload");
   return 0;
 }
 
@@ -506,25 +671,25 @@ extern "C" __global__ void culua_hold(unsigned long long ns) {
   } while (t - t0 < ns);
 }
 )";
-  if (nvrtcCreateProgram(&prog, source.c_str(), "saxpy.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
+  if (rtc().create_program(&prog, source.c_str(), "saxpy.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
     return 1;
   const std::string arch = "-arch=sm_" + std::to_string(major * 10 + minor);
   const char* opts[] = {arch.c_str(), "-std=c++17"};
-  if (nvrtcCompileProgram(prog, 2, opts) != NVRTC_SUCCESS) {
+  if (rtc().compile_program(prog, 2, opts) != NVRTC_SUCCESS) {
     std::fprintf(stderr, "culua-baseline: NVRTC failed to compile %s\n", file);
     return 1;
   }
   size_t size = 0;
-  nvrtcGetCUBINSize(prog, &size);
+  rtc().get_cubin_size(prog, &size);
   std::vector<char> cubin(size);
-  nvrtcGetCUBIN(prog, cubin.data());
-  nvrtcDestroyProgram(&prog);
+  rtc().get_cubin(prog, cubin.data());
+  rtc().destroy_program(&prog);
   CUmodule module;
   CUfunction fn;
-  check_cu(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
-  check_cu(cuModuleGetFunction(&fn, module, "saxpy"), "cuModuleGetFunction");
+  check_cu(driver().module_load_data(&module, cubin.data()), "cuModuleLoadData");
+  check_cu(driver().module_get_function(&fn, module, "saxpy"), "cuModuleGetFunction");
   CUfunction hold;
-  check_cu(cuModuleGetFunction(&hold, module, "culua_hold"), "cuModuleGetFunction");
+  check_cu(driver().module_get_function(&hold, module, "culua_hold"), "cuModuleGetFunction");
   cudaStream_t s;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaEvent_t e0, e1;
@@ -541,7 +706,8 @@ extern "C" __global__ void culua_hold(unsigned long long ns) {
   float a = 2.0f;
   void* args[] = {&a, &x, &y, &n};
   auto launch = [&] {
-    check_cu(cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, s, args, nullptr), "cuLaunchKernel");
+    check_cu(driver().launch_kernel(fn, grid, 1, 1, block, 1, 1, 0, s, args, nullptr),
+             "cuLaunchKernel");
   };
   auto elapsed = [&] {
     float ms = 0;
@@ -569,7 +735,8 @@ extern "C" __global__ void culua_hold(unsigned long long ns) {
     unsigned long long hold_ns =
         static_cast<unsigned long long>(std::max(0.05, 4 * issue_ms) * 1e6);
     void* hold_args[] = {&hold_ns};
-    check_cu(cuLaunchKernel(hold, 1, 1, 1, 1, 1, 1, 0, s, hold_args, nullptr), "cuLaunchKernel");
+    check_cu(driver().launch_kernel(hold, 1, 1, 1, 1, 1, 1, 0, s, hold_args, nullptr),
+             "cuLaunchKernel");
     CHECK(cudaEventRecord(e0, s));
     launch();
     const bool held = cudaEventQuery(e0) == cudaErrorNotReady;
@@ -596,17 +763,28 @@ extern "C" __global__ void culua_hold(unsigned long long ns) {
   CHECK(cudaFree(x));
   CHECK(cudaFree(y));
   CHECK(cudaFree(flush));
-  check_cu(cuModuleUnload(module), "cuModuleUnload");
+  check_cu(driver().module_unload(module), "cuModuleUnload");
   return 0;
 }
 
 constexpr const char* kUsage =
     "usage: culua-baseline all | transfers [MiB] | alloc [MiB] | context | startup CMD... |\n"
     "                      d2d BYTES | read BYTES | binary BYTES | gemm f32|bf16|f16|f64 N |\n"
-    "                      launch [N] | kernel FILE N GRID BLOCK SAMPLES\n";
+    "                      launch [N] | kernel FILE N GRID BLOCK SAMPLES | first-kernel |\n"
+    "                      suite [--ops LIST] [--reps R] [--launches N] [--bw-sizes LIST]\n"
+    "                            [--transfer-sizes LIST] [--alloc-sizes LIST]\n"
+    "                            [--matmul-sizes LIST]   (culua-baseline suite --help)\n";
 
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "all";
+  if (cmd == "suite") return culua_baseline::suite(argc - 2, argv + 2);
+  if (cmd == "first-kernel") {
+    if (argc != 2) {
+      std::fprintf(stderr, "%s", kUsage);
+      return 2;
+    }
+    return culua_baseline::first_kernel();
+  }
   if (cmd == "d2d" || cmd == "read" || cmd == "binary") {
     const size_t bytes = argc == 3 ? parse_bytes(argv[2]) : 0;
     if (bytes < 16) {

@@ -193,11 +193,15 @@ std::shared_ptr<Buffer> Runtime::allocate(size_t bytes, Location loc, int device
   return std::make_shared<Buffer>(backend_, p, bytes, loc, device, std::move(owner), true);
 }
 
+// The debt is device memory allocated since the last collection and not freed explicitly: a
+// collection runs once it reaches the threshold, before the next allocation (not because of the
+// current one, so that allocating and freeing one large array never collects).
 void Runtime::collect_if_indebted(size_t bytes) {
+  if (gc_debt_ >= gc_threshold_ && collect_garbage) {
+    gc_debt_ = 0;
+    collect_garbage();
+  }
   gc_debt_ += bytes;
-  if (gc_debt_ < gc_threshold_ || !collect_garbage) return;
-  gc_debt_ = 0;
-  collect_garbage();
 }
 
 void Runtime::note_explicit_free(size_t bytes, Location loc) {

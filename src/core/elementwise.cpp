@@ -135,10 +135,24 @@ bool same_elements(const Array& out, const StridedView& in) {
 }
 
 // Runs an elementwise call over `arrays` (inputs then output, all alive).
+// The array operands of one operation (at most three: where), without a heap allocation.
+class Inputs {
+ public:
+  Inputs(std::initializer_list<const Array*> arrays) {
+    for (const Array* a : arrays) push(a);
+  }
+  void push(const Array* a) { a_[n_++] = a; }
+  const Array* const* begin() const { return a_; }
+  const Array* const* end() const { return a_ + n_; }
+
+ private:
+  const Array* a_[3] = {};
+  size_t n_ = 0;
+};
+
 class Launcher {
  public:
-  Launcher(Runtime& rt, std::vector<const Array*> inputs, Stream* stream)
-      : rt_(rt), inputs_(std::move(inputs)), stream_(stream) {
+  Launcher(Runtime& rt, Inputs inputs, Stream* stream) : rt_(rt), inputs_(inputs), stream_(stream) {
     for (const Array* a : inputs_) {
       a->check_alive("an operand");
       const bool host = is_host(a->location());
@@ -208,7 +222,7 @@ class Launcher {
 
  private:
   Runtime& rt_;
-  std::vector<const Array*> inputs_;
+  Inputs inputs_;
   Stream* stream_;
   Stream* s_ = nullptr;
   const Array* first_ = nullptr;
@@ -227,10 +241,10 @@ void set_operand(ElementOperand& o, const Operand& x, DType compute, const Shape
   }
 }
 
-std::vector<const Array*> arrays_of(std::initializer_list<const Operand*> ops) {
-  std::vector<const Array*> v;
+Inputs arrays_of(std::initializer_list<const Operand*> ops) {
+  Inputs v{};
   for (const Operand* o : ops) {
-    if (o->array) v.push_back(o->array);
+    if (o->array) v.push(o->array);
   }
   return v;
 }

@@ -34,12 +34,23 @@ Options check_math_options(lua_State* L, int idx) {
   return o;
 }
 
+// The result of an operation: with out=, the out argument itself (the same userdata, nothing new
+// for the collector) when the result is that array, as it is unless the operation copied.
+void push_result(lua_State* L, Array result, const Options& o, int opts) {
+  if (o.out && result.buffer() == o.out->buffer() && result.data() == o.out->data() &&
+      result.dtype() == o.out->dtype() && result.shape() == o.out->shape()) {
+    lua_getfield(L, opts, "out");
+    return;
+  }
+  push_array(L, std::move(result));
+}
+
 template <BinaryOp op>
 int l_binary(lua_State* L) {
   const Operand a = check_operand(L, 1, 1);
   const Operand b = check_operand(L, 2, 2);
   const Options o = check_math_options(L, 3);
-  push_array(L, binary(runtime(L), op, a, b, o.out, o.stream));
+  push_result(L, binary(runtime(L), op, a, b, o.out, o.stream), o, 3);
   return 1;
 }
 
@@ -78,7 +89,7 @@ int l_unary(lua_State* L) {
   if (!box) fail(ErrorKind::Type, "expected a cu.Array, got {}", luaL_typename(L, 1));
   box->array.check_alive();
   const Options o = check_math_options(L, 2);
-  push_array(L, unary(runtime(L), op, box->array, o.out, o.stream));
+  push_result(L, unary(runtime(L), op, box->array, o.out, o.stream), o, 2);
   return 1;
 }
 
@@ -92,7 +103,7 @@ int l_where(lua_State* L) {
   const Operand x = check_operand(L, 2, 2);
   const Operand y = check_operand(L, 3, 3);
   const Options o = check_math_options(L, 4);
-  push_array(L, where(runtime(L), c, x, y, o.out, o.stream));
+  push_result(L, where(runtime(L), c, x, y, o.out, o.stream), o, 4);
   return 1;
 }
 

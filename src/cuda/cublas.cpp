@@ -139,7 +139,13 @@ void Cublas::matmul(const MatmulCall& c, Stream& s) {
     const void* a = byte_offset(c.a.data, oa, size);
     const void* b = byte_offset(c.b.data, ob, size);
     void* out = const_cast<char*>(byte_offset(c.c.data, oc, size));
-    if (fits_int({c.m, c.n, c.k, c.a.ld, c.b.ld, c.c.ld, count})) {
+    if (count == 1 && fits_int({c.m, c.n, c.k, c.a.ld, c.b.ld, c.c.ld})) {
+      CULUA_CUBLAS_CHECK(cublas_api().gemm(
+          h, op(c.a.trans), op(c.b.trans), static_cast<int>(c.m), static_cast<int>(c.n),
+          static_cast<int>(c.k), &alpha, a, types.data, static_cast<int>(c.a.ld), b, types.data,
+          static_cast<int>(c.b.ld), &beta, out, types.data, static_cast<int>(c.c.ld), types.compute,
+          CUBLAS_GEMM_DEFAULT));
+    } else if (fits_int({c.m, c.n, c.k, c.a.ld, c.b.ld, c.c.ld, count})) {
       CULUA_CUBLAS_CHECK(cublas_api().gemm_strided_batched(
           h, op(c.a.trans), op(c.b.trans), static_cast<int>(c.m), static_cast<int>(c.n),
           static_cast<int>(c.k), &alpha, a, types.data, static_cast<int>(c.a.ld), sa, b, types.data,

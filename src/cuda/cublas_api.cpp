@@ -36,6 +36,7 @@ CublasApi load() {
   resolve(lib, "cublasSetStream_v2", api.set_stream);
   resolve(lib, "cublasSetPointerMode_v2", api.set_pointer_mode);
   resolve(lib, "cublasSetMathMode", api.set_math_mode);
+  resolve(lib, "cublasGemmEx", api.gemm);
   resolve(lib, "cublasGemmStridedBatchedEx", api.gemm_strided_batched);
   resolve(lib, "cublasGemmStridedBatchedEx_64", api.gemm_strided_batched_64);
   resolve(lib, "cublasDotEx", api.dot);

@@ -22,12 +22,18 @@ using GemmStridedBatchedEx64 = cublasStatus_t (*)(cublasHandle_t, cublasOperatio
                                                   int64_t, long long, int64_t, cublasComputeType_t,
                                                   cublasGemmAlgo_t);
 
+using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                  int, const void*, const void*, cudaDataType, int, const void*,
+                                  cudaDataType, int, const void*, void*, cudaDataType, int,
+                                  cublasComputeType_t, cublasGemmAlgo_t);
+
 struct CublasApi {
   decltype(&cublasCreate_v2) create;
   decltype(&cublasDestroy_v2) destroy;
   decltype(&cublasSetStream_v2) set_stream;
   decltype(&cublasSetPointerMode_v2) set_pointer_mode;
   decltype(&cublasSetMathMode) set_math_mode;
+  GemmEx gemm;  // one product: the entry point (and kernel choice) of a C++ program's cublasGemmEx
   GemmStridedBatchedEx gemm_strided_batched;
   GemmStridedBatchedEx64 gemm_strided_batched_64;
   decltype(&cublasDotEx) dot;

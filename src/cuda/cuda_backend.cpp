@@ -236,7 +236,7 @@ class CudaBackend final : public Backend {
 
   // Copies from or to pageable memory are synchronous (the caller waits for the stream before
   // them); large ones are staged through pinned slots by several threads (cuda/pageable_copy.hpp).
-  static constexpr size_t kStagedCopyMin = size_t{256} << 10;
+  static constexpr size_t kStagedCopyMin = size_t{512} << 10;
 
   void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute r) override {
     health_->check_usable();

@@ -82,8 +82,8 @@ void PageableCopier::run_lane(size_t index, const Job& job, Failure& failure) no
 
   // This lane's chunks: index, index + used, index + 2 used, ...
   const size_t mine = (job.chunks - index + job.used - 1) / job.used;
-  auto offset = [&](size_t i) { return (index + i * job.used) * kChunk; };
-  auto length = [&](size_t i) { return std::min(kChunk, job.bytes - offset(i)); };
+  auto offset = [&](size_t i) { return (index + i * job.used) * job.chunk; };
+  auto length = [&](size_t i) { return std::min(job.chunk, job.bytes - offset(i)); };
   bool ok = true;
   if (job.to_device) {
     bool pending[2] = {false, false};
@@ -154,7 +154,10 @@ void PageableCopier::copy(void* dst, const void* src, size_t bytes, bool to_devi
   job.dst = static_cast<char*>(dst);
   job.src = static_cast<const char*>(src);
   job.bytes = bytes;
-  job.chunks = (bytes + kChunk - 1) / kChunk;
+  // Two chunks per lane at least, so that each lane overlaps its copies with its transfers.
+  const size_t per = (bytes + 2 * lanes_.size() - 1) / (2 * lanes_.size());
+  job.chunk = std::clamp((per + 65535) / 65536 * 65536, kMinChunk, kChunk);
+  job.chunks = (bytes + job.chunk - 1) / job.chunk;
   job.to_device = to_device;
   job.device = device;
   job.start = start_[d];

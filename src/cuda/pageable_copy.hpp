@@ -21,7 +21,8 @@ namespace culua::detail::cuda {
 
 class PageableCopier {
  public:
-  static constexpr size_t kChunk = size_t{4} << 20;  // bytes per slot
+  static constexpr size_t kChunk = size_t{4} << 20;       // bytes per slot: the largest chunk
+  static constexpr size_t kMinChunk = size_t{256} << 10;  // chunks of smaller copies
 
   explicit PageableCopier(std::shared_ptr<Health> health);
   ~PageableCopier();  // joins the workers; frees slots, events and streams
@@ -50,6 +51,7 @@ class PageableCopier {
     char* dst = nullptr;
     const char* src = nullptr;
     size_t bytes = 0;
+    size_t chunk = 0;  // bytes per chunk (the last may be shorter)
     size_t chunks = 0;
     size_t used = 0;  // lanes taking part
     bool to_device = false;

@@ -480,8 +480,10 @@ __device__ inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Uniform in [-1, 1): 2u - 1 with u = k / 2^24 (float, bfloat16: rounded toward zero, so that no
-// value reaches 1) or k / 2^53 (double), k from a hash of the seed and the index.
+// Uniform in [-1, 1): 2u - 1 with u = k / 2^24 (float; bfloat16 rounds that float to nearest) or
+// k / 2^53 (double), k from a hash of the seed and the index. scripts/bench/suite.lua fills culua's
+// operands with the same formula (cu.compile), so that both sides multiply identical data: the
+// tensor cores' throughput depends on the data through the power drawn.
 template <class T>
 __global__ void fill_uniform(T* p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
@@ -494,7 +496,7 @@ __global__ void fill_uniform(T* p, size_t n, uint64_t seed) {
       if constexpr (std::is_same_v<T, float>) {
         p[i] = v;
       } else {
-        p[i] = __float2bfloat16_rz(v);
+        p[i] = __float2bfloat16_rn(v);
       }
     }
   }

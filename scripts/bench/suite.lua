@@ -1,0 +1,889 @@
+-- The performance suite: culua against native C++ (culua-baseline suite), CuPy and PyTorch
+-- (scripts/bench/peers.py) in one run on the current GPU. docs/performance.md is the contract:
+-- what each operation measures, the same way on every side.
+--
+--   culua scripts/bench/suite.lua [--quick] [--out DIR] [--only GROUPS] [--no-peers] [--reps R]
+--   culua scripts/bench/suite.lua --plot-from DIR/suite.json [--out DIR]
+--
+-- Writes DIR/suite.md (ratios, targets met or missed), DIR/suite.json (every figure and the
+-- machine) and DIR/*.png (size curves, where gnuplot is installed; --plot-from draws them later
+-- from the JSON on another machine). DIR defaults to bench-results. --quick: tiny sizes and few
+-- repetitions (CI runs it on the host backend so that the suite cannot rot).
+
+local GROUPS = { "startup", "launch", "add1k", "bandwidth", "transfer", "alloc", "matmul" }
+
+-- Command line --------------------------------------------------------------------------------
+
+local opt = { out = "bench-results", quick = false, peers = true }
+do
+  local i = 1
+  local function value(name)
+    i = i + 1
+    local v = arg[i]
+    if not v then error("suite.lua: " .. name .. " needs a value", 0) end
+    return v
+  end
+  while arg[i] do
+    local a = arg[i]
+    if a == "--quick" then
+      opt.quick = true
+    elseif a == "--out" then
+      opt.out = value(a)
+    elseif a == "--only" then
+      opt.only = value(a)
+    elseif a == "--no-peers" then
+      opt.peers = false
+    elseif a == "--reps" then
+      opt.reps = math.tointeger(tonumber(value(a)))
+      if not opt.reps or opt.reps < 1 then error("suite.lua: --reps needs a positive integer", 0) end
+    elseif a == "--plot-from" then
+      opt.plot_from = value(a)
+    else
+      error("suite.lua: unknown argument " .. a ..
+        " (--quick, --out DIR, --only GROUPS, --no-peers, --reps R, --plot-from FILE)", 0)
+    end
+    i = i + 1
+  end
+end
+
+local selected = {}
+for _, g in ipairs(GROUPS) do selected[g] = opt.only == nil end
+if opt.only then
+  for g in opt.only:gmatch("[^,]+") do
+    if selected[g] == nil then error("suite.lua: unknown group " .. g, 0) end
+    selected[g] = true
+  end
+end
+
+local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+local culua_bin = (function()
+  local i = -1
+  while arg[i - 1] do i = i - 1 end
+  return arg[i]
+end)()
+local bindir = culua_bin:match("^(.*)/[^/]*$") or "."
+local scriptdir = (arg[0] or ""):match("^(.*)/[^/]*$") or "."
+local baseline = bindir .. "/culua-baseline"
+if not exists(baseline) then baseline = nil end
+
+-- Sizes ---------------------------------------------------------------------------------------
+
+local KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+local function powers4(from, to)
+  local t, v = {}, from
+  while v <= to do
+    t[#t + 1] = math.tointeger(v)
+    v = v * 4
+  end
+  return t
+end
+local cfg
+if opt.quick then
+  cfg = {
+    reps = 3, launches = 200, rounds = {},
+    bw = { 4 * KiB, 64 * KiB, 1 * MiB }, transfer = { 4 * KiB, 64 * KiB, 1 * MiB },
+    alloc = { 4 * KiB, 1 * MiB }, matmul = { 64, 128 },
+    large = 1 * MiB, startup_runs = 3,
+  }
+else
+  cfg = {
+    reps = 11, launches = 10000, rounds = { launch = 4, add1k = 4, matmul = 2 },
+    bw = powers4(4 * KiB, 4 * GiB), transfer = powers4(4 * KiB, 1 * GiB),
+    alloc = powers4(4 * KiB, 1 * GiB), matmul = { 1024, 2048, 4096, 8192 },
+    large = 1 * GiB, startup_runs = 21,
+  }
+end
+cfg.reps = opt.reps or cfg.reps
+
+local function list(t)
+  local s = {}
+  for i, v in ipairs(t) do s[i] = string.format("%d", v) end
+  return table.concat(s, ",")
+end
+
+-- Statistics and records ------------------------------------------------------------------------
+
+local function median(t)
+  local c = table.move(t, 1, #t, 1, {})
+  table.sort(c)
+  local n = #c
+  if n == 0 then return nil end
+  return n % 2 == 1 and c[(n + 1) // 2] or (c[n // 2] + c[n // 2 + 1]) / 2
+end
+
+local records = {}
+local function add_record(r) records[#records + 1] = r end
+
+-- A record from samples (in `unit`); `how` says what was called.
+local function summary(op, size, unit, samples, how, batch)
+  local lo, hi = math.huge, -math.huge
+  for _, v in ipairs(samples) do
+    lo = math.min(lo, v)
+    hi = math.max(hi, v)
+  end
+  return { impl = "culua", op = op, size = size, unit = unit, median = median(samples), min = lo,
+    max = hi, n = #samples, batch = batch, how = how }
+end
+
+local function measure(op, size, fn)
+  local ok, err = pcall(fn)
+  if not ok then
+    add_record({ impl = "culua", op = op, size = size, error = tostring(err) })
+    collectgarbage()
+    cu.sync()
+  end
+end
+
+-- Other producers: JSON lines on stdout.
+local function run_producer(cmd)
+  local f = io.popen(cmd)
+  if not f then return end
+  local text = f:read("a")
+  f:close()
+  for line in text:gmatch("[^\n]+") do
+    if line:sub(1, 1) == "{" then
+      local r, why = cu.json.decode(line)
+      if r then
+        add_record(r)
+      else
+        io.stderr:write("suite.lua: unreadable record from ", cmd, ": ", why, "\n")
+      end
+    end
+  end
+end
+
+local have_python = opt.peers and os.execute("command -v python3 >/dev/null 2>&1")
+local function peers_args(ops)
+  return string.format(
+    "--ops %s --reps %d --launches %d --bw-sizes %s --transfer-sizes %s --alloc-sizes %s --matmul-sizes %s",
+    ops, cfg.reps, cfg.launches, list(cfg.bw), list(cfg.transfer), list(cfg.alloc), list(cfg.matmul))
+end
+local function run_others(ops)
+  if baseline and cu.backend == "cuda" then
+    run_producer(quote(baseline) .. " suite " .. peers_args(ops))
+  end
+  if have_python then
+    for _, impl in ipairs({ "cupy", "torch" }) do
+      run_producer("python3 " .. quote(scriptdir .. "/peers.py") .. " --impl " .. impl .. " " ..
+        peers_args(ops))
+    end
+  end
+end
+
+-- culua's measurements ----------------------------------------------------------------------------
+
+local s = cu.stream()
+local e0, e1 = cu.event(), cu.event()
+local clock_opts = { warn = false }
+local function clock() return cu.clock(clock_opts) end
+
+-- Events around `batch` back-to-back calls: ms per call.
+local function batch_ms(fn, batch)
+  e0:record(s)
+  for _ = 1, batch do fn() end
+  e1:record(s)
+  e1:sync()
+  return e0:elapsed(e1) / batch
+end
+
+local function clamp(v, lo, hi) return math.max(lo, math.min(hi, v)) end
+-- The contract's batch rule: a batch lasts about 2 ms.
+local function batched(fn)
+  fn()
+  fn()
+  local t = batch_ms(fn, 3)
+  t = batch_ms(fn, clamp(math.floor(2 / math.max(t, 1e-6) + 0.5), 1, 2000))
+  local batch = clamp(math.floor(2 / math.max(t, 1e-6) + 0.5), 1, 2000)
+  local per = {}
+  for r = 1, cfg.reps do per[r] = batch_ms(fn, batch) end
+  return per, batch
+end
+
+local function rates(per_ms, amount, scale)
+  local t = {}
+  for i, ms in ipairs(per_ms) do t[i] = amount / (math.max(ms, 1e-9) * scale) end
+  return t
+end
+
+-- Host time of `count` calls, per call in µs, after the stream is idle.
+local function host_us(fn, count)
+  s:sync()
+  local t0 = clock()
+  for _ = 1, count do fn() end
+  local us = (clock() - t0) * 1e6 / count
+  s:sync()
+  return us
+end
+
+local culua_groups = {}
+
+local EMPTY_SOURCE = [[extern "C" __global__ void empty0() {}
+extern "C" __global__ void empty4(float* a, const float* b, float c, int n) {}
+extern "C" __global__ void empty8(float* a, const float* b, float c, int n, float* d, const float* e, double f, long long g) {}
+]]
+
+function culua_groups.launch()
+  if cu.backend ~= "cuda" then
+    for _, k in ipairs({ 0, 4, 8 }) do
+      for _, op in ipairs({ "launch_rtc", "enqueue_rtc", "launch_rtc_call" }) do
+        add_record({ impl = "culua", op = op .. k, absent = "the host backend runs no run-time compiled CUDA" })
+      end
+    end
+    add_record({ impl = "culua", op = "sync_empty", absent = "the host backend runs no run-time compiled CUDA" })
+    return
+  end
+  local m = cu.compile(EMPTY_SOURCE)
+  local buf = cu.ones(256, { stream = s })
+  local cfg1 = { grid = 1, block = 1, stream = s }
+  local args = { [0] = {}, [4] = { buf, buf, 1.5, 256 }, [8] = { buf, buf, 1.5, 256, buf, buf, 2.5, 7 } }
+  local N = cfg.launches
+  for _, k in ipairs({ 0, 4, 8 }) do
+    local kernel = m["empty" .. k]
+    local kc = kernel:configure(cfg1)
+    local a = args[k]
+    -- The loops are written out per arity, as a script would write them.
+    local run, call
+    if k == 0 then
+      run = function(n) for _ = 1, n do kc() end end
+      call = function(n) for _ = 1, n do kernel(cfg1) end end
+    elseif k == 4 then
+      local x, y, c, n4 = a[1], a[2], a[3], a[4]
+      run = function(n) for _ = 1, n do kc(x, y, c, n4) end end
+      call = function(n) for _ = 1, n do kernel(cfg1, x, y, c, n4) end end
+    else
+      local x, y, c, n4, d, e, f, g = table.unpack(a)
+      run = function(n) for _ = 1, n do kc(x, y, c, n4, d, e, f, g) end end
+      call = function(n) for _ = 1, n do kernel(cfg1, x, y, c, n4, d, e, f, g) end end
+    end
+    for _, form in ipairs({ { "launch_rtc" .. k, run, "kc(...) with kc = k:configure(cfg)" },
+                            { "launch_rtc" .. k .. "_call", call, "k(cfg, ...)" } }) do
+      local op, loop, how = form[1], form[2], form[3]
+      measure(op, nil, function()
+        loop(1000)
+        s:sync()
+        local per, enq = {}, {}
+        for r = 1, cfg.reps do
+          e0:record(s)
+          loop(N)
+          e1:record(s)
+          e1:sync()
+          per[r] = e0:elapsed(e1) * 1e3 / N
+          enq[r] = host_us(function() loop(1) end, 1000)
+        end
+        add_record(summary(op, nil, "us", per, how .. ", empty kernel, grid 1, block 1", N))
+        local eop = op:gsub("^launch", "enqueue")
+        add_record(summary(eop, nil, "us", enq, how .. ", 1000 launches onto an idle stream", 1000))
+      end)
+    end
+  end
+  local k0 = m.empty0:configure(cfg1)
+  measure("sync_empty", nil, function()
+    local t = {}
+    for r = 1, cfg.reps do t[r] = host_us(function() k0(); s:sync() end, 1000) end
+    add_record(summary("sync_empty", nil, "us", t, "kc(); s:sync()", 1000))
+  end)
+end
+
+function culua_groups.add1k()
+  local _ <close> = cu.use_stream(s)
+  local a, b, c = cu.rand(1024), cu.rand(1024), cu.empty(1024)
+  local N = cfg.launches
+  local reused = { out = c }
+  local forms = {
+    { "add1k", function() cu.add(a, b, { out = c }) end, "cu.add(a, b, {out = c})" },
+    { "add1k_reused", function() cu.add(a, b, reused) end, "cu.add(a, b, opts), opts = {out = c} made once" },
+  }
+  for _, form in ipairs(forms) do
+    local name, fn, how = form[1], form[2], form[3]
+    measure("launch_" .. name, nil, function()
+      for _ = 1, 1000 do fn() end
+      s:sync()
+      local per, enq, sync = {}, {}, {}
+      for r = 1, cfg.reps do
+        e0:record(s)
+        for _ = 1, N do fn() end
+        e1:record(s)
+        e1:sync()
+        per[r] = e0:elapsed(e1) * 1e3 / N
+        enq[r] = host_us(fn, 1000)
+        sync[r] = host_us(function() fn(); s:sync() end, 1000)
+      end
+      add_record(summary("launch_" .. name, nil, "us", per, how .. ", 1024 f32", N))
+      add_record(summary("enqueue_" .. name, nil, "us", enq, how .. ", 1000 calls onto an idle stream", 1000))
+      add_record(summary("sync_" .. name, nil, "us", sync, how .. "; s:sync()", 1000))
+    end)
+  end
+  -- Check: the figures above are of a correct add.
+  local want, got = (a:totable()), nil
+  local bt = b:totable()
+  got = c:totable()
+  for i = 1, 1024 do
+    if math.abs(got[i] - (want[i] + bt[i])) > 1e-6 then error("add1k: wrong result at " .. i) end
+  end
+end
+
+function culua_groups.bandwidth()
+  local _ <close> = cu.use_stream(s)
+  for _, size in ipairs(cfg.bw) do
+    local n = size // 4
+    measure("copy", size, function()
+      local src, dst = cu.full(n, 1.5), cu.empty(n)
+      local per, batch = batched(function() cu.copy(dst, src) end)
+      add_record(summary("copy", size, "GB/s", rates(per, 2 * size, 1e6), "cu.copy(dst, src)", batch))
+      src:free(); dst:free()
+    end)
+    measure("add", size, function()
+      local a, b, c = cu.full(n, 1.5), cu.full(n, 2.25), cu.empty(n)
+      local opts = { out = c }
+      local per, batch = batched(function() cu.add(a, b, opts) end)
+      add_record(summary("add", size, "GB/s", rates(per, 3 * size, 1e6), "cu.add(a, b, {out = c})", batch))
+      if size <= 16 * MiB and c[n] ~= 3.75 then error("add: wrong result") end
+      a:free(); b:free(); c:free()
+    end)
+    measure("sum", size, function()
+      local a = cu.full(n, 1.0)
+      local per, batch = batched(function() a:sum() end)
+      add_record(summary("sum", size, "GB/s", rates(per, size, 1e6), "a:sum() (a new 0-d array each call)", batch))
+      if math.abs(a:sum():item() - n) > 1e-5 * n then error("sum: wrong result") end
+      a:free()
+    end)
+    measure("cast", size, function()
+      local src, dst = cu.full(n, 1.5), cu.empty(n, "bf16")
+      local per, batch = batched(function() cu.copy(dst, src) end)
+      add_record(summary("cast", size, "GB/s", rates(per, 1.5 * size, 1e6), "cu.copy(dst_bf16, src_f32)", batch))
+      src:free(); dst:free()
+    end)
+    collectgarbage()
+  end
+end
+
+function culua_groups.transfer()
+  for _, size in ipairs(cfg.transfer) do
+    local n = size // 4
+    local d = cu.empty(n, { stream = s })
+    d:fill(1, { stream = s })
+    local function events_gbps(dst, src)
+      cu.copy(dst, src, { stream = s })
+      s:sync()
+      local t = {}
+      for r = 1, cfg.reps do
+        e0:record(s)
+        cu.copy(dst, src, { stream = s })
+        e1:record(s)
+        e1:sync()
+        t[r] = size / (math.max(e0:elapsed(e1), 1e-9) * 1e6)
+      end
+      return t
+    end
+    local function host_gbps(dst, src)
+      cu.copy(dst, src)
+      local t = {}
+      for r = 1, cfg.reps do
+        local t0 = clock()
+        cu.copy(dst, src)
+        t[r] = size / (math.max(clock() - t0, 1e-12) * 1e9)
+      end
+      return t
+    end
+    measure("h2d_pinned", size, function()
+      local h = cu.host.empty(n, "f32", { pinned = true })
+      h:fill(2)
+      add_record(summary("h2d_pinned", size, "GB/s", events_gbps(d, h), "cu.copy(d, pinned, {stream = s})"))
+      add_record(summary("d2h_pinned", size, "GB/s", events_gbps(h, d), "cu.copy(pinned, d, {stream = s})"))
+      h:free()
+    end)
+    measure("h2d_pageable", size, function()
+      local h = cu.host.empty(n, "f32")
+      h:fill(2)
+      add_record(summary("h2d_pageable", size, "GB/s", host_gbps(d, h), "cu.copy(d, pageable) (synchronous)"))
+      add_record(summary("d2h_pageable", size, "GB/s", host_gbps(h, d), "cu.copy(pageable, d) (synchronous)"))
+      if h[n] ~= 2 then error("d2h_pageable: wrong result") end
+      h:free()
+    end)
+    d:free()
+  end
+  collectgarbage()
+end
+
+function culua_groups.alloc()
+  for _, size in ipairs(cfg.alloc) do
+    measure("alloc", size, function()
+      local pairs_per = 1000
+      for _ = 1, 100 do cu.empty(size, "u8"):free() end
+      local t = {}
+      for r = 1, cfg.reps do
+        local t0 = clock()
+        for _ = 1, pairs_per do cu.empty(size, "u8"):free() end
+        t[r] = (clock() - t0) * 1e6 / pairs_per
+      end
+      cu.sync()
+      add_record(summary("alloc", size, "us", t, "cu.empty(size, 'u8'):free()", pairs_per))
+    end)
+  end
+  collectgarbage()
+end
+
+-- The operands of culua-baseline's matmul (bench/baseline_suite.cu, fill_uniform): the same
+-- numbers on both sides, since tensor-core throughput depends on the data (through the power).
+local FILL_SOURCE = [[
+__device__ unsigned long long splitmix64(unsigned long long x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+extern "C" __global__ void fill_f32(float* p, long long n, long long seed) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)blockDim.x * gridDim.x) {
+    unsigned long long x = splitmix64((unsigned long long)seed ^ ((unsigned long long)i * 0xd1b54a32d192ed03ull));
+    p[i] = 2.0f * ((float)(x >> 40) * 0x1.0p-24f) - 1.0f;
+  }
+}
+extern "C" __global__ void fill_f64(double* p, long long n, long long seed) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)blockDim.x * gridDim.x) {
+    unsigned long long x = splitmix64((unsigned long long)seed ^ ((unsigned long long)i * 0xd1b54a32d192ed03ull));
+    p[i] = 2.0 * ((double)(x >> 11) * 0x1.0p-53) - 1.0;
+  }
+}
+]]
+
+local function operand(n, dtype, seed)
+  if cu.backend ~= "cuda" then return (cu.rand({ n, n }, "f32") * 2 - 1):astype(dtype) end
+  local fill = cu.compile(FILL_SOURCE)
+  local base = dtype == "f64" and "f64" or "f32"
+  local x = cu.empty({ n, n }, base)
+  fill["fill_" .. base]({ grid = 1024, block = 256 }, x, n * n, seed)
+  return dtype == base and x or x:astype(dtype)
+end
+
+function culua_groups.matmul()
+  local _ <close> = cu.use_stream(s)
+  for _, dtype in ipairs({ "f32", "bf16", "f64" }) do
+    for _, n in ipairs(cfg.matmul) do
+      local op = "matmul_" .. dtype
+      measure(op, n, function()
+        local a = operand(n, dtype, 0x243f6a8885a308d3)
+        local b = operand(n, dtype, 0x13198a2e03707344)
+        local c = cu.empty({ n, n }, dtype)
+        local opts = { out = c }
+        local per, batch = batched(function() cu.matmul(a, b, opts) end)
+        add_record(summary(op, n, "TFLOP/s", rates(per, 2 * n ^ 3, 1e9), "cu.matmul(a, b, {out = c}), operands as culua-baseline's", batch))
+        a:free(); b:free(); c:free()
+      end)
+    end
+    collectgarbage()
+  end
+end
+
+-- Start-up: whole processes, timed by culua-baseline's spawner where it exists (else by a shell).
+local function process_ms(cmd, runs)
+  if baseline and not runs then
+    local f = io.popen(quote(baseline) .. " startup " .. cmd .. " 2>/dev/null")
+    local out = f:read("a")
+    f:close()
+    local v = tonumber(out:match("startup_ms ([%d%.]+)"))
+    return v and { v } or nil, "median of 21 runs (culua-baseline startup)"
+  end
+  local t = {}
+  for r = 1, runs or cfg.startup_runs do
+    local t0 = clock()
+    if not os.execute("exec " .. cmd .. " >/dev/null 2>&1") then return nil end
+    t[r] = (clock() - t0) * 1e3
+  end
+  return t, string.format("%d runs through /bin/sh", #t)
+end
+
+local FIRST = [[
+local t0 = cu.clock{warn = false}
+cu.sync()
+local t1 = cu.clock{warn = false}
+local a = cu.empty(1)
+local t2 = cu.clock{warn = false}
+a:fill(1)
+cu.sync()
+local t3 = cu.clock{warn = false}
+print(string.format("%.6f %.6f", (t1 - t0) * 1e3, (t3 - t2) * 1e3))]]
+
+function culua_groups.startup()
+  local function spawned(impl, op, cmd, how, runs)
+    local t, how2 = process_ms(cmd, runs)
+    if t then
+      local r = summary(op, nil, "ms", t, how .. ", " .. how2)
+      r.impl = impl
+      if #t == 1 then r.n = 21 end
+      add_record(r)
+    else
+      add_record({ impl = impl, op = op, error = "failed: " .. cmd })
+    end
+  end
+  spawned("culua", "startup", quote(culua_bin) .. " -e " .. quote("local x = 1"), "culua -e 'local x = 1'")
+  if cu.backend == "cuda" then
+    spawned("culua", "first_kernel_wall", quote(culua_bin) .. " -e " .. quote("cu.zeros(1); cu.sync()"),
+      "culua -e 'cu.zeros(1); cu.sync()'")
+    if baseline then
+      spawned("native", "first_kernel_wall", quote(baseline) .. " first-kernel", "culua-baseline first-kernel")
+    end
+    -- Python processes take seconds: fewer runs.
+    local runs = opt.quick and 2 or 5
+    local function importable(module)
+      return os.execute("python3 -c " .. quote("import " .. module) .. " >/dev/null 2>&1")
+    end
+    local python = {
+      cupy = "import cupy; cupy.zeros(1); cupy.cuda.Device().synchronize()",
+      torch = "import torch; torch.zeros(1, device='cuda'); torch.cuda.synchronize()",
+    }
+    for _, impl in ipairs({ "cupy", "torch" }) do
+      if have_python and importable(impl) then
+        spawned(impl, "startup", "python3 -c " .. quote("import " .. impl),
+          "python3 -c 'import " .. impl .. "'", runs)
+        spawned(impl, "first_kernel_wall", "python3 -c " .. quote(python[impl]), python[impl], runs)
+      end
+    end
+  end
+  -- In a fresh culua process: the context (the first cu.sync()) and the first kernel after it.
+  local ctx, first = {}, {}
+  for r = 1, (opt.quick and 3 or 5) do
+    local f = io.popen(quote(culua_bin) .. " -e " .. quote(FIRST) .. " 2>/dev/null")
+    local out = f:read("a")
+    f:close()
+    local c, k = out:match("([%d%.]+) ([%d%.]+)")
+    if c then
+      ctx[#ctx + 1] = tonumber(c)
+      first[#first + 1] = tonumber(k)
+    end
+  end
+  if #ctx > 0 then
+    add_record(summary("context", nil, "ms", ctx, "the first cu.sync() of a process"))
+    add_record(summary("first_kernel", nil, "ms", first, "a:fill(1); cu.sync() after the context"))
+  end
+end
+
+-- Targets -----------------------------------------------------------------------------------------
+
+local function find(impl, op, size)
+  for _, r in ipairs(records) do
+    if r.impl == impl and r.op == op and r.size == size and r.median then return r end
+  end
+end
+
+-- Each target: what, the culua record, the reference, and the test.
+local function targets()
+  local out = {}
+  local function target(what, c, ref, ok, bound)
+    out[#out + 1] = { what = what, culua = c, ref = ref, bound = bound,
+      met = (c and ref) and ok(c.median, ref.median) }
+  end
+  for _, k in ipairs({ 0, 4, 8 }) do
+    for _, form in ipairs({ "", "_call" }) do
+      local c = find("culua", "launch_rtc" .. k .. form)
+      target(string.format("launch from a Lua loop, %d arguments, %s", k,
+          form == "" and "`kc(...)`" or "`k(cfg, ...)`"), c, find("native", "launch_rtc" .. k),
+        function(v, r) return v <= 1.10 * r end, "≤ 1.10× native")
+    end
+  end
+  local add1k = find("culua", "launch_add1k")
+  target("`cu.add(a, b, {out = c})`, 1024 f32, per call", add1k, find("native", "launch_add1k"),
+    function(v, r) return v <= 1.25 * r end, "≤ 1.25× native")
+  for _, peer in ipairs({ "cupy", "torch" }) do
+    target("`cu.add(a, b, {out = c})`, 1024 f32, against " .. (peer == "cupy" and "CuPy" or "PyTorch"),
+      add1k, find(peer, "launch_add1k"), function(v, r) return v < r end, "faster")
+  end
+  target("`cu.add` on large arrays against `cudaMemcpy` device to device", find("culua", "add", cfg.large),
+    find("native", "copy", cfg.large), function(v, r) return v >= 0.90 * r end, "≥ 90%")
+  target("`a:sum()` on a large array against a native read-only kernel", find("culua", "sum", cfg.large),
+    find("native", "sum", cfg.large), function(v, r) return v >= 0.90 * r end, "≥ 90%")
+  for _, dtype in ipairs({ "f32", "bf16", "f64" }) do
+    for _, n in ipairs(cfg.matmul) do
+      target(string.format("`cu.matmul` %s, %d³, against cuBLAS", dtype, n),
+        find("culua", "matmul_" .. dtype, n), find("native", "matmul_" .. dtype, n),
+        function(v, r) return v >= 0.97 * r end, "≥ 97%")
+    end
+  end
+  local big = cfg.transfer[#cfg.transfer]
+  for _, op in ipairs({ "h2d_pinned", "d2h_pinned" }) do
+    target(op:gsub("_", " ") .. ", largest size", find("culua", op, big), find("native", op, big),
+      function(v, r) return v >= 0.95 * r end, "≥ 95%")
+  end
+  for _, op in ipairs({ "h2d_pageable", "d2h_pageable" }) do
+    target(op:gsub("_", " ") .. ", largest size", find("culua", op, big), find("native", op, big),
+      function(v, r) return v >= 2 * r end, "≥ 2× native")
+  end
+  for _, size in ipairs(cfg.alloc) do
+    local c = find("culua", "alloc", size)
+    out[#out + 1] = { what = "allocate + free, pool", culua = c, ref = find("native", "alloc", size),
+      bound = "≤ 2 µs", met = c and c.median <= 2, size = size }
+  end
+  local st = find("culua", "startup")
+  out[#out + 1] = { what = "`culua -e 'local x = 1'`", culua = st, bound = "≤ 20 ms",
+    met = st and st.median <= 20 }
+  return out
+end
+
+-- Output ------------------------------------------------------------------------------------------
+
+local function size_text(op, size)
+  if not size then return "" end
+  if op:match("^matmul") then return string.format("%d³", size) end
+  if size >= GiB and size % GiB == 0 then return string.format("%d GiB", size // GiB) end
+  if size >= MiB and size % MiB == 0 then return string.format("%d MiB", size // MiB) end
+  if size >= KiB and size % KiB == 0 then return string.format("%d KiB", size // KiB) end
+  return string.format("%d B", size)
+end
+
+local function fig(r, spread)
+  if not r then return "—" end
+  if r.absent then return "absent" end
+  if r.error then return "failed" end
+  local v, u = r.median, r.unit
+  local function f(x)
+    if u == "us" then return string.format("%.2f", x) end
+    if u == "ms" then return string.format("%.1f", x) end
+    if u == "TFLOP/s" then return string.format(x >= 10 and "%.1f" or "%.3g", x) end
+    return x >= 100 and string.format("%.0f", x) or string.format("%.2f", x)
+  end
+  local unit = u == "us" and "µs" or u
+  local text = f(v) .. " " .. unit
+  if spread and r.n and r.n > 1 then text = text .. string.format(" (%s–%s)", f(r.min), f(r.max)) end
+  return text
+end
+
+local function ratio(c, r)
+  if not (c and r and c.median and r.median and r.median > 0) then return "" end
+  return string.format("%.3f", c.median / r.median)
+end
+
+local IMPLS = { "culua", "native", "cupy", "torch" }
+local NAMES = { culua = "culua", native = "native C++", cupy = "CuPy", torch = "PyTorch" }
+
+local function lookup(impl, op, size)
+  local found
+  for _, r in ipairs(records) do
+    if r.impl == impl and (r.op == op or r.op == nil) and (r.size == size or r.size == nil) then
+      if r.op == op and r.size == size then return r end
+      if r.absent and not found then found = r end
+    end
+  end
+  return found
+end
+
+local function machine()
+  local m = { culua = cu.version, backend = cu.backend, date = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    quick = opt.quick, reps = cfg.reps, launches = cfg.launches }
+  local ok, devs = pcall(cu.devices)
+  if ok then m.device = devs[cu.device() + 1] end
+  local f = io.open("/proc/cpuinfo")
+  if f then
+    local text = f:read("a")
+    f:close()
+    m.cpu = text:match("model name%s*:%s*([^\n]+)")
+    local n = 0
+    for _ in text:gmatch("\nprocessor%s*:") do n = n + 1 end
+    m.cpu_threads = n + (text:match("^processor") and 1 or 0)
+  end
+  local p = io.popen("uname -sr 2>/dev/null")
+  if p then
+    m.os = (p:read("a") or ""):gsub("%s+$", "")
+    p:close()
+  end
+  for _, r in ipairs(records) do
+    if r.info then m[r.impl] = r.info end
+  end
+  return m
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function markdown(m, tgs)
+  local out = {}
+  local function p(...) out[#out + 1] = string.format(...) end
+  local dev = m.device and m.device.name or "?"
+  p("# culua performance suite")
+  p("")
+  p("%s, %s backend, culua %s, %s%s.", dev, m.backend, m.culua, m.date, m.quick and " (quick mode)" or "")
+  local peers = {}
+  for _, impl in ipairs({ "cupy", "torch" }) do
+    local absent
+    for _, r in ipairs(records) do
+      if r.impl == impl and r.absent and not r.op then absent = r.absent end
+    end
+    if m[impl] then
+      peers[#peers + 1] = string.format("%s %s", NAMES[impl], m[impl][impl] or "")
+    elseif absent then
+      peers[#peers + 1] = string.format("%s absent (%s)", NAMES[impl], absent)
+    else
+      peers[#peers + 1] = string.format("%s not run", NAMES[impl])
+    end
+  end
+  p("Peers: %s. Figures: median (min–max) of %d repetitions unless said otherwise.", table.concat(peers, "; "), cfg.reps)
+  p("")
+  p("## Targets")
+  p("")
+  p("| target | size | culua | reference | ratio | bound | |")
+  p("|---|---|---|---|---|---|---|")
+  local met, missed, unknown = 0, 0, 0
+  for _, t in ipairs(tgs) do
+    local verdict = t.met == nil and "no figure" or (t.met and "met" or "**missed**")
+    if t.met == true then met = met + 1 elseif t.met == false then missed = missed + 1 else unknown = unknown + 1 end
+    local size = t.size or (t.culua and t.culua.size)
+    p("| %s | %s | %s | %s | %s | %s | %s |", t.what, size_text(t.culua and t.culua.op or "", size),
+      fig(t.culua, true), fig(t.ref, true), ratio(t.culua, t.ref), t.bound, verdict)
+  end
+  p("")
+  p("%d met, %d missed, %d without a figure.", met, missed, unknown)
+  p("")
+  p("## Every figure")
+  p("")
+  p("Ratios are culua ÷ the other (a time: lower is better for culua; a rate: higher is).")
+  p("")
+  p("| operation | size | culua | native C++ | CuPy | PyTorch | ÷ native | ÷ CuPy | ÷ PyTorch |")
+  p("|---|---|---|---|---|---|---|---|---|")
+  local seen, order = {}, {}
+  for _, r in ipairs(records) do
+    if r.op and not r.info then
+      local key = r.op .. "\0" .. tostring(r.size)
+      if not seen[key] then
+        seen[key] = true
+        order[#order + 1] = { op = r.op, size = r.size }
+      end
+    end
+  end
+  for _, k in ipairs(order) do
+    local row = {}
+    for i, impl in ipairs(IMPLS) do row[i] = lookup(impl, k.op, k.size) end
+    p("| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |", k.op, size_text(k.op, k.size), fig(row[1]),
+      fig(row[2]), fig(row[3]), fig(row[4]), ratio(row[1], row[2]), ratio(row[1], row[3]),
+      ratio(row[1], row[4]))
+  end
+  local failures = {}
+  for _, r in ipairs(records) do
+    if r.error then failures[#failures + 1] = string.format("- %s `%s` %s: %s", NAMES[r.impl] or r.impl,
+      r.op or "", size_text(r.op or "", r.size), r.error) end
+  end
+  if #failures > 0 then
+    p("")
+    p("## Failed measurements")
+    p("")
+    for _, f in ipairs(failures) do p("%s", f) end
+  end
+  return table.concat(out, "\n") .. "\n", met, missed
+end
+
+local CURVES = {
+  { ops = { "copy", "add", "sum", "cast" }, file = "bandwidth", ylabel = "GB/s", title = "bandwidth against array size" },
+  { ops = { "h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable" }, file = "transfers", ylabel = "GB/s", title = "host <-> device" },
+  { ops = { "alloc" }, file = "alloc", ylabel = "µs per allocate + free", title = "pool allocation" },
+  { ops = { "matmul_f32", "matmul_bf16", "matmul_f64" }, file = "matmul", ylabel = "TFLOP/s", title = "matmul" },
+}
+
+local function plots(recs, dir)
+  local ok, why = pcall(function()
+    for _, c in ipairs(CURVES) do
+      for _, op in ipairs(c.ops) do
+        local rows = {}
+        for _, r in ipairs(recs) do
+          if r.op == op and r.median and r.size then
+            rows[#rows + 1] = { size = r.op:match("^matmul") and r.size or r.size / 1024,
+              value = r.median, impl = NAMES[r.impl] or r.impl }
+          end
+        end
+        if #rows > 0 then
+          cu.plot(rows, { x = "size", y = "value", series = "impl", file = dir .. "/" .. op .. ".png",
+            logx = true, logy = c.ylabel == "GB/s", title = op .. ": " .. c.title,
+            xlabel = op:match("^matmul") and "N" or "KiB", ylabel = c.ylabel })
+        end
+      end
+    end
+  end)
+  if not ok then io.stderr:write("suite.lua: no plots: ", tostring(why), "\n") end
+  return ok
+end
+
+-- Main --------------------------------------------------------------------------------------------
+
+if opt.plot_from then
+  local f = assert(io.open(opt.plot_from, "rb"))
+  local data = assert(cu.json.decode(f:read("a")))
+  f:close()
+  local dir = opt.out ~= "bench-results" and opt.out or (opt.plot_from:match("^(.*)/[^/]*$") or ".")
+  if plots(data.records, dir) then print("plots written to " .. dir) end
+  return
+end
+
+os.execute("mkdir -p " .. quote(opt.out))
+local dev = cu.devices()[cu.device() + 1]
+print(string.format("culua %s performance suite on %s (%s backend)%s", cu.version, dev.name, cu.backend,
+  opt.quick and ", quick mode" or ""))
+if cu.backend == "cuda" and not baseline then
+  print("culua-baseline was not found beside culua: no native figures")
+end
+
+for _, g in ipairs(GROUPS) do
+  if selected[g] then
+    local t0 = clock()
+    io.stderr:write(string.format("suite.lua: %s ...\n", g))
+    local rounds = cfg.rounds[g] or 1
+    local first = #records + 1
+    for _ = 1, rounds do
+      culua_groups[g]()
+      if g ~= "startup" then run_others(g) end
+    end
+    if g == "startup" then run_others(g) end
+    -- Several rounds (culua and the others taking turns, so that drift of the machine's speed
+    -- affects all alike): one record per implementation and operation.
+    if rounds > 1 then
+      local merged, order = {}, {}
+      for i = first, #records do
+        local r = records[i]
+        local key = string.format("%s\0%s\0%s", r.impl, r.op, tostring(r.size))
+        if r.median and merged[key] then
+          local m = merged[key]
+          m.medians[#m.medians + 1] = r.median
+          m.r.min = math.min(m.r.min, r.min)
+          m.r.max = math.max(m.r.max, r.max)
+          m.r.n = m.r.n + r.n
+        elseif not merged[key] then
+          merged[key] = { r = r, medians = { r.median } }
+          order[#order + 1] = key
+        end
+      end
+      for i = #records, first, -1 do records[i] = nil end
+      for _, key in ipairs(order) do
+        local m = merged[key]
+        if m.r.median then
+          m.r.median = median(m.medians)
+          m.r.rounds = #m.medians
+        end
+        add_record(m.r)
+      end
+    end
+    io.stderr:write(string.format("suite.lua: %s done in %.1f s\n", g, clock() - t0))
+  end
+end
+
+local m = machine()
+local tgs = targets()
+local md, met, missed = markdown(m, tgs)
+local target_list = {}
+for _, t in ipairs(tgs) do
+  target_list[#target_list + 1] = { what = t.what, bound = t.bound, met = t.met == nil and cu.json.null or t.met,
+    culua = t.culua and t.culua.median or cu.json.null, reference = t.ref and t.ref.median or cu.json.null,
+    size = t.size or (t.culua and t.culua.size) or cu.json.null }
+end
+write(opt.out .. "/suite.md", md)
+write(opt.out .. "/suite.json", cu.json.encode({ machine = m, records = records, targets = target_list,
+  config = { reps = cfg.reps, launches = cfg.launches, bw_sizes = cfg.bw, transfer_sizes = cfg.transfer,
+    alloc_sizes = cfg.alloc, matmul_sizes = cfg.matmul, quick = opt.quick } }, { indent = 1 }))
+local plotted = cu.plot and plots(records, opt.out)
+print("")
+print(md)
+print(string.format("written: %s/suite.md, %s/suite.json%s", opt.out, opt.out,
+  plotted and ", plots" or " (no plots: gnuplot missing; draw them with --plot-from)"))

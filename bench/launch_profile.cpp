@@ -89,6 +89,16 @@ class ProfileBackend final : public Backend {
   void random(const RandomCall& c, Stream& s) override { host_->random(c, s); }
   void matmul(const MatmulCall& c, Stream& s) override { host_->matmul(c, s); }
   void dot(const DotCall& c, Stream& s) override { host_->dot(c, s); }
+  void begin_capture(Stream& s) override { host_->begin_capture(s); }
+  std::unique_ptr<GraphRecording> end_capture(Stream& s) override { return host_->end_capture(s); }
+  void abort_capture(Stream& s) noexcept override { host_->abort_capture(s); }
+  std::unique_ptr<GraphExec> instantiate(GraphRecording& r) override {
+    return host_->instantiate(r);
+  }
+  bool update_graph(GraphExec& e, GraphRecording& r) override { return host_->update_graph(e, r); }
+  void launch_graph(GraphExec& e, Stream& s, const char* n) override {
+    host_->launch_graph(e, s, n);
+  }
   RtcBinary compile(const RtcRequest& r, int d) override {
     return cuda::compile(r, device_info(d));
   }

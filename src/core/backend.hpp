@@ -75,6 +75,21 @@ struct PointerInfo {
   int device = 0;
 };
 
+// A captured graph, as the backend recorded it (a cudaGraph_t; the host backend's task list).
+class GraphRecording {
+ public:
+  virtual ~GraphRecording() = default;
+  virtual size_t nodes() const = 0;
+};
+
+// An instantiated graph, ready to launch (a cudaGraphExec_t). Destroying it while launches are
+// queued is safe: they complete.
+class GraphExec {
+ public:
+  virtual ~GraphExec() = default;
+  virtual size_t nodes() const = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -128,6 +143,20 @@ class Backend {
   // throws Error(Unsupported) from both.
   virtual RtcBinary compile(const RtcRequest& request, int device) = 0;
   virtual std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device) = 0;
+
+  // Graphs (cu.graph, core/graph.hpp). begin_capture starts recording what is queued on `s`
+  // (which already carries its core/capture.hpp Capture); end_capture stops and returns the
+  // recording, or throws Error(Capture) saying why the capture failed; abort_capture stops
+  // without a result and leaves every stream usable. update_graph changes `exec` in place to
+  // `rec`'s parameters when the topology is the same, else returns false. Backends without
+  // graphs throw Error(Unsupported).
+  virtual void begin_capture(Stream& s);
+  virtual std::unique_ptr<GraphRecording> end_capture(Stream& s);
+  virtual void abort_capture(Stream& s) noexcept;
+  virtual std::unique_ptr<GraphExec> instantiate(GraphRecording& rec);
+  virtual bool update_graph(GraphExec& exec, GraphRecording& rec);
+  // One launch of `exec` on `s`; `name` is for the trace ("graph 'step' (12 nodes)").
+  virtual void launch_graph(GraphExec& exec, Stream& s, const char* name);
 
   // A sticky error poisons the backend: every later call fails fast with this message.
   virtual bool poisoned() const = 0;

@@ -11,7 +11,9 @@
 
 namespace culua::detail {
 
-class Buffer {
+struct GraphTag;
+
+class Buffer : public std::enable_shared_from_this<Buffer> {
  public:
   // `alloc_stream` is the stream a device allocation was made on (null for host memory).
   // A buffer that does not own its memory (wrapped pointers) never frees it.
@@ -31,9 +33,11 @@ class Buffer {
 
   // Call before queueing work on `s` that touches this buffer. The first use on a stream other
   // than the allocating one is ordered after that stream's work (the allocation, and the fills
-  // that created the contents); host memory is ordered after pending asynchronous copies.
+  // that created the contents); host memory is ordered after pending asynchronous copies. On a
+  // capturing stream the buffer joins the capture instead (the graph keeps it and orders its
+  // launches); during a capture, work on a stream outside it raises.
   void record_use(Stream& s) {
-    if (&s == last_) return;
+    if (&s == last_ && !s.capture()) return;
     record_use_slow(s);
   }
   // Host memory only: call after queueing asynchronous work on `s` touching it, so that host
@@ -45,8 +49,18 @@ class Buffer {
   // copies; device memory: work on the streams that used it).
   bool busy();
   // Frees now, stream-ordered after all queued work that used the buffer; idempotent; never
-  // throws or blocks.
+  // throws or blocks. During a capture on this thread the free waits for the capture's end.
   void release() noexcept;
+
+  // Graphs (cu.graph) that keep the buffer: freeing an array that one of them uses is an error
+  // naming it (the first live one; null when none).
+  void add_graph_user(const std::shared_ptr<GraphTag>& tag);
+  void remove_graph_user(const std::shared_ptr<GraphTag>& tag) noexcept;
+  const GraphTag* graph_user();
+  // Allocated while a graph was captured (by the work inside it): its arrays' free() drops only
+  // the handle, the memory stays with the graph.
+  bool made_in_capture() const { return made_in_capture_; }
+  void set_made_in_capture() { made_in_capture_ = true; }
 
  private:
   struct Use {
@@ -75,6 +89,9 @@ class Buffer {
     std::vector<Use> rest_;
   };
   void record_use_slow(Stream& s);
+  // The stream-ordered free of release() (called at once, or when a capture ends).
+  static void free_after_uses(Backend& backend, void* data, size_t bytes, Location loc, int device,
+                              UseList& uses) noexcept;
 
   std::shared_ptr<Backend> backend_;
   void* data_;
@@ -83,6 +100,8 @@ class Buffer {
   int device_;
   bool owned_;
   bool freed_ = false;
+  bool made_in_capture_ = false;
+  std::vector<std::weak_ptr<GraphTag>> graph_users_;
   Stream* last_ = nullptr;  // the stream of the latest record_use, for the fast path
   UseList uses_;            // uses_[0] is the allocating stream of device memory
 };

@@ -20,6 +20,7 @@ enum class ErrorKind {
   Fatal,        // a sticky CUDA error: the runtime is poisoned
   Strict,       // an implicit synchronization inside cu.strict
   Interrupted,  // Ctrl-C or Runtime::interrupt() during a wait for the device
+  Capture,      // an operation that cannot be captured into a graph, or a failed capture
 };
 
 class Error : public std::runtime_error {

@@ -2,9 +2,34 @@
 
 #include <chrono>
 
+#include "core/capture.hpp"
 #include "core/error.hpp"
 
 namespace culua::detail {
+
+namespace {
+template <class F>
+void each_count(Ledger& a, const Ledger& b, F f) {
+  for (uint64_t Ledger::*m :
+       {&Ledger::h2d_bytes, &Ledger::d2h_bytes, &Ledger::d2d_bytes, &Ledger::h2d_calls,
+        &Ledger::d2h_calls, &Ledger::d2d_calls, &Ledger::pageable_bytes, &Ledger::pageable_calls,
+        &Ledger::pinned_bytes, &Ledger::pinned_calls, &Ledger::syncs, &Ledger::implicit_syncs,
+        &Ledger::allocs, &Ledger::alloc_bytes, &Ledger::launches, &Ledger::graph_launches}) {
+    f(a.*m, b.*m);
+  }
+}
+}  // namespace
+
+Ledger& Ledger::operator+=(const Ledger& o) {
+  each_count(*this, o, [](uint64_t& x, uint64_t y) { x += y; });
+  return *this;
+}
+
+Ledger Ledger::times(uint64_t n) const {
+  Ledger r = *this;
+  each_count(r, r, [n](uint64_t& x, uint64_t) { x *= n; });
+  return r;
+}
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -59,6 +84,7 @@ void Monitor::idle_device(int device) {
 
 Monitor::Wait::Wait(Monitor& m, const char* what, bool implicit)
     : m_(m), what_(what), implicit_(implicit) {
+  Capture::forbid(what);
   if (implicit && m.strict > 0) {
     fail(ErrorKind::Strict,
          "cu.strict: {} waits for the device (an implicit synchronization); use pinned host "

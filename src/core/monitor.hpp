@@ -27,6 +27,10 @@ struct Ledger {
   uint64_t implicit_syncs = 0;  // ... of which an operation waited without being asked to
   uint64_t allocs = 0, alloc_bytes = 0;  // memory allocations through the backend
   uint64_t launches = 0;                 // operations queued on streams (kernels, copies, fills)
+  uint64_t graph_launches = 0;  // launches of graphs (their operations count in the fields above)
+
+  Ledger& operator+=(const Ledger& o);
+  Ledger times(uint64_t n) const;  // every count multiplied by n (n launches of one graph)
 };
 
 enum class OpCategory : uint8_t { Copy, Kernel, Library, Other };
@@ -61,6 +65,10 @@ class Monitor {
   // Work was queued on `s`.
   void queued(Stream& s) {
     ++ledger.launches;
+    queued_uncounted(s);
+  }
+  // ... without counting it as an operation (a graph launch: its operations count instead).
+  void queued_uncounted(Stream& s) {
     if (&s != last_queued_ || last_queued_ref_.expired()) queued_slow(s);
   }
   // True when work queued on some stream may still be running (queries those streams).
@@ -71,8 +79,8 @@ class Monitor {
   void idle(Stream& s);
   void idle_device(int device);
 
-  // Wraps a host wait for the device: counts it, raises under strict mode when implicit (before
-  // waiting), and reports its duration to the observer.
+  // Wraps a host wait for the device: counts it, raises under strict mode when implicit and
+  // during a graph capture (before waiting), and reports its duration to the observer.
   class Wait {
    public:
     Wait(Monitor& m, const char* what, bool implicit);

@@ -1,6 +1,7 @@
 #include "core/observed_backend.hpp"
 
 #include "core/blas_call.hpp"
+#include "core/capture.hpp"
 #include "core/elementwise_call.hpp"
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
@@ -21,15 +22,35 @@ const char* copy_name(CopyRoute r) {
   return "copy HtoH";
 }
 
+// The ledger that counts an operation on `s`: a capturing stream's work counts at each launch of
+// its graph, not now.
+Ledger& ledger_for(Monitor& m, Stream& s) {
+  if (Capture* c = s.capture()) return c->ledger;
+  return m.ledger;
+}
+
 // Reports one operation to the monitor: counted and remembered always, observed when a trace runs.
+// Captured operations are only noted by their capture (they run at the graph's launches); during a
+// capture, an operation on a stream outside it raises (it would run now, not in the graph).
 class OpScope {
  public:
-  OpScope(Monitor& m, Stream& s, const OpInfo& op) : m_(m), s_(s), op_(op) {
-    m.queued(s);
+  OpScope(Monitor& m, Stream& s, const OpInfo& op, bool count = true) : m_(m), s_(s), op_(op) {
+    if (Capture* c = s.capture()) {
+      captured_ = true;
+      c->note_op(s, op.name);
+      ++c->ledger.launches;
+      return;
+    }
+    if (Capture::active()) Capture::outside(s);
+    if (count) {
+      m.queued(s);
+    } else {
+      m.queued_uncounted(s);
+    }
     if (m.observer) m.observer->begin_op(op, s);
   }
   ~OpScope() {
-    if (m_.observer) m_.observer->end_op(op_, s_);
+    if (!captured_ && m_.observer) m_.observer->end_op(op_, s_);
   }
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
@@ -38,6 +59,7 @@ class OpScope {
   Monitor& m_;
   Stream& s_;
   const OpInfo& op_;
+  bool captured_ = false;
 };
 
 class ObservedFunction final : public RtcFunction {
@@ -115,7 +137,7 @@ class ObservedBackend final : public Backend {
   void trim(int d) noexcept override { inner_->trim(d); }
 
   void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute r) override {
-    Ledger& l = m_->ledger;
+    Ledger& l = ledger_for(*m_, s);
     const bool to_device = r.dst == Location::Device, from_device = r.src == Location::Device;
     if (to_device && from_device) {
       l.d2d_bytes += bytes;
@@ -138,8 +160,9 @@ class ObservedBackend final : public Backend {
   }
   void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) override {
     // A strided or converting copy on the device counts as a device-to-device transfer.
-    m_->ledger.d2d_bytes += view_bytes(dst);
-    ++m_->ledger.d2d_calls;
+    Ledger& l = ledger_for(*m_, s);
+    l.d2d_bytes += view_bytes(dst);
+    ++l.d2d_calls;
     const OpInfo op{"copy (strided/cast)", OpCategory::Kernel, view_bytes(dst) + view_bytes(src)};
     OpScope scope(*m_, s, op);
     inner_->copy_cast(dst, src, s);
@@ -190,6 +213,23 @@ class ObservedBackend final : public Backend {
     const OpInfo op{"dot", OpCategory::Library, 2 * static_cast<uint64_t>(c.n) * itemsize(c.dtype)};
     OpScope scope(*m_, s, op);
     inner_->dot(c, s);
+  }
+
+  void begin_capture(Stream& s) override { inner_->begin_capture(s); }
+  std::unique_ptr<GraphRecording> end_capture(Stream& s) override { return inner_->end_capture(s); }
+  void abort_capture(Stream& s) noexcept override { inner_->abort_capture(s); }
+  std::unique_ptr<GraphExec> instantiate(GraphRecording& rec) override {
+    return inner_->instantiate(rec);
+  }
+  bool update_graph(GraphExec& exec, GraphRecording& rec) override {
+    return inner_->update_graph(exec, rec);
+  }
+  // A graph launch is one slice of the trace; its operations count in the ledger through the
+  // graph (core/graph.cpp), not as one more operation.
+  void launch_graph(GraphExec& exec, Stream& s, const char* name) override {
+    const OpInfo op{name, OpCategory::Other, 0};
+    OpScope scope(*m_, s, op, false);
+    inner_->launch_graph(exec, s, name);
   }
 
   RtcBinary compile(const RtcRequest& request, int d) override {

@@ -1,5 +1,7 @@
 #include "core/ops.hpp"
 
+#include "core/capture.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -282,6 +284,9 @@ void copy(Runtime& rt, const Array& dst, const Array& src, Stream* stream) {
     host_copy(rt, dst, src);
     return;
   }
+  // Inside a graph's capture every copy is queued work (nothing can wait): a copy without
+  // stream= goes to the current stream, asynchronously where the host side is pinned.
+  if (!stream && Capture::active()) stream = &rt.current_stream();
   const Array& device_side = dst_host ? src : dst;
   Stream& s = stream_for(rt, device_side, stream);
   // Transfers are asynchronous only from or to pinned memory with a stream; the others wait.
@@ -389,6 +394,13 @@ std::vector<unsigned char> read_contiguous(Runtime& rt, const Array& a) {
 }
 
 void wait_host_access(Runtime& rt, Buffer& host_buffer, const char* what) {
+  if (const Capture* c = Capture::active()) {
+    fail(ErrorKind::Capture,
+         "{} runs on the CPU when it is called, not when a graph launches, so it cannot be "
+         "captured into {}; prepare host arrays outside the graph's function (copies between "
+         "pinned host arrays and the device can be captured)",
+         what, c->label());
+  }
   if (!host_buffer.busy()) return;
   Monitor::Wait wait(rt.monitor(), what, true);
   host_buffer.wait_idle();

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "core/capture.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/observed_backend.hpp"
@@ -40,6 +41,29 @@ std::shared_ptr<Stream> Backend::wrap_stream(void*, int) {
 
 PointerInfo Backend::locate(const void*) {
   return {};
+}
+
+namespace {
+[[noreturn]] void no_graphs(const Backend& b) {
+  fail(ErrorKind::Unsupported, "the {} backend cannot capture graphs", backend_name(b.kind()));
+}
+}  // namespace
+
+void Backend::begin_capture(Stream&) {
+  no_graphs(*this);
+}
+std::unique_ptr<GraphRecording> Backend::end_capture(Stream&) {
+  no_graphs(*this);
+}
+void Backend::abort_capture(Stream&) noexcept {}
+std::unique_ptr<GraphExec> Backend::instantiate(GraphRecording&) {
+  no_graphs(*this);
+}
+bool Backend::update_graph(GraphExec&, GraphRecording&) {
+  no_graphs(*this);
+}
+void Backend::launch_graph(GraphExec&, Stream&, const char*) {
+  no_graphs(*this);
 }
 
 BackendKind parse_backend(std::string_view s) {
@@ -157,9 +181,20 @@ void Runtime::set_current_stream(std::shared_ptr<Stream> s) {
 
 std::shared_ptr<Buffer> Runtime::allocate(size_t bytes, Location loc, int device, Stream* stream) {
   Backend& b = backend();
-  std::shared_ptr<Stream> owner = stream ? stream->shared_from_this() : nullptr;
+  const Capture* capture = Capture::active();
+  std::shared_ptr<Stream> owner;
+  if (capture && stream && stream->capture()) {
+    // An array created by work inside a graph: its memory is allocated now, outside the capture
+    // (on an internal stream), and kept by the graph, so that it keeps its address and contents
+    // from one launch to the next and is usable before the first (a private pool, as PyTorch's
+    // graphs have). Launches order themselves after this allocation.
+    owner = b.release_stream(device);
+  } else if (stream) {
+    owner = stream->shared_from_this();
+  }
+  stream = owner.get();
   if (bytes == 0) return std::make_shared<Buffer>(backend_, nullptr, 0, loc, device, owner, true);
-  if (loc == Location::Device) collect_if_indebted(bytes);
+  if (loc == Location::Device && !capture) collect_if_indebted(bytes);
   void* p = nullptr;
   bool out_of_memory = false;
   try {
@@ -167,6 +202,13 @@ std::shared_ptr<Buffer> Runtime::allocate(size_t bytes, Location loc, int device
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::OutOfMemory) throw;
     out_of_memory = true;
+  }
+  if (out_of_memory && capture) {
+    // No waiting for the device during a capture: no collection and retry either.
+    const MemoryInfo mi = b.memory_info(loc, device);
+    fail(ErrorKind::OutOfMemory, "out of memory while capturing {}: requested {}, {} free of {}",
+         capture->label(), format_bytes(static_cast<double>(bytes)),
+         format_bytes(static_cast<double>(mi.free)), format_bytes(static_cast<double>(mi.total)));
   }
   if (out_of_memory) {
     // Unreachable arrays may hold the memory: collect them, let their stream-ordered frees
@@ -190,7 +232,9 @@ std::shared_ptr<Buffer> Runtime::allocate(size_t bytes, Location loc, int device
            format_bytes(static_cast<double>(mi.total)));
     }
   }
-  return std::make_shared<Buffer>(backend_, p, bytes, loc, device, std::move(owner), true);
+  auto buffer = std::make_shared<Buffer>(backend_, p, bytes, loc, device, std::move(owner), true);
+  if (capture) buffer->set_made_in_capture();
+  return buffer;
 }
 
 // The debt is device memory allocated since the last collection and not freed explicitly: a
@@ -216,6 +260,16 @@ void Runtime::synchronize() {
     b.synchronize_device(device());
   }
   monitor_->idle_device(device());
+}
+
+CurrentStreamScope::CurrentStreamScope(Runtime& rt, Stream& s) : rt_(rt) {
+  if (&rt.current_stream() == &s) return;
+  previous_ = rt.current_stream_ptr();
+  rt.set_current_stream(s.shared_from_this());
+}
+
+CurrentStreamScope::~CurrentStreamScope() {
+  if (previous_) rt_.set_current_stream(std::move(previous_));
 }
 
 }  // namespace culua::detail

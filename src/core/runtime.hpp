@@ -98,4 +98,18 @@ class Runtime {
   RandomState random_state_;
 };
 
+// Makes `s` the current stream of its device for a scope (cu.bench, cu.graph: work without
+// stream= goes there); restores the previous one when the scope ends, also by an error.
+class CurrentStreamScope {
+ public:
+  CurrentStreamScope(Runtime& rt, Stream& s);
+  ~CurrentStreamScope();
+  CurrentStreamScope(const CurrentStreamScope&) = delete;
+  CurrentStreamScope& operator=(const CurrentStreamScope&) = delete;
+
+ private:
+  Runtime& rt_;
+  std::shared_ptr<Stream> previous_;
+};
+
 }  // namespace culua::detail

@@ -113,7 +113,7 @@ Cublas::~Cublas() {
   cudaGetLastError();
 }
 
-cublasContext* Cublas::handle(Stream& s) {
+cublasContext* Cublas::handle(Stream& s, void* workspace, size_t bytes) {
   const auto d = static_cast<size_t>(s.device());
   if (handles_.size() <= d) handles_.resize(d + 1, nullptr);
   if (!handles_[d]) {
@@ -125,15 +125,16 @@ cublasContext* Cublas::handle(Stream& s) {
   }
   CULUA_CUBLAS_CHECK(
       cublas_api().set_stream(handles_[d], static_cast<cudaStream_t>(s.native_handle())));
+  if (workspace) CULUA_CUBLAS_CHECK(cublas_api().set_workspace(handles_[d], workspace, bytes));
   return handles_[d];
 }
 
-void Cublas::matmul(const MatmulCall& c, Stream& s) {
+void Cublas::matmul(const MatmulCall& c, Stream& s, void* workspace, size_t bytes) {
   const GemmTypes types = gemm_types(c.dtype, c.tf32);
   const ScaleValue alpha(c.alpha, types.compute), beta(c.beta, types.compute);
   const size_t size = itemsize(c.dtype);
   std::lock_guard lock(mutex_);
-  cublasHandle_t h = handle(s);
+  cublasHandle_t h = handle(s, workspace, bytes);
   for_each_gemm_batch(c, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa,
                              int64_t sb, int64_t sc) {
     const void* a = byte_offset(c.a.data, oa, size);
@@ -160,7 +161,7 @@ void Cublas::matmul(const MatmulCall& c, Stream& s) {
   });
 }
 
-void Cublas::dot(const DotCall& c, Stream& s) {
+void Cublas::dot(const DotCall& c, Stream& s, void* workspace, size_t bytes) {
   if (is_integer(c.dtype)) {
     CULUA_CUDA_CHECK(*health_,
                      static_cast<cudaError_t>(kernels::cuda::integer_dot(c, s.native_handle())));
@@ -192,7 +193,7 @@ void Cublas::dot(const DotCall& c, Stream& s) {
       fail(ErrorKind::Unsupported, "dot of {} arrays", name(c.dtype));
   }
   std::lock_guard lock(mutex_);
-  cublasHandle_t h = handle(s);
+  cublasHandle_t h = handle(s, workspace, bytes);
   const DevicePointerMode mode(h, *health_);
   // cublasDotEx computes the unconjugated product (cublasDotcEx conjugates).
   if (fits_int({c.n, c.incx, c.incy})) {

@@ -29,13 +29,16 @@ class Cublas {
   Cublas(const Cublas&) = delete;
   Cublas& operator=(const Cublas&) = delete;
 
-  // Queued on `s`; the caller has made the stream's device current.
-  void matmul(const MatmulCall& c, Stream& s);
+  // Queued on `s`; the caller has made the stream's device current. With a `workspace` (under
+  // graph capture) cuBLAS uses it instead of its own, for this call only.
+  void matmul(const MatmulCall& c, Stream& s, void* workspace = nullptr, size_t bytes = 0);
   // Writes the result to device memory (CUBLAS_POINTER_MODE_DEVICE): no synchronization.
-  void dot(const DotCall& c, Stream& s);
+  void dot(const DotCall& c, Stream& s, void* workspace = nullptr, size_t bytes = 0);
 
  private:
-  cublasContext* handle(Stream& s);  // the device's handle, bound to `s`
+  // The device's handle, bound to `s` (which resets its workspace to cuBLAS's own), then to
+  // `workspace` when one is given.
+  cublasContext* handle(Stream& s, void* workspace, size_t bytes);
 
   std::shared_ptr<Health> health_;
   std::mutex mutex_;

@@ -34,6 +34,7 @@ CublasApi load() {
   resolve(lib, "cublasCreate_v2", api.create);
   resolve(lib, "cublasDestroy_v2", api.destroy);
   resolve(lib, "cublasSetStream_v2", api.set_stream);
+  resolve(lib, "cublasSetWorkspace_v2", api.set_workspace);
   resolve(lib, "cublasSetPointerMode_v2", api.set_pointer_mode);
   resolve(lib, "cublasSetMathMode", api.set_math_mode);
   resolve(lib, "cublasGemmEx", api.gemm);

@@ -31,6 +31,7 @@ struct CublasApi {
   decltype(&cublasCreate_v2) create;
   decltype(&cublasDestroy_v2) destroy;
   decltype(&cublasSetStream_v2) set_stream;
+  decltype(&cublasSetWorkspace_v2) set_workspace;
   decltype(&cublasSetPointerMode_v2) set_pointer_mode;
   decltype(&cublasSetMathMode) set_math_mode;
   GemmEx gemm;  // one product: the entry point (and kernel choice) of a C++ program's cublasGemmEx

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/blas_call.hpp"
+#include "core/capture.hpp"
 #include "core/elementwise_call.hpp"
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
@@ -171,6 +172,8 @@ class CudaBackend final : public Backend {
 
   void* allocate(size_t bytes, Location loc, int device, Stream* stream) override {
     health_->check_usable();
+    // The arrays of a graph being captured are allocated outside the capture (core/runtime.cpp).
+    RelaxedCaptureMode relaxed;
     switch (loc) {
       case Location::Device: {
         // The hot path of every allocation: no device switch is needed to allocate from a pool.
@@ -296,18 +299,27 @@ class CudaBackend final : public Backend {
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::random(c, launch(s))));
   }
 
+  // Under capture cuBLAS gets a workspace that lives as long as the graph (one per capturing
+  // stream), so that it allocates nothing inside the capture; its handle is created (and the
+  // library loaded) in relaxed capture mode.
+  static constexpr size_t kCaptureWorkspace = size_t{32} << 20;  // cuBLAS's advice for Hopper
+
   void matmul(const MatmulCall& c, Stream& s) override {
     health_->check_usable();
     health_->note_op("matmul");
     use_device(s.device());
-    blas().matmul(c, s);
+    void* workspace = s.capture() ? s.capture()->scratch(s, kCaptureWorkspace) : nullptr;
+    RelaxedCaptureMode relaxed;
+    blas().matmul(c, s, workspace, workspace ? kCaptureWorkspace : 0);
   }
 
   void dot(const DotCall& c, Stream& s) override {
     health_->check_usable();
     health_->note_op("dot");
     use_device(s.device());
-    blas().dot(c, s);
+    void* workspace = s.capture() ? s.capture()->scratch(s, kCaptureWorkspace) : nullptr;
+    RelaxedCaptureMode relaxed;
+    blas().dot(c, s, workspace, workspace ? kCaptureWorkspace : 0);
   }
 
   void fault(Stream& s) {
@@ -323,10 +335,102 @@ class CudaBackend final : public Backend {
 
   std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device) override {
     state(device);
+    RelaxedCaptureMode relaxed;
     std::lock_guard lock(init_mutex_);
     auto& m = devices_[static_cast<size_t>(device)].modules[binary.key];
     if (!m) m = cuda::load_module(binary, device, device_count() > 1, health_);
     return m;
+  }
+
+  // --- Graphs: stream capture in CUDA's thread-local mode, executable graphs ---
+
+  class Recording final : public GraphRecording {
+   public:
+    explicit Recording(cudaGraph_t g) : graph(g) {
+      if (cudaGraphGetNodes(g, nullptr, &count) != cudaSuccess) cudaGetLastError();
+    }
+    ~Recording() override {
+      RelaxedCaptureMode relaxed;
+      cudaGraphDestroy(graph);
+    }
+    size_t nodes() const override { return count; }
+    cudaGraph_t graph;
+    size_t count = 0;
+  };
+
+  class Exec final : public GraphExec {
+   public:
+    Exec(cudaGraphExec_t e, size_t n) : exec(e), count(n) {}
+    // Launches still queued complete: CUDA frees the executable graph after them.
+    ~Exec() override {
+      RelaxedCaptureMode relaxed;
+      cudaGraphExecDestroy(exec);
+    }
+    size_t nodes() const override { return count; }
+    cudaGraphExec_t exec;
+    size_t count;
+  };
+
+  void begin_capture(Stream& s) override {
+    health_->check_usable();
+    use_device(s.device());
+    CULUA_CUDA_CHECK(*health_, cudaStreamBeginCapture(cu(s), cudaStreamCaptureModeThreadLocal));
+  }
+
+  std::unique_ptr<GraphRecording> end_capture(Stream& s) override {
+    cudaGraph_t g = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(cu(s), &g);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      if (g) cudaGraphDestroy(g);
+      if (e == cudaErrorStreamCaptureUnjoined) {
+        fail(ErrorKind::Capture,
+             "the capture failed: a stream that joined it did not join back into the capturing "
+             "stream (end the graph's function with s:wait(e) for an event recorded after the "
+             "other stream's last operation)");
+      }
+      fail(ErrorKind::Capture, "the capture failed: CUDA error {} ({})", cudaGetErrorName(e),
+           cudaGetErrorString(e));
+    }
+    return std::make_unique<Recording>(g);
+  }
+
+  void abort_capture(Stream& s) noexcept override {
+    cudaGraph_t g = nullptr;
+    cudaStreamEndCapture(cu(s), &g);
+    cudaGetLastError();
+    if (g) cudaGraphDestroy(g);
+  }
+
+  std::unique_ptr<GraphExec> instantiate(GraphRecording& rec) override {
+    health_->check_usable();
+    auto& r = dynamic_cast<Recording&>(rec);
+    cudaGraphExec_t e = nullptr;
+    CULUA_CUDA_CHECK(*health_, cudaGraphInstantiateWithFlags(&e, r.graph, 0));
+    return std::make_unique<Exec>(e, r.count);
+  }
+
+  // cudaGraphExecUpdate; a topology (or node type) change is not an error: the caller
+  // instantiates anew.
+  bool update_graph(GraphExec& exec, GraphRecording& rec) override {
+    health_->check_usable();
+    auto& x = dynamic_cast<Exec&>(exec);
+    auto& r = dynamic_cast<Recording&>(rec);
+    cudaGraphExecUpdateResultInfo info{};
+    const cudaError_t e = cudaGraphExecUpdate(x.exec, r.graph, &info);
+    if (e == cudaSuccess) {
+      x.count = r.count;
+      return true;
+    }
+    cudaGetLastError();
+    if (e != cudaErrorGraphExecUpdateFailure) CULUA_CUDA_CHECK(*health_, e);
+    return false;
+  }
+
+  void launch_graph(GraphExec& exec, Stream& s, const char*) override {
+    health_->check_usable();
+    health_->note_op("graph launch");
+    CULUA_CUDA_CHECK(*health_, cudaGraphLaunch(static_cast<Exec&>(exec).exec, cu(s)));
   }
 
   bool poisoned() const override { return health_->poisoned.load(); }
@@ -397,6 +501,7 @@ class CudaBackend final : public Backend {
   }
 
   std::shared_ptr<Stream> new_stream(int device, StreamPriority p) {
+    RelaxedCaptureMode relaxed;
     const DeviceState& d = devices_[static_cast<size_t>(device)];
     const int priority = p == StreamPriority::High  ? d.priority_greatest
                          : p == StreamPriority::Low ? d.priority_least

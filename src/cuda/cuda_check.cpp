@@ -1,5 +1,7 @@
 #include "cuda/cuda_check.hpp"
 
+#include "core/capture.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -7,6 +9,17 @@
 #include "cuda/driver_api.hpp"
 
 namespace culua::detail::cuda {
+
+RelaxedCaptureMode::RelaxedCaptureMode() {
+  if (!Capture::active()) return;
+  mode_ = cudaStreamCaptureModeRelaxed;
+  active_ = cudaThreadExchangeStreamCaptureMode(&mode_) == cudaSuccess;
+  if (!active_) cudaGetLastError();
+}
+
+RelaxedCaptureMode::~RelaxedCaptureMode() {
+  if (active_) cudaThreadExchangeStreamCaptureMode(&mode_);
+}
 
 bool is_sticky(cudaError_t e) {
   switch (e) {
@@ -70,6 +83,23 @@ void Health::raise(int code, const char* name, const char* description, const ch
   }
   if (code == cudaErrorMemoryAllocation) {
     fail(ErrorKind::OutOfMemory, "{} failed: {}", call, description);
+  }
+  switch (code) {
+    case cudaErrorStreamCaptureUnsupported:
+    case cudaErrorStreamCaptureInvalidated:
+    case cudaErrorStreamCaptureMerge:
+    case cudaErrorStreamCaptureUnmatched:
+    case cudaErrorStreamCaptureUnjoined:
+    case cudaErrorStreamCaptureIsolation:
+    case cudaErrorStreamCaptureImplicit:
+    case cudaErrorStreamCaptureWrongThread:
+    case cudaErrorCapturedEvent:
+      fail(ErrorKind::Capture,
+           "{} cannot be captured into a graph: CUDA error {} ({}) [{}:{}]; the capture ends with "
+           "this error",
+           call, name, description, base, line);
+    default:
+      break;
   }
   std::string msg =
       fmt::format("CUDA error {} ({}) in {} [{}:{}]", name, description, call, base, line);

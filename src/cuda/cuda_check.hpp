@@ -1,5 +1,5 @@
-// Checking CUDA runtime calls. A failed call throws culua::detail::Error naming the call, the error and
-// where; a sticky error (one that corrupts the context) also poisons the backend so that every
+// Checking CUDA runtime calls. A failed call throws culua::detail::Error naming the call, the error
+// and where; a sticky error (one that corrupts the context) also poisons the backend so that every
 // later call fails fast with the original message.
 #pragma once
 
@@ -50,6 +50,22 @@ struct Health {
 };
 
 bool is_sticky(cudaError_t e);
+
+// While a graph is captured on this thread (core/capture.hpp), CUDA's thread-local capture mode
+// refuses calls that could synchronize (allocations, stream and event creation, module loads)
+// even on streams outside the capture. Allocations for the graph's arrays, and the objects a
+// script creates inside the graph's function, are made in relaxed mode within this scope.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode();
+  ~RelaxedCaptureMode();
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+  bool active_ = false;
+};
 
 }  // namespace culua::detail::cuda
 

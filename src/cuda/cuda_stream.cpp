@@ -67,6 +67,7 @@ CudaStream::CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p,
 }
 
 CudaStream::~CudaStream() {
+  RelaxedCaptureMode relaxed;
   // Neither blocks: queued work still completes.
   if (registry_) {
     registry_->retire(stream_, owned_);
@@ -80,7 +81,7 @@ void CudaStream::do_synchronize() {
   CULUA_CUDA_CHECK(*health_, cudaStreamSynchronize(stream_));
 }
 
-bool CudaStream::query() {
+bool CudaStream::do_query() {
   health_->check_usable();
   const cudaError_t e = cudaStreamQuery(stream_);
   if (e == cudaErrorNotReady) {
@@ -91,20 +92,21 @@ bool CudaStream::query() {
   return true;
 }
 
-void CudaStream::wait(Event& e) {
+void CudaStream::do_wait(Event& e) {
   health_->check_usable();
-  if (!e.recorded()) return;
   CULUA_CUDA_CHECK(*health_, cudaStreamWaitEvent(stream_, static_cast<CudaEvent&>(e).get(), 0));
 }
 
 CudaEvent::CudaEvent(int device, bool timing, std::shared_ptr<Health> health)
     : Event(device, timing), health_(std::move(health)) {
   health_->check_usable();
+  RelaxedCaptureMode relaxed;
   CULUA_CUDA_CHECK(*health_, cudaEventCreateWithFlags(
                                  &event_, timing ? cudaEventDefault : cudaEventDisableTiming));
 }
 
 CudaEvent::~CudaEvent() {
+  RelaxedCaptureMode relaxed;
   if (event_) cudaEventDestroy(event_);
 }
 

@@ -49,11 +49,11 @@ class CudaStream final : public Stream {
   ~CudaStream() override;
 
   cudaStream_t get() const { return stream_; }
-  bool query() override;
-  void wait(Event& e) override;
   void* native_handle() const override { return stream_; }
 
  protected:
+  bool do_query() override;
+  void do_wait(Event& e) override;
   void do_synchronize() override;
 
  private:

@@ -290,6 +290,66 @@ void HostBackend::dot(const DotCall& c, Stream& s) {
   host_stream(s).enqueue([c] { blas_dot(c); });
 }
 
+namespace {
+
+using TaskList = std::vector<std::function<void()>>;
+
+// A graph of the host backend: the captured tasks and their operations' names (the topology an
+// update must keep).
+class HostRecording final : public GraphRecording {
+ public:
+  HostRecording(TaskList recorded, std::vector<std::string> op_names)
+      : tasks(std::make_shared<const TaskList>(std::move(recorded))), names(std::move(op_names)) {}
+  size_t nodes() const override { return tasks->size(); }
+  std::shared_ptr<const TaskList> tasks;
+  std::vector<std::string> names;
+};
+
+class HostExec final : public GraphExec {
+ public:
+  explicit HostExec(const HostRecording& r) : tasks(r.tasks), names(r.names) {}
+  size_t nodes() const override { return tasks->size(); }
+  std::shared_ptr<const TaskList> tasks;  // a queued launch holds them until it has run
+  std::vector<std::string> names;
+};
+
+}  // namespace
+
+void HostBackend::begin_capture(Stream& s) {
+  check_usable();
+  host_stream(s);
+  s.capture()->backend_state = std::make_unique<HostCapture>();
+}
+
+std::unique_ptr<GraphRecording> HostBackend::end_capture(Stream& s) {
+  Capture& c = *s.capture();
+  auto& state = static_cast<HostCapture&>(*c.backend_state);
+  return std::make_unique<HostRecording>(std::move(state.tasks), c.op_names());
+}
+
+void HostBackend::abort_capture(Stream&) noexcept {}
+
+std::unique_ptr<GraphExec> HostBackend::instantiate(GraphRecording& rec) {
+  check_usable();
+  return std::make_unique<HostExec>(dynamic_cast<HostRecording&>(rec));
+}
+
+bool HostBackend::update_graph(GraphExec& exec, GraphRecording& rec) {
+  check_usable();
+  auto& e = dynamic_cast<HostExec&>(exec);
+  auto& r = dynamic_cast<HostRecording&>(rec);
+  if (e.names != r.names) return false;
+  e.tasks = r.tasks;
+  return true;
+}
+
+void HostBackend::launch_graph(GraphExec& exec, Stream& s, const char*) {
+  check_usable();
+  host_stream(s).enqueue([tasks = dynamic_cast<HostExec&>(exec).tasks] {
+    for (const auto& t : *tasks) t();
+  });
+}
+
 RtcBinary HostBackend::compile(const RtcRequest&, int) {
   require_run_time_kernels(*this);
   return {};

@@ -50,6 +50,13 @@ class HostBackend final : public Backend {
   void matmul(const MatmulCall& c, Stream& s) override;
   void dot(const DotCall& c, Stream& s) override;
 
+  void begin_capture(Stream& s) override;
+  std::unique_ptr<GraphRecording> end_capture(Stream& s) override;
+  void abort_capture(Stream& s) noexcept override;
+  std::unique_ptr<GraphExec> instantiate(GraphRecording& rec) override;
+  bool update_graph(GraphExec& exec, GraphRecording& rec) override;
+  void launch_graph(GraphExec& exec, Stream& s, const char* name) override;
+
   RtcBinary compile(const RtcRequest& request, int device) override;
   std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device) override;
 

@@ -66,6 +66,10 @@ HostStream::~HostStream() {
 }
 
 void HostStream::enqueue(std::function<void()> work) {
+  if (Capture* c = capture()) {
+    static_cast<HostCapture&>(*c->backend_state).tasks.push_back(std::move(work));
+    return;
+  }
   {
     std::lock_guard lock(queue_->m);
     queue_->tasks.push_back(Task{std::move(work), nullptr, 0});
@@ -95,13 +99,14 @@ bool HostStream::do_wait_for(std::chrono::microseconds timeout) {
   return queue_->work_done.wait_for(lock, timeout, [&] { return queue_->completed >= target; });
 }
 
-bool HostStream::query() {
+bool HostStream::do_query() {
   std::lock_guard lock(queue_->m);
   return queue_->completed >= queue_->enqueued;
 }
 
-void HostStream::wait(Event& e) {
-  if (!e.recorded()) return;  // as in CUDA: waiting for a never-recorded event is a no-op
+void HostStream::do_wait(Event& e) {
+  // Inside a capture the recorded tasks already run in an order that respects the wait.
+  if (capture()) return;
   auto& he = dynamic_cast<HostEvent&>(e);
   std::shared_ptr<EventState> st = he.state();
   uint64_t generation;
@@ -117,6 +122,7 @@ void HostStream::wait(Event& e) {
 
 void HostEvent::do_record(Stream& s) {
   auto& hs = dynamic_cast<HostStream&>(s);
+  if (s.capture()) return;  // a point inside the capture, for other streams to join at
   uint64_t generation;
   {
     std::lock_guard lock(state_->m);

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "core/capture.hpp"
 #include "core/stream.hpp"
 
 namespace culua::detail::host {
@@ -53,18 +54,26 @@ struct WorkQueue {
 // The worker thread's loop.
 void run_worker(const std::shared_ptr<WorkQueue>& q);
 
+// A capture in progress on host streams: the tasks queued on its streams, in the order they were
+// queued (a valid order of the captured work: each was queued after what it depends on). A graph
+// launch runs them in that order on the launching stream's worker.
+struct HostCapture final : CaptureState {
+  std::vector<std::function<void()>> tasks;
+};
+
 class HostStream final : public Stream {
  public:
   HostStream(std::shared_ptr<WorkQueue> queue, int device, StreamPriority p, uint64_t id);
   ~HostStream() override;
 
+  // Queues `work`, or records it when the stream is capturing.
   void enqueue(std::function<void()> work);
   void enqueue_event(std::shared_ptr<EventState> event, uint64_t generation);
-  bool query() override;
-  void wait(Event& e) override;
   void* native_handle() const override { return queue_.get(); }
 
  protected:
+  bool do_query() override;
+  void do_wait(Event& e) override;
   void do_synchronize() override;
   bool do_wait_for(std::chrono::microseconds timeout) override;
   bool timed_wait() const override { return true; }

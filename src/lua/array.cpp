@@ -4,6 +4,7 @@
 #include <new>
 #include <vector>
 
+#include "core/capture.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/ops.hpp"
@@ -361,9 +362,22 @@ int a_free(lua_State* L) {
   ArrayBox* box = test_array(L, 1);
   if (!box) type_error(L, 1, kArrayType);
   if (box->array.buffer()) {
-    if (!box->array.buffer()->freed()) {
-      runtime(L).note_explicit_free(box->array.buffer()->bytes(), box->array.location());
-      box->array.buffer()->release();
+    Buffer& b = *box->array.buffer();
+    if (!b.freed()) {
+      if (const GraphTag* user = b.graph_user()) {
+        // Memory a graph uses stays with the graph. An array created inside the graph's function
+        // (a temporary, or one closed with <close> there) lets go of its handle only; freeing one
+        // that the graph reads or writes is an error.
+        if (!b.made_in_capture()) {
+          fail(ErrorKind::Value,
+               "the array is used by {}, which keeps it alive; free the graph first "
+               "(g:free()), or let go of the array without freeing it",
+               user->label);
+        }
+      } else {
+        runtime(L).note_explicit_free(b.bytes(), box->array.location());
+        b.release();
+      }
     }
     box->array.reset();
   }

@@ -78,26 +78,6 @@ std::string default_name(lua_State* L, int fn) {
   return ar.short_src;
 }
 
-// While the bench runs, the given stream is the current one (so fn's work goes there); restored
-// afterwards, also when fn raises.
-class CurrentStreamScope {
- public:
-  CurrentStreamScope(Runtime& rt, Stream& s) : rt_(rt) {
-    if (&rt.current_stream() == &s) return;
-    previous_ = rt.current_stream_ptr();
-    rt.set_current_stream(s.shared_from_this());
-  }
-  ~CurrentStreamScope() {
-    if (previous_) rt_.set_current_stream(std::move(previous_));
-  }
-  CurrentStreamScope(const CurrentStreamScope&) = delete;
-  CurrentStreamScope& operator=(const CurrentStreamScope&) = delete;
-
- private:
-  Runtime& rt_;
-  std::shared_ptr<Stream> previous_;
-};
-
 void set_number(lua_State* L, const char* key, double v) {
   lua_pushnumber(L, v);
   lua_setfield(L, -2, key);
@@ -208,14 +188,17 @@ void push_result(lua_State* L, const measure::BenchResult& r) {
   set_metatable(L, kBenchResultType);
 }
 
-// cu.bench(fn [, opts]).
+// cu.bench(fn_or_graph [, opts]). A graph is timed by its launches; {graph=true} times fn
+// eagerly, then captured as a graph, and reports both (res.graph, res.graph_speedup).
 int l_bench(lua_State* L) {
-  if (lua_type(L, 1) != LUA_TFUNCTION) {
-    fail(ErrorKind::Type, "cu.bench: expected a function, got {}", luaL_typename(L, 1));
+  Graph* graph = lua_type(L, 1) == LUA_TUSERDATA ? test_graph(L, 1) : nullptr;
+  if (!graph && lua_type(L, 1) != LUA_TFUNCTION) {
+    fail(ErrorKind::Type, "cu.bench: expected a function or a cu.Graph, got {}",
+         luaL_typename(L, 1));
   }
   check_options(L, 2,
                 {"name", "warmup", "min_samples", "min_time", "max_time", "noise", "cold", "hot",
-                 "bytes", "flops", "stream"});
+                 "bytes", "flops", "stream", "graph"});
   measure::BenchOptions o;
   if (get_option(L, 2, "name")) {
     if (lua_type(L, -1) != LUA_TSTRING) {
@@ -225,7 +208,7 @@ int l_bench(lua_State* L) {
     o.name = lua_tostring(L, -1);
     lua_pop(L, 1);
   } else {
-    o.name = default_name(L, 1);
+    o.name = graph ? graph->name() : default_name(L, 1);
   }
   o.warmup = opt_count(L, 2, "warmup", o.warmup);
   o.min_samples = opt_count(L, 2, "min_samples", o.min_samples);
@@ -243,6 +226,10 @@ int l_bench(lua_State* L) {
     lua_pop(L, 1);
     o.flops = opt_number(L, 2, "flops", 0);
   }
+  const bool as_graph = opt_boolean(L, 2, "graph", false);
+  if (as_graph && graph) {
+    fail(ErrorKind::Value, "cu.bench: option 'graph' is for functions; a cu.Graph is timed as one");
+  }
   measure::check_options(o);
 
   Runtime& rt = runtime(L);
@@ -252,11 +239,45 @@ int l_bench(lua_State* L) {
   const Array* flush = o.cold ? flush_buffer(L, rt, s) : nullptr;
   lua_settop(L, 2);
   CurrentStreamScope scope(rt, s);
+  if (graph) {
+    const std::shared_ptr<Graph> g = graph->shared_from_this();
+    push_result(L, measure::run_bench(
+                       rt, s, flush, [&] { g->launch(s, 1); }, o));
+    return 1;
+  }
   const std::function<void()> fn = [L] {
     lua_pushvalue(L, 1);
     call_lua(L, 0, 0);
   };
-  push_result(L, measure::run_bench(rt, s, flush, fn, o));
+  const measure::BenchResult eager = measure::run_bench(rt, s, flush, fn, o);
+  push_result(L, eager);
+  if (!as_graph) return 1;
+  // The same function as a graph (captured after the eager runs warmed it up).
+  std::shared_ptr<Graph> g;
+  {
+    const bool was_running = lua_gc(L, LUA_GCISRUNNING) != 0;
+    lua_gc(L, LUA_GCSTOP);
+    struct Restart {
+      lua_State* L;
+      bool on;
+      ~Restart() {
+        if (on) lua_gc(L, LUA_GCRESTART);
+      }
+    } restart{L, was_running};
+    g = Graph::capture(rt, s, o.name, default_name(L, 1), fn);
+  }
+  measure::BenchOptions go = o;
+  go.name = o.name + " (graph)";
+  const measure::BenchResult as = measure::run_bench(
+      rt, s, flush, [&] { g->launch(s, 1); }, go);
+  push_result(L, as);
+  lua_setfield(L, -2, "graph");
+  if (eager.gpu && as.gpu && as.gpu->median > 0) {
+    lua_pushnumber(L, eager.gpu->median / as.gpu->median);
+    lua_setfield(L, -2, "graph_speedup");
+  }
+  lua_pushinteger(L, static_cast<lua_Integer>(g->nodes()));
+  lua_setfield(L, -2, "graph_nodes");
   return 1;
 }
 
@@ -302,7 +323,20 @@ int r_tostring(lua_State* L) {
   lua_getfield(L, 1, "launch_bound");
   l.launch_bound = lua_toboolean(L, -1);
   lua_pop(L, 1);
-  const std::string line = measure::format_line(l);
+  std::string line = measure::format_line(l);
+  // {graph=true}: the graph's line below, with the speed-up.
+  if (lua_getfield(L, 1, "graph") == LUA_TTABLE) {
+    lua_pushcfunction(L, entry<r_tostring>);
+    lua_pushvalue(L, -2);
+    call_lua(L, 1, 1);
+    line += "\n";
+    line += lua_tostring(L, -1);
+    lua_pop(L, 1);
+    if (auto speedup = number_field(L, 1, "graph_speedup")) {
+      line += fmt::format("  [{:.2f}x eager]", *speedup);
+    }
+  }
+  lua_pop(L, 1);
   lua_pushlstring(L, line.data(), line.size());
   return 1;
 }

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "core/array.hpp"
+#include "core/graph.hpp"
 #include "core/runtime.hpp"
 #include "core/scalar.hpp"
 #include "lua/cu_module.hpp"
@@ -33,6 +34,7 @@ struct Context {
   const void* complex_mt = nullptr;
   const void* kernel_mt = nullptr;
   const void* bound_mt = nullptr;  // a kernel with its launch configuration (k:configure)
+  const void* graph_mt = nullptr;
   // The launch configuration table whose keys were last checked (kernel launches check a table
   // used for many launches once).
   const void* checked_launch_config = nullptr;
@@ -52,6 +54,7 @@ inline constexpr char kStreamType[] = "cu.Stream";
 inline constexpr char kEventType[] = "cu.Event";
 inline constexpr char kComplexType[] = "cu.Complex";
 inline constexpr char kScopeType[] = "cu.StreamScope";
+inline constexpr char kGraphType[] = "cu.Graph";
 // Registry key (its address) of the Context userdata.
 inline constexpr char kContextKey[] = "cu.context";
 
@@ -252,10 +255,17 @@ Stream& check_stream(lua_State* L, int idx);
 Stream* test_stream(lua_State* L, int idx);
 Event* test_event(lua_State* L, int idx);
 
+// Graphs (graph.cpp): the graph at idx, or null when the value is not a cu.Graph (raises for a
+// freed one).
+Graph* test_graph(lua_State* L, int idx);
+// cu.ledger's tables (measure.cpp).
+void push_ledger(lua_State* L, const Ledger& l);
+
 // Registration of each type: metatables and the functions they add to the module table at -1.
 void register_array(lua_State* L);
 void register_stream(lua_State* L);
 void register_event(lua_State* L);
+void register_graph(lua_State* L);
 void register_complex(lua_State* L);
 // Math: elementwise (math.cpp), reductions (reduce.cpp), random numbers (random.cpp), matrix
 // products (linalg.cpp). Each adds functions to the module table at -1 and may add array methods.

@@ -1,6 +1,7 @@
 // cu.Event and cu.event().
 #include <new>
 
+#include "core/capture.hpp"
 #include "core/error.hpp"
 #include "lua/binding.hpp"
 
@@ -51,7 +52,9 @@ int e_sync(lua_State* L) {
 }
 
 int e_done(lua_State* L) {
-  lua_pushboolean(L, check_event(L, 1).query());
+  Event& e = check_event(L, 1);
+  Capture::forbid("event:done()");
+  lua_pushboolean(L, e.query());
   return 1;
 }
 

@@ -2,6 +2,7 @@
 // cu.trace and cu.range.
 #include <cstdio>
 
+#include "core/capture.hpp"
 #include "core/error.hpp"
 #include "lua/binding.hpp"
 #include "measure/trace.hpp"
@@ -46,6 +47,7 @@ void check_clock(lua_State* L, const char* which) {
 }
 
 int l_clock(lua_State* L) {
+  Capture::forbid("cu.clock()");
   check_options(L, 1, {"warn"});
   if (opt_boolean(L, 1, "warn", true)) check_clock(L, "cu.clock()");
   lua_pushnumber(L, steady_seconds());
@@ -54,7 +56,7 @@ int l_clock(lua_State* L) {
 
 // os.clock with the tripwire; upvalue 1 is the original.
 int l_os_clock(lua_State* L) {
-  check_clock(L, "os.clock()");
+  if (!Capture::active()) check_clock(L, "os.clock()");
   lua_pushvalue(L, lua_upvalueindex(1));
   call_lua(L, 0, 1);
   return 1;
@@ -107,7 +109,10 @@ constexpr LedgerField kLedgerFields[] = {
     {"allocs", &Ledger::allocs},
     {"alloc_bytes", &Ledger::alloc_bytes},
     {"launches", &Ledger::launches},
+    {"graph_launches", &Ledger::graph_launches},
 };
+
+}  // namespace
 
 void push_ledger(lua_State* L, const Ledger& l) {
   lua_createtable(L, 0, static_cast<int>(std::size(kLedgerFields)));
@@ -117,6 +122,8 @@ void push_ledger(lua_State* L, const Ledger& l) {
   }
   set_metatable(L, kLedgerType);
 }
+
+namespace {
 
 Ledger check_ledger(lua_State* L, int idx) {
   arg_type(L, idx, LUA_TTABLE);
@@ -143,13 +150,14 @@ int ledger_tostring(lua_State* L) {
   const std::string s = fmt::format(
       "host->device {} in {} call{} | device->host {} in {} call{} | device->device {} in {} "
       "call{} | pageable {} ({} call{}), pinned {} ({} call{}) | {} sync{} ({} implicit) | {} "
-      "allocation{} ({}) | {} operation{} queued",
+      "allocation{} ({}) | {} operation{} queued | {} graph launch{}",
       bytes(l.h2d_bytes), l.h2d_calls, l.h2d_calls == 1 ? "" : "s", bytes(l.d2h_bytes), l.d2h_calls,
       l.d2h_calls == 1 ? "" : "s", bytes(l.d2d_bytes), l.d2d_calls, l.d2d_calls == 1 ? "" : "s",
       bytes(l.pageable_bytes), l.pageable_calls, l.pageable_calls == 1 ? "" : "s",
       bytes(l.pinned_bytes), l.pinned_calls, l.pinned_calls == 1 ? "" : "s", l.syncs,
       l.syncs == 1 ? "" : "s", l.implicit_syncs, l.allocs, l.allocs == 1 ? "" : "s",
-      bytes(l.alloc_bytes), l.launches, l.launches == 1 ? "" : "s");
+      bytes(l.alloc_bytes), l.launches, l.launches == 1 ? "" : "s", l.graph_launches,
+      l.graph_launches == 1 ? "" : "es");
   lua_pushlstring(L, s.data(), s.size());
   return 1;
 }

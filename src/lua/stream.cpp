@@ -1,6 +1,7 @@
 // cu.Stream, cu.stream(), cu.current_stream() and cu.use_stream().
 #include <new>
 
+#include "core/capture.hpp"
 #include "core/error.hpp"
 #include "lua/binding.hpp"
 
@@ -94,7 +95,9 @@ int s_sync(lua_State* L) {
 }
 
 int s_done(lua_State* L) {
-  lua_pushboolean(L, check_stream(L, 1).query());
+  Stream& s = check_stream(L, 1);
+  Capture::forbid("stream:done()");
+  lua_pushboolean(L, s.query());
   return 1;
 }
 

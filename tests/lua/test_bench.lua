@@ -384,7 +384,7 @@ T.case("an error inside fn propagates, and everything keeps working", function()
 end)
 
 T.case("bad input", function()
-  T.raises(function() cu.bench(3) end, "cu.bench: expected a function, got number")
+  T.raises(function() cu.bench(3) end, "cu.bench: expected a function or a cu.Graph, got number")
   T.raises(function() cu.bench() end, "cu.bench: expected a function, got no value")
   T.raises(function() cu.bench("f") end, "expected a function, got string")
   local f = function() end

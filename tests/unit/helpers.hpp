@@ -106,6 +106,8 @@ struct StringMaker<culua::detail::ErrorKind> {
         return "Strict";
       case culua::detail::ErrorKind::Interrupted:
         return "Interrupted";
+      case culua::detail::ErrorKind::Capture:
+        return "Capture";
     }
     return "<no error thrown>";
   }

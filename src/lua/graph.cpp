@@ -1,0 +1,306 @@
+// cu.graph and cu.Graph: the work a Lua function queues, captured once and launched many times
+// (core/graph.hpp).
+#include <cstring>
+#include <new>
+
+#include "core/error.hpp"
+#include "core/graph.hpp"
+#include "lua/binding.hpp"
+
+namespace culua::detail::lua {
+
+namespace {
+
+struct GraphBox {
+  std::shared_ptr<Graph> graph;
+};
+
+GraphBox* test_box(lua_State* L, int idx) {
+  void* p = lua_touserdata(L, idx);
+  if (!p || !has_metatable(L, idx, context(L).graph_mt)) return nullptr;
+  return static_cast<GraphBox*>(p);
+}
+
+Graph& check_graph(lua_State* L, int idx) {
+  GraphBox* box = test_box(L, idx);
+  if (!box) type_error(L, idx, kGraphType);
+  if (!box->graph) fail(ErrorKind::Released, "the graph was freed");
+  box->graph->check_alive();
+  return *box->graph;
+}
+
+// "file.lua:12": where the function at idx was defined, or where the caller is.
+std::string defined_at(lua_State* L, int fn) {
+  lua_Debug ar;
+  lua_pushvalue(L, fn);
+  lua_getinfo(L, ">S", &ar);
+  if (ar.linedefined > 0) return std::string(ar.short_src) + ":" + std::to_string(ar.linedefined);
+  return ar.short_src;
+}
+
+std::string caller_site(lua_State* L) {
+  lua_Debug ar;
+  if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) return {};
+  return std::string(ar.short_src) + ":" + std::to_string(ar.currentline);
+}
+
+// The options of cu.graph / g:update: string keys from `allowed`, and the positional arguments of
+// the function (opts[1], opts[2], ...). Returns how many positional arguments there are.
+int check_graph_options(lua_State* L, int idx, std::initializer_list<const char*> allowed) {
+  if (lua_isnoneornil(L, idx)) return 0;
+  arg_type(L, idx, LUA_TTABLE);
+  const auto n = static_cast<lua_Integer>(lua_rawlen(L, idx));
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_isinteger(L, -1)) {
+      const lua_Integer i = lua_tointeger(L, -1);
+      if (i >= 1 && i <= n) continue;
+    }
+    bool ok = false;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const char* key = lua_tostring(L, -1);
+      for (const char* a : allowed) ok = ok || std::strcmp(a, key) == 0;
+    }
+    if (!ok) {
+      std::string names;
+      for (const char* a : allowed) names += std::string(names.empty() ? "" : ", ") + a;
+      lua_pushvalue(L, -1);
+      const char* key = luaL_tolstring(L, -1, nullptr);
+      fail(ErrorKind::Value,
+           "unknown option '{}' (this function takes: {}, and the function's arguments as "
+           "opts[1], opts[2], ...)",
+           key, names.c_str());
+    }
+  }
+  if (n > 200) fail(ErrorKind::Value, "too many arguments for the graph's function ({})", n);
+  return static_cast<int>(n);
+}
+
+// The Lua collector stays off while a graph is captured: finalizers would free or query device
+// objects in the middle of the capture. Restored when the capture ends, also by an error.
+class CollectorPaused {
+ public:
+  explicit CollectorPaused(lua_State* L) : L_(L), was_running_(lua_gc(L, LUA_GCISRUNNING) != 0) {
+    lua_gc(L, LUA_GCSTOP);
+  }
+  ~CollectorPaused() {
+    if (was_running_) lua_gc(L_, LUA_GCRESTART);
+  }
+  CollectorPaused(const CollectorPaused&) = delete;
+  CollectorPaused& operator=(const CollectorPaused&) = delete;
+
+ private:
+  lua_State* L_;
+  bool was_running_;
+};
+
+// Calls the function at `fn` with the `nargs` positional entries of the table at `opts`.
+std::function<void()> graph_function(lua_State* L, int fn, int opts, int nargs) {
+  return [L, fn, opts, nargs] {
+    check_stack(L, nargs + 1, "graph function arguments");
+    lua_pushvalue(L, fn);
+    for (int i = 1; i <= nargs; ++i) lua_rawgeti(L, opts, i);
+    call_lua(L, nargs, 0);
+  };
+}
+
+// cu.graph(fn [, {stream=, name=, args...}]).
+int l_graph(lua_State* L) {
+  if (lua_type(L, 1) != LUA_TFUNCTION) {
+    fail(ErrorKind::Type, "cu.graph: expected a function, got {}", luaL_typename(L, 1));
+  }
+  const int nargs = check_graph_options(L, 2, {"stream", "name"});
+  Runtime& rt = runtime(L);
+  Stream* given = opt_stream(L, 2);
+  std::string name;
+  if (get_option(L, 2, "name")) {
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      fail(ErrorKind::Type, "cu.graph: option 'name' must be a string, got {}",
+           luaL_typename(L, -1));
+    }
+    name = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  } else {
+    name = defined_at(L, 1);
+  }
+  const std::string site = caller_site(L);
+  Stream& s = given ? *given : rt.current_stream();
+  lua_settop(L, 2);
+  auto* box = static_cast<GraphBox*>(lua_newuserdatauv(L, sizeof(GraphBox), 0));
+  new (box) GraphBox{};
+  set_metatable(L, kGraphType);
+  {
+    CollectorPaused paused(L);
+    CurrentStreamScope scope(rt, s);
+    box->graph = Graph::capture(rt, s, std::move(name), site, graph_function(L, 1, 2, nargs));
+  }
+  return 1;
+}
+
+// g:launch([stream]).
+int g_launch(lua_State* L) {
+  Graph& g = check_graph(L, 1);
+  Stream& s = lua_isnoneornil(L, 2) ? runtime(L).current_stream() : check_stream(L, 2);
+  g.launch(s, 1);
+  lua_settop(L, 1);
+  return 1;
+}
+
+// g:replay(n [, stream]): n launches from one call.
+int g_replay(lua_State* L) {
+  Graph& g = check_graph(L, 1);
+  const int64_t n = check_integer(L, 2, "the number of launches");
+  if (n < 0) fail(ErrorKind::Value, "the number of launches must be >= 0, got {}", n);
+  Stream& s = lua_isnoneornil(L, 3) ? runtime(L).current_stream() : check_stream(L, 3);
+  g.launch(s, n);
+  lua_settop(L, 1);
+  return 1;
+}
+
+// g:update(fn [, {args...}]): "updated" or "reinstantiated".
+int g_update(lua_State* L) {
+  check_graph(L, 1);
+  if (lua_type(L, 2) != LUA_TFUNCTION) {
+    fail(ErrorKind::Type, "update: expected a function, got {}", luaL_typename(L, 2));
+  }
+  const int nargs = check_graph_options(L, 3, {});
+  lua_settop(L, 3);
+  const std::shared_ptr<Graph> keep = test_box(L, 1)->graph;  // even if fn frees the graph
+  GraphUpdate result;
+  {
+    CollectorPaused paused(L);
+    CurrentStreamScope scope(runtime(L), keep->stream());
+    result = keep->update(graph_function(L, 2, 3, nargs));
+  }
+  const auto r = graph_update_name(result);
+  lua_pushlstring(L, r.data(), r.size());
+  return 1;
+}
+
+int g_free(lua_State* L) {
+  GraphBox* box = test_box(L, 1);
+  if (!box) type_error(L, 1, kGraphType);
+  if (box->graph && Capture::active() && !box->graph->released()) {
+    fail(ErrorKind::Capture, "a graph cannot be freed while another graph is captured");
+  }
+  if (box->graph) box->graph->release();
+  box->graph.reset();
+  return 0;
+}
+
+int g_gc(lua_State* L) {
+  auto* box = static_cast<GraphBox*>(lua_touserdata(L, 1));
+  box->graph.reset();
+  return 0;
+}
+
+std::string describe(const Graph& g) {
+  return fmt::format(
+      "cu.Graph '{}' ({} node{}, device {}, captured at {} in {:.3f} ms, instantiated in {:.3f} "
+      "ms, {} array{} of {}, launched {} time{})",
+      g.name(), g.nodes(), g.nodes() == 1 ? "" : "s", g.device(), g.site().empty() ? "?" : g.site(),
+      g.capture_ms(), g.instantiate_ms(), g.buffers(), g.buffers() == 1 ? "" : "s",
+      format_bytes(static_cast<double>(g.buffer_bytes())), g.launches(),
+      g.launches() == 1 ? "" : "s");
+}
+
+int g_tostring(lua_State* L) {
+  GraphBox* box = test_box(L, 1);
+  if (!box) type_error(L, 1, kGraphType);
+  if (!box->graph || box->graph->released()) {
+    lua_pushliteral(L, "cu.Graph(<freed>)");
+    return 1;
+  }
+  const std::string s = describe(*box->graph);
+  lua_pushlstring(L, s.data(), s.size());
+  return 1;
+}
+
+void push_string(lua_State* L, const std::string& s) {
+  lua_pushlstring(L, s.data(), s.size());
+}
+
+int g_index(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+  }
+  GraphBox* box = test_box(L, 1);
+  if (!box) type_error(L, 1, kGraphType);
+  const char* key = lua_tostring(L, 2);
+  const std::string_view k = key ? key : "";
+  if (k == "freed") {
+    lua_pushboolean(L, !box->graph || box->graph->released());
+    return 1;
+  }
+  const Graph& g = check_graph(L, 1);
+  if (k == "nodes") {
+    lua_pushinteger(L, static_cast<lua_Integer>(g.nodes()));
+  } else if (k == "instantiate_ms") {
+    lua_pushnumber(L, g.instantiate_ms());
+  } else if (k == "capture_ms") {
+    lua_pushnumber(L, g.capture_ms());
+  } else if (k == "launches") {
+    lua_pushinteger(L, g.launches());
+  } else if (k == "updates") {
+    lua_pushinteger(L, g.updates());
+  } else if (k == "reinstantiations") {
+    lua_pushinteger(L, g.reinstantiations());
+  } else if (k == "device") {
+    lua_pushinteger(L, g.device());
+  } else if (k == "name") {
+    push_string(L, g.name());
+  } else if (k == "site") {
+    push_string(L, g.site());
+  } else if (k == "arrays") {
+    lua_pushinteger(L, static_cast<lua_Integer>(g.buffers()));
+  } else if (k == "bytes") {
+    lua_pushinteger(L, static_cast<lua_Integer>(g.buffer_bytes()));
+  } else if (k == "ops") {
+    const auto& names = g.op_names();
+    check_stack(L, 2);
+    lua_createtable(L, static_cast<int>(names.size()), 0);
+    for (size_t i = 0; i < names.size(); ++i) {
+      push_string(L, names[i]);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+  } else if (k == "ledger") {
+    push_ledger(L, g.ledger_per_launch());
+  } else {
+    fail(ErrorKind::Index, "cu.Graph has no field or method '{}'", luaL_tolstring(L, 2, nullptr));
+  }
+  return 1;
+}
+
+const luaL_Reg kMethods[] = {
+    {"launch", entry<g_launch>}, {"replay", entry<g_replay>}, {"update", entry<g_update>},
+    {"free", entry<g_free>},     {nullptr, nullptr},
+};
+
+}  // namespace
+
+Graph* test_graph(lua_State* L, int idx) {
+  GraphBox* box = test_box(L, idx);
+  if (!box) return nullptr;
+  return &check_graph(L, idx);
+}
+
+void register_graph(lua_State* L) {
+  new_metatable(L, kGraphType);
+  context(L).graph_mt = lua_topointer(L, -1);
+  const luaL_Reg meta[] = {{"__gc", entry<g_gc>},
+                           {"__close", entry<g_free>},
+                           {"__tostring", entry<g_tostring>},
+                           {nullptr, nullptr}};
+  luaL_setfuncs(L, meta, 0);
+  luaL_newlib(L, kMethods);
+  lua_pushcclosure(L, entry<g_index>, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, entry<l_graph>);
+  lua_setfield(L, -2, "graph");
+}
+
+}  // namespace culua::detail::lua

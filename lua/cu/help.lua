@@ -506,7 +506,8 @@ function M.methods_of(type_name)
   return nil
 end
 
-local METHOD_TYPES = { "cu.Array", "cu.Stream", "cu.Event", "cu.BenchResult", "cu.SweepResults" }
+local METHOD_TYPES = { "cu.Array", "cu.Stream", "cu.Event", "cu.Graph", "cu.BenchResult",
+  "cu.SweepResults" }
 
 -- Every name (annotation style) under which the function f is reachable.
 local function names_of(f)

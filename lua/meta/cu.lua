@@ -1011,6 +1011,74 @@ function Event:done() end
 ---@return number
 function Event:elapsed(stop) end
 
+-- ## Graphs
+
+--- A captured graph (cu.graph): the work a function queues, recorded once and launched many times
+--- with one launch call each. Keeps alive every array its work reads or writes (freeing one is an
+--- error naming the graph) and the arrays created inside the function, which keep their memory,
+--- address and contents from one launch to the next. Supports `<close>`.
+---@class cu.Graph
+---@field nodes integer operations in the graph (graph nodes on CUDA)
+---@field instantiate_ms number host milliseconds of the latest instantiation
+---@field capture_ms number host milliseconds of the latest capture (running the function)
+---@field launches integer launches so far
+---@field updates integer updates applied in place (g:update returned "updated")
+---@field reinstantiations integer updates that instantiated anew
+---@field device integer the device it runs on
+---@field name string from the name option, else "file.lua:line" where the function was defined
+---@field site string "file.lua:line" where it was captured
+---@field arrays integer arrays (buffers) the graph keeps alive
+---@field bytes integer their memory in bytes
+---@field ops string[] the names of the captured operations, in the order they were queued
+---@field ledger cu.Ledger the counts one launch adds to cu.ledger()
+---@field freed boolean true after g:free()
+local Graph = {}
+
+--- Options of cu.graph. The array part holds the function's arguments: `cu.graph(fn, {x, 2})`
+--- captures fn(x, 2).
+---@class cu.GraphOptions
+---@field stream? cu.Stream the stream captured on (default: the current one); current while fn runs
+---@field name? string the graph's name in messages, traces and cu.bench
+
+--- Runs fn once under stream capture and instantiates what it queued: built-in operations,
+--- reductions, random numbers, cu.matmul/cu.dot (cuBLAS with a workspace of the graph's own),
+--- cu.compile kernels and cu.elementwise/cu.reduction templates, copies between device arrays and
+--- to or from pinned host memory, cu.sleep, and work on other streams that join through events
+--- (s2:wait(e) for an event e recorded inside; they must join back before fn returns). Nothing
+--- runs during the capture: scalars are captured as they are (a value that changes per launch
+--- belongs in a device array), and random numbers are drawn with the counter at capture, the same
+--- at every launch. Anything that waits for or reads the device (a[i], :item(), :totable(),
+--- tostring, pageable copies, cu.sync, s:sync, e:sync, :done(), cu.clock, cu.time) or computes on
+--- host memory raises naming the operation and the line, and ends the capture cleanly.
+---@param fn fun(...)
+---@param opts? cu.GraphOptions
+---@return cu.Graph
+function cu.graph(fn, opts) end
+
+--- Queues one launch on stream s (default: the current stream), ordered after the allocation of
+--- every array the graph uses. Asynchronous. Returns the graph.
+---@param s? cu.Stream
+---@return cu.Graph self
+function Graph:launch(s) end
+
+--- Queues n launches from one call (no Lua per launch). Returns the graph.
+---@param n integer
+---@param s? cu.Stream
+---@return cu.Graph self
+function Graph:replay(n, s) end
+
+--- Captures fn again (on the graph's stream; the array part of `args` holds fn's arguments) and
+--- updates the instantiated graph in place when the topology is the same (new scalars, other
+--- arrays of the same shapes: cudaGraphExecUpdate), else instantiates it anew. The arrays of the
+--- new capture replace the old ones. A capture that fails leaves the graph as it was.
+---@param fn fun(...)
+---@param args? table
+---@return "updated"|"reinstantiated"
+function Graph:update(fn, args) end
+
+--- Destroys the graph (launches already queued complete) and lets go of its arrays. Idempotent.
+function Graph:free() end
+
 -- ## Run-time kernels
 
 --- Options of cu.compile.
@@ -1246,7 +1314,8 @@ function cu.ledger(fn) end
 ---@field implicit_syncs integer waits the script did not ask for (a[i], :item(), pageable copies...)
 ---@field allocs integer arrays and host memory allocated
 ---@field alloc_bytes integer
----@field launches integer operations queued on streams
+---@field launches integer operations queued on streams (a graph launch adds its operations)
+---@field graph_launches integer launches of graphs
 ---@operator sub(cu.Ledger):cu.Ledger
 
 --- Calls fn(...) and raises at the first implicit synchronization inside it (an element read,
@@ -1335,12 +1404,13 @@ function cu.trace.recording() end
 ---@field bytes? number bytes moved by one call of fn, for GBps
 ---@field flops? number floating-point operations of one call, for TFLOPs
 ---@field stream? cu.Stream the stream timed; current while fn runs
+---@field graph? boolean also capture fn as a graph and time its launches: res.graph, res.graph_speedup
 
---- Times fn as nvbench does: warm-up, cold samples (L2 flushed, the stream drained, fn's work held
+--- Times fn (or the launches of a graph) as nvbench does: warm-up, cold samples (L2 flushed, the stream drained, fn's work held
 --- behind a short gate so the events time the device alone), a noise-based stopping rule, hot
 --- batches of back-to-back calls, and a launch-bound check. Waits for everything it timed. An
 --- error inside fn propagates. Details: docs/bench.md.
----@param fn fun()
+---@param fn fun()|cu.Graph
 ---@param opts? cu.BenchOptions
 ---@return cu.BenchResult
 function cu.bench(fn, opts) end
@@ -1373,6 +1443,9 @@ function cu.bench(fn, opts) end
 ---@field elapsed number wall seconds of the whole bench
 ---@field notes string[] launch-bound, throttling, a noise target not reached
 ---@field options cu.BenchSettings the settings used
+---@field graph? cu.BenchResult with {graph=true}: the same function timed as a graph
+---@field graph_speedup? number with {graph=true}: eager gpu median / graph gpu median
+---@field graph_nodes? integer with {graph=true}: the nodes of that graph
 local BenchResult = {}
 
 --- The whole result as JSON (tables with keys 1..n become arrays).

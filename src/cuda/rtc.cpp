@@ -328,12 +328,14 @@ class CudaRtcModule final : public RtcModule, public std::enable_shared_from_thi
   // The backend keeps every module it loaded until it is destroyed (queued launches need the
   // code), so this runs at shutdown, never while kernels from the module may be queued.
   ~CudaRtcModule() override {
+    RelaxedCaptureMode relaxed;
     if (!health_->poisoned.load()) driver_api().module_unload(module_);
   }
 
   int device() const override { return device_; }
 
   std::shared_ptr<RtcFunction> function(const std::string& symbol) override {
+    RelaxedCaptureMode relaxed;  // kernels looked up inside a graph's function load the code
     CUfunction f = nullptr;
     const CUresult r = driver_api().module_get_function(&f, module_, symbol.c_str());
     if (r == CUDA_ERROR_NOT_FOUND) fail(ErrorKind::Value, "the module has no kernel '{}'", symbol);

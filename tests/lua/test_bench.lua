@@ -386,7 +386,7 @@ end)
 T.case("bad input", function()
   T.raises(function() cu.bench(3) end, "cu.bench: expected a function or a cu.Graph, got number")
   T.raises(function() cu.bench() end, "cu.bench: expected a function or a cu.Graph, got no value")
-  T.raises(function() cu.bench("f") end, "expected a function, got string")
+  T.raises(function() cu.bench("f") end, "expected a function or a cu.Graph, got string")
   local f = function() end
   T.raises(function() cu.bench(f, { min_sample = 3 }) end, "unknown option 'min_sample'")
   T.raises(function() cu.bench(f, 5) end, "table expected")

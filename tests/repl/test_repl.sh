@@ -220,6 +220,10 @@ expect 'print("after" .. "syntax")' '^aftersyntax$'
 run_line 'y = 7'
 expect 'error("boom")' '^culua: stdin:1: boom.*stack traceback:'
 expect 'y * 6' '^42$'
+# A capture that fails ends cleanly: the session, its stream and later graphs keep working.
+expect 'g = cu.graph(function() return x[1] end)' '^culua: stdin:1: reading an element.*cannot be captured'
+run_line 'g = cu.graph(function() cu.mul(x, 2, {out = x}) end); g:launch()'
+expect 'x:sum()' '^cu\.array\(20\., shape=\{\}'
 
 # Completion.
 type_text 'cu.ze'

@@ -132,13 +132,19 @@ struct BinaryFast {
   using O = out_storage_t<S, R>;
   static constexpr int V = kVecWidth<S>;
   O* out;
-  const S* a;  // null: the scalar av
+  const S* a;  // null: the scalar av, or the element *as
   const S* b;
   C av, bv;
+  // A one-element array broadcast over the output (a 0-d array: a value that lives on the
+  // device, as a graph's per-launch values do), read once per call; null: none.
+  const S* as = nullptr;
+  const S* bs = nullptr;
+
+  CULUA_HD C first(C v, const S* one) const { return one ? to_compute(*one) : v; }
 
   CULUA_HD void operator()(int64_t i) const {
-    const C x = a ? to_compute(a[i]) : av;
-    const C y = b ? to_compute(b[i]) : bv;
+    const C x = a ? to_compute(a[i]) : first(av, as);
+    const C y = b ? to_compute(b[i]) : first(bv, bs);
     out[i] = convert<O>(Op::apply(x, y));
   }
   // Elements [i, i + V) with vector loads; every pointer is aligned to its vector size.
@@ -146,11 +152,12 @@ struct BinaryFast {
     Vec<S, V> va, vb;
     if (a) va = *reinterpret_cast<const Vec<S, V>*>(a + i);
     if (b) vb = *reinterpret_cast<const Vec<S, V>*>(b + i);
+    const C sa = first(av, as), sb = first(bv, bs);
     Vec<O, V> r;
     CULUA_UNROLL
     for (int k = 0; k < V; ++k) {
-      const C x = a ? to_compute(va.v[k]) : av;
-      const C y = b ? to_compute(vb.v[k]) : bv;
+      const C x = a ? to_compute(va.v[k]) : sa;
+      const C y = b ? to_compute(vb.v[k]) : sb;
       r.v[k] = convert<O>(Op::apply(x, y));
     }
     *reinterpret_cast<Vec<O, V>*>(out + i) = r;
@@ -481,6 +488,15 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
   auto contiguous_as = [&](int k, DType t) {
     return map[k] < 0 || (views[map[k]].is_contiguous() && views[map[k]].dtype == t);
   };
+  // Input k is one element of type t broadcast over the output (stride 0 everywhere).
+  auto single_as = [&](int k, DType t) {
+    if (map[k] < 0 || views[map[k]].dtype != t) return false;
+    const StridedView& v = views[map[k]];
+    for (int d = 0; d < v.ndim; ++d) {
+      if (v.strides[d] != 0 && v.shape[d] != 1) return false;
+    }
+    return true;
+  };
   auto ptr = [&](int k) -> const void* { return map[k] < 0 ? nullptr : views[map[k]].data; };
   // The general path: slot 0 is the output, slot k + 1 input k (scalars: stride 0, never read).
   StridedView slots[4];
@@ -512,7 +528,8 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
     const auto op = static_cast<BinaryOp>(c.op);
     const C av = scalar_value<S>(c.in[0].scalar);
     const C bv = scalar_value<S>(c.in[1].scalar);
-    if (out_contiguous && contiguous_as(0, st) && contiguous_as(1, st)) {
+    const bool single0 = n > 1 && single_as(0, st), single1 = n > 1 && single_as(1, st);
+    if (out_contiguous && (single0 || contiguous_as(0, st)) && (single1 || contiguous_as(1, st))) {
       bool done = false;
       int result = 0;
       visit_binary_host(op, [&](auto o) {
@@ -520,9 +537,11 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
         if constexpr (Op::template valid<C>) {
           using F = BinaryFast<Op, S>;
           if (out.dtype == dtype_of<typename F::O>()) {
-            result = launch.fast(
-                n, F{static_cast<typename F::O*>(out.data), static_cast<const S*>(ptr(0)),
-                     static_cast<const S*>(ptr(1)), av, bv});
+            const auto* p0 = static_cast<const S*>(ptr(0));
+            const auto* p1 = static_cast<const S*>(ptr(1));
+            result = launch.fast(n, F{static_cast<typename F::O*>(out.data), single0 ? nullptr : p0,
+                                      single1 ? nullptr : p1, av, bv, single0 ? p0 : nullptr,
+                                      single1 ? p1 : nullptr});
             done = true;
           }
         }

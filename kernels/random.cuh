@@ -237,9 +237,11 @@ struct RandomFill {
   uint32_t key0, key1;
   uint64_t offset;
   double log_factor;
+  const uint64_t* offset_base;  // null, or a count added to offset (graphs: per launch)
 
   CULUA_HD PhiloxBlock bits(int64_t block) const {
-    const uint64_t ctr = offset + static_cast<uint64_t>(block);
+    const uint64_t base = offset_base ? *offset_base : 0;
+    const uint64_t ctr = offset + base + static_cast<uint64_t>(block);
     return philox4x32_10(static_cast<uint32_t>(ctr), static_cast<uint32_t>(ctr >> 32), 0u, 0u, key0,
                          key1);
   }
@@ -281,7 +283,8 @@ decltype(auto) dispatch_random(const RandomCall& c, F&& f) {
               static_cast<uint32_t>(c.seed),
               static_cast<uint32_t>(c.seed >> 32),
               c.offset,
-              parts == 2 ? -1.0 : -2.0};
+              parts == 2 ? -1.0 : -2.0,
+              c.offset_base};
     return f(fill, static_cast<int64_t>(random_blocks(c.out.dtype, c.out.size)));
   };
   auto by_dist = [&](auto real_tag) {

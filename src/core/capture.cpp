@@ -132,6 +132,16 @@ void* Capture::scratch(const Stream& s, size_t bytes) {
   return b->data();
 }
 
+const uint64_t* Capture::random_counter(uint64_t blocks) {
+  if (!random_counter_) {
+    if (!allocate_scratch) fail(ErrorKind::Unsupported, "no scratch memory during this capture");
+    random_counter_ = allocate_scratch(sizeof(uint64_t));
+    touch(*random_counter_);
+  }
+  random_blocks_ += blocks;
+  return static_cast<const uint64_t*>(random_counter_->data());
+}
+
 void Capture::defer(std::function<void()> release) noexcept {
   try {
     deferred_.push_back(std::move(release));

@@ -78,6 +78,13 @@ class Capture {
   void* scratch(const Stream& s, size_t bytes);
   std::function<std::shared_ptr<Buffer>(size_t bytes)> allocate_scratch;
 
+  // Random numbers drawn by captured work: the graph's counter (8 bytes of device memory, allocated
+  // by `allocate_scratch` on first use and kept by the graph), to which each launch adds the
+  // blocks one launch draws. `blocks` are those of the call being captured.
+  const uint64_t* random_counter(uint64_t blocks);
+  const std::shared_ptr<Buffer>& random_counter_buffer() const { return random_counter_; }
+  uint64_t random_blocks() const { return random_blocks_; }
+
   // Runs `release` once the capture has ended (frees cannot be queued on capturing streams, and
   // CUDA refuses stream-ordered frees elsewhere during a thread-local capture).
   void defer(std::function<void()> release) noexcept;
@@ -110,6 +117,8 @@ class Capture {
     std::shared_ptr<Buffer> buffer;
   };
   std::vector<Scratch> scratch_;
+  std::shared_ptr<Buffer> random_counter_;
+  uint64_t random_blocks_ = 0;
   std::vector<std::function<void()>> deferred_;
 };
 

@@ -2,7 +2,9 @@
 
 #include <unordered_set>
 
+#include "core/elementwise.hpp"
 #include "core/error.hpp"
+#include "core/ops.hpp"
 #include "core/runtime.hpp"
 
 namespace culua::detail {
@@ -69,7 +71,9 @@ Graph::Captured Graph::record(const std::function<void()>& fn) {
   Backend& b = *backend_;
   if (b.poisoned()) fail(ErrorKind::Fatal, "{}", b.poison_message());
   const double t0 = steady_seconds();
+  const uint64_t random_start = rt_.random_state().offset;
   Captured out;
+  std::shared_ptr<Buffer> random_counter;
   {
     Capture capture(s, tag_);
     capture.allocate_scratch = [this](size_t bytes) {
@@ -85,12 +89,28 @@ Graph::Captured Graph::record(const std::function<void()>& fn) {
            "s:wait(e) for an event e recorded on stream {} after its last operation",
            unjoined.front()->id(), tag_->label, unjoined.front()->id());
     }
+    if (capture.random_blocks() > 0) {
+      // The last node of the graph: the next launch draws the numbers after this one's.
+      random_counter = capture.random_counter_buffer();
+      const Array counter(random_counter, DType::I64, Layout::contiguous(Shape{}));
+      binary(rt_, BinaryOp::Add, counter,
+             Scalar::integer(static_cast<int64_t>(capture.random_blocks())), &counter, &s);
+    }
     guard.disarm();
     out.recording = b.end_capture(s);
     out.buffers = capture.take_buffers();
     out.ledger = capture.ledger;
     out.op_names = capture.op_names();
   }  // the capture ends: every stream stops capturing, and frees postponed during it run
+  if (random_counter) {
+    // Zeroed before the first launch (on the stream that allocated it, which every launch waits
+    // for), and the numbers of 2^40 blocks of launches reserved: eager draws after the capture
+    // start beyond them.
+    const Array counter(random_counter, DType::I64, Layout::contiguous(Shape{}));
+    fill(rt_, counter, Scalar::integer(0), backend_->release_stream(device_).get());
+    Runtime::RandomState& state = rt_.random_state();
+    if (state.offset >= random_start) state.offset = random_start + kRandomReserve;
+  }
   out.ms = (steady_seconds() - t0) * 1e3;
   return out;
 }

@@ -20,6 +20,11 @@ namespace culua::detail {
 class Runtime;
 
 enum class GraphUpdate : uint8_t { Updated, Reinstantiated };
+
+// Random numbers in a graph: launch k draws the numbers of its capture advanced by k times the
+// Philox blocks one launch draws; the global counter skips this many blocks past the capture, so
+// that eager draws after it do not repeat a launch's numbers (for 2^40 blocks of launches).
+inline constexpr uint64_t kRandomReserve = uint64_t{1} << 40;
 std::string_view graph_update_name(GraphUpdate u);  // "updated" | "reinstantiated"
 
 class Graph : public std::enable_shared_from_this<Graph> {

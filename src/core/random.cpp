@@ -1,5 +1,6 @@
 #include "core/random.hpp"
 
+#include "core/capture.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "kernels/kernels.hpp"
@@ -48,6 +49,10 @@ void random_fill(Runtime& rt, RandomDistribution dist, const Array& out, Stream*
     } else {
       Stream& s = stream_for(rt, out, stream);
       out.buffer()->record_use(s);
+      // In a graph, each launch draws new numbers: the counter advances per launch.
+      if (Capture* capture = s.capture()) {
+        c.offset_base = capture->random_counter(random_blocks(out.dtype(), out.size()));
+      }
       rt.backend().random(c, s);
     }
   }

@@ -16,6 +16,10 @@ struct RandomCall {
   StridedView out;      // f32, f64, f16, bf16, c64 or c128; element i is the row-major i-th
   uint64_t seed = 0;    // the Philox key
   uint64_t offset = 0;  // the Philox counter of the first block
+  // Memory (device memory; host memory on the host backend) holding a count added to `offset`
+  // when the work runs, or null: a graph advances it at every launch, so that each launch draws
+  // new numbers.
+  const uint64_t* offset_base = nullptr;
 
   const char* name() const { return dist == RandomDistribution::Normal ? "randn" : "rand"; }
 };

@@ -110,6 +110,46 @@ T.case("every op family is captured and matches the eager result", function()
   T.eq(captured.matmul:totable(), eager.matmul:totable(), "matmul after a second launch")
 end)
 
+T.case("each launch draws new random numbers, continuing the captured sequence", function()
+  local n = 64
+  cu.seed(21)
+  local e1 = cu.rand(n):totable()
+  local e2 = cu.rand(n):totable()
+  local function same(x, y)
+    if #x ~= #y then return false end
+    for i = 1, #x do
+      if x[i] ~= y[i] then return false end
+    end
+    return true
+  end
+  cu.seed(21)
+  local r = cu.empty(n)
+  local g = cu.graph(function() cu.rand(n, { out = r }) end)
+  local after = cu.rand(n):totable()
+  g:launch()
+  T.eq(r:totable(), e1, "the first launch draws what the call would have drawn eagerly")
+  g:launch()
+  T.eq(r:totable(), e2, "the second launch draws the numbers after those")
+  T.truthy(not same(after, e2), "eager draws after the capture skip the graph's numbers")
+  -- Two draws per launch, on two streams.
+  cu.seed(21)
+  local a, b = cu.empty(n), cu.empty(n, "f64")
+  local s2 = cu.stream()
+  local g2 = cu.graph(function()
+    cu.rand(n, { out = a })
+    s2:wait(cu.event():record())
+    cu.randn(n, "f64", { out = b, stream = s2 })
+    cu.current_stream():wait(cu.event():record(s2))
+  end)
+  g2:replay(1)
+  T.eq(a:totable(), e1)
+  cu.seed(21)
+  cu.rand(n)
+  T.eq(b:totable(), cu.randn(n, "f64"):totable(), "the second draw of the launch")
+  g2:launch()
+  T.truthy(not same(a:totable(), e1), "the next launch draws others")
+end)
+
 T.case("arrays created inside live as long as the graph, with their contents", function()
   local a = cu.arange(N, "f32")
   local out

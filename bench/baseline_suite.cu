@@ -49,13 +49,19 @@ const char* const kSuiteUsage =
     "                         add1k      launch_add1k, enqueue_add1k, sync_add1k (culua's add\n"
     "                                    kernel called from C++) and the same with _raw (a\n"
     "                                    plain <<<>>> float4 add kernel)\n"
+    "                         graph      graph_empty, graph_add1k (per node of a CUDA graph of\n"
+    "                                    1000 launches, replayed), graph_capture_empty,\n"
+    "                                    graph_capture_add1k, graph_instantiate_empty,\n"
+    "                                    graph_instantiate_add1k (capture and instantiation)\n"
     "                         bandwidth  copy, add, sum, sum_cub, cast at every --bw-sizes\n"
     "                         transfer   h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable\n"
     "                         alloc      cudaMallocAsync + cudaFreeAsync at every --alloc-sizes\n"
     "                         matmul     matmul_f32, matmul_bf16, matmul_f64 (cublasGemmEx)\n"
     "                         startup    context, first_kernel\n"
     "  --reps R               repetitions per figure (default 11)\n"
-    "  --launches N           back-to-back launches per launch_* repetition (default 10000)\n"
+    "  --launches N           back-to-back launches per launch_* repetition (default 10000);\n"
+    "                         graph_empty and graph_add1k replay their graph N / 1000 times\n"
+    "                         (at least once) per repetition\n"
     "  --bw-sizes LIST        bytes per array, suffix K, M or G (powers of 1024), multiples of\n"
     "                         4 (default 4K,16K,...,4G: steps of 4x)\n"
     "  --transfer-sizes LIST  bytes (default 4K,16K,...,1G)\n"
@@ -144,8 +150,8 @@ Object record(const std::string& op, long long size) {
 }
 
 // median, min and max of `values`; batch 0: the repetitions time single operations.
-void emit_figures(const std::string& op, long long size, const char* unit,
-                  const std::vector<double>& values, int batch, const std::string& how) {
+Object figures(const std::string& op, long long size, const char* unit,
+               const std::vector<double>& values, int batch, const std::string& how) {
   Object o = record(op, size);
   o.str("unit", unit);
   o.num("median", median(values));
@@ -154,7 +160,12 @@ void emit_figures(const std::string& op, long long size, const char* unit,
   o.integer("n", static_cast<long long>(values.size()));
   if (batch > 0) o.integer("batch", batch);
   o.str("how", how);
-  emit(o);
+  return o;
+}
+
+void emit_figures(const std::string& op, long long size, const char* unit,
+                  const std::vector<double>& values, int batch, const std::string& how) {
+  emit(figures(op, size, unit, values, batch, how));
 }
 
 void emit_error(const std::string& op, long long size, const std::string& message) {
@@ -295,16 +306,26 @@ double event_ms(cudaStream_t s, const Event& e0, const Event& e1, F&& fn) {
 // ---------------------------------------------------------------------------------------------
 // Options
 
-enum Group { kLaunch, kAdd1k, kBandwidth, kTransfer, kAlloc, kMatmul, kStartup, kNumGroups };
-constexpr const char* kGroupNames[kNumGroups] = {"launch", "add1k",  "bandwidth", "transfer",
-                                                 "alloc",  "matmul", "startup"};
+enum Group {
+  kLaunch,
+  kAdd1k,
+  kGraph,
+  kBandwidth,
+  kTransfer,
+  kAlloc,
+  kMatmul,
+  kStartup,
+  kNumGroups
+};
+constexpr const char* kGroupNames[kNumGroups] = {"launch",   "add1k", "graph",  "bandwidth",
+                                                 "transfer", "alloc", "matmul", "startup"};
 
 constexpr const char* kOptionNames[] = {"--ops",         "--reps",           "--launches",
                                         "--bw-sizes",    "--transfer-sizes", "--alloc-sizes",
                                         "--matmul-sizes"};
 
 struct Options {
-  bool groups[kNumGroups] = {true, true, true, true, true, true, true};
+  bool groups[kNumGroups] = {true, true, true, true, true, true, true, true};
   int reps = 11;
   int launches = 10000;
   std::vector<size_t> bw_sizes, transfer_sizes, alloc_sizes;
@@ -670,6 +691,27 @@ std::vector<double> sync_us(cudaStream_t s, int reps, Issue& issue, Check& check
 // ---------------------------------------------------------------------------------------------
 // launch: the empty kernels
 
+// Resolves the driver API, compiles kLaunchSource with NVRTC and loads the module as culua loads
+// a cu.compile module: fns[k] is empty<4k>. Throws Failure; `module` is set once loaded (the
+// caller unloads it).
+void load_empty_kernels(const Context& c, Driver& drv, CUmodule& module, CUfunction (&fns)[3]) {
+  const std::string driver_error = load_driver(drv);
+  if (!driver_error.empty()) throw Failure(driver_error);
+  std::vector<char> cubin;
+  const std::string compile_error = compile_empty_kernels(c.cc_major, c.cc_minor, cubin);
+  if (!compile_error.empty()) throw Failure(compile_error);
+  CUresult r = drv.module_load_data(&module, cubin.data());
+  if (r != CUDA_SUCCESS) {
+    module = nullptr;
+    throw Failure(cu_message(drv, r, "cuModuleLoadData"));
+  }
+  for (int k = 0; k < 3; ++k) {
+    const std::string name = "empty" + std::to_string(4 * k);
+    r = drv.module_get_function(&fns[k], module, name.c_str());
+    if (r != CUDA_SUCCESS) throw Failure(cu_message(drv, r, "cuModuleGetFunction"));
+  }
+}
+
 void launch_group(const Context& c) {
   const std::string arch = "sm_" + std::to_string(c.cc_major * 10 + c.cc_minor);
   Driver drv;
@@ -677,21 +719,7 @@ void launch_group(const Context& c) {
   CUfunction fns[3] = {};
   std::optional<DeviceBuffer> buffer;  // a, b, d, e: 256 floats
   const std::string setup = attempt([&] {
-    const std::string driver_error = load_driver(drv);
-    if (!driver_error.empty()) throw Failure(driver_error);
-    std::vector<char> cubin;
-    const std::string compile_error = compile_empty_kernels(c.cc_major, c.cc_minor, cubin);
-    if (!compile_error.empty()) throw Failure(compile_error);
-    CUresult r = drv.module_load_data(&module, cubin.data());
-    if (r != CUDA_SUCCESS) {
-      module = nullptr;
-      throw Failure(cu_message(drv, r, "cuModuleLoadData"));
-    }
-    for (int k = 0; k < 3; ++k) {
-      const std::string name = "empty" + std::to_string(4 * k);
-      r = drv.module_get_function(&fns[k], module, name.c_str());
-      if (r != CUDA_SUCCESS) throw Failure(cu_message(drv, r, "cuModuleGetFunction"));
-    }
+    load_empty_kernels(c, drv, module, fns);
     buffer.emplace(256 * sizeof(float));
     CK(cudaMemsetAsync(buffer->as(), 0, 256 * sizeof(float), c.s));
     CK(cudaStreamSynchronize(c.s));
@@ -779,6 +807,41 @@ culua::detail::StridedView contiguous_f32(void* p, int64_t n) {
   return v;
 }
 
+// culua's kernel, described as culua's cu.add(a, b, {out = c}) describes it
+// (src/core/elementwise.cpp, binary()): contiguous 1-d float32 views, compute type float32.
+culua::detail::ElementwiseCall culua_add_call(void* a, void* b, void* out, int64_t n) {
+  namespace cd = culua::detail;
+  cd::ElementwiseCall call;
+  call.kind = cd::ElementwiseCall::Kind::Binary;
+  call.op = static_cast<uint8_t>(cd::BinaryOp::Add);
+  call.compute = cd::DType::F32;
+  call.out = contiguous_f32(out, n);
+  call.in[0].view = contiguous_f32(a, n);
+  call.in[1].view = contiguous_f32(b, n);
+  return call;
+}
+
+// Launches the call on c.s as culua's CUDA backend does (kernels::cuda::elementwise, the device's
+// default memory pool for scratch memory); throws Failure.
+class CuluaAdd {
+ public:
+  CuluaAdd(const Context& c, void* a, void* b, void* out, int64_t n)
+      : call_(culua_add_call(a, b, out, n)) {
+    cudaMemPool_t pool = nullptr;
+    cudaDeviceGetDefaultMemPool(&pool, 0);
+    cudaGetLastError();
+    launch_ = culua::detail::kernels::cuda::Launch{c.s, c.sm_count, pool};
+  }
+  void operator()() const {
+    const int e = culua::detail::kernels::cuda::elementwise(call_, launch_);
+    if (e != 0) ck(static_cast<cudaError_t>(e), "culua::detail::kernels::cuda::elementwise");
+  }
+
+ private:
+  culua::detail::ElementwiseCall call_;
+  culua::detail::kernels::cuda::Launch launch_{};
+};
+
 // Copies c back and compares it with a + b.
 void verify_add(const Context& c, const float* a, const float* b, const float* out, size_t n,
                 const char* what) {
@@ -812,24 +875,8 @@ void add1k_group(const Context& c) {
   }
   const std::string launches = std::to_string(c.opt.launches);
 
-  // culua's kernel, described as culua's cu.add(a, b, {out = c}) describes it
-  // (src/core/elementwise.cpp, binary()): contiguous 1-d float32 views, compute type float32.
-  namespace cd = culua::detail;
-  cd::ElementwiseCall call;
-  call.kind = cd::ElementwiseCall::Kind::Binary;
-  call.op = static_cast<uint8_t>(cd::BinaryOp::Add);
-  call.compute = cd::DType::F32;
-  call.out = contiguous_f32(out->as(), kAdd1kElements);
-  call.in[0].view = contiguous_f32(a->as(), kAdd1kElements);
-  call.in[1].view = contiguous_f32(b->as(), kAdd1kElements);
-  cudaMemPool_t pool = nullptr;
-  cudaDeviceGetDefaultMemPool(&pool, 0);
-  cudaGetLastError();
-  const cd::kernels::cuda::Launch launch{c.s, c.sm_count, pool};
-  auto culua_add = [&] {
-    const int e = cd::kernels::cuda::elementwise(call, launch);
-    if (e != 0) ck(static_cast<cudaError_t>(e), "culua::detail::kernels::cuda::elementwise");
-  };
+  const CuluaAdd add(c, a->as(), b->as(), out->as(), kAdd1kElements);
+  auto culua_add = [&] { add(); };
   auto nothing = [] {};
   const std::string culua_how =
       "culua's add kernel (kernels::cuda::elementwise, contiguous float32, out=) called from C++";
@@ -884,6 +931,204 @@ void add1k_group(const Context& c) {
     emit_figures("sync_add1k_raw", kNoSize, "us", sync_us(c.s, c.opt.reps, raw_add, check), 0,
                  raw_how + ": host time of 1000 x (the launch, cudaStreamSynchronize)");
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// graph: CUDA graphs of kGraphNodes launches, captured and launched as culua does
+// (src/cuda/cuda_backend.cpp): cudaStreamBeginCapture in thread-local mode, cudaStreamEndCapture,
+// cudaGraphInstantiateWithFlags with flags 0, cudaGraphLaunch.
+
+constexpr int kGraphNodes = 1000;
+
+// An executable graph, its node count and the host times of its capture and instantiation.
+struct CapturedGraph {
+  cudaGraphExec_t exec = nullptr;
+  size_t nodes = 0;
+  double capture_ms = 0;
+  double instantiate_ms = 0;
+
+  CapturedGraph() = default;
+  ~CapturedGraph() {
+    if (exec) cudaGraphExecDestroy(exec);
+  }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+};
+
+// Ends a capture that an exception interrupted and drops what it recorded: the stream works
+// again.
+class CaptureGuard {
+ public:
+  explicit CaptureGuard(cudaStream_t s) : s_(s) {}
+  ~CaptureGuard() {
+    if (!armed_) return;
+    cudaGraph_t g = nullptr;
+    cudaStreamEndCapture(s_, &g);
+    if (g) cudaGraphDestroy(g);
+    cudaGetLastError();
+  }
+  CaptureGuard(const CaptureGuard&) = delete;
+  CaptureGuard& operator=(const CaptureGuard&) = delete;
+  void disarm() { armed_ = false; }
+
+ private:
+  cudaStream_t s_;
+  bool armed_ = true;
+};
+
+class OwnedGraph {
+ public:
+  explicit OwnedGraph(cudaGraph_t g) : g_(g) {}
+  ~OwnedGraph() {
+    if (g_) cudaGraphDestroy(g_);
+  }
+  OwnedGraph(const OwnedGraph&) = delete;
+  OwnedGraph& operator=(const OwnedGraph&) = delete;
+
+ private:
+  cudaGraph_t g_;
+};
+
+// Captures kGraphNodes calls of issue() on s and instantiates the graph into `out`.
+template <class Issue>
+void capture_graph(cudaStream_t s, Issue& issue, CapturedGraph& out) {
+  const double t0 = now_s();
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  CaptureGuard guard(s);
+  for (int i = 0; i < kGraphNodes; ++i) issue();
+  guard.disarm();
+  cudaGraph_t graph = nullptr;
+  CK(cudaStreamEndCapture(s, &graph));
+  const double t1 = now_s();
+  const OwnedGraph owned(graph);  // the executable graph does not need it
+  cudaGraphExec_t exec = nullptr;
+  CK(cudaGraphInstantiateWithFlags(&exec, graph, 0));
+  const double t2 = now_s();
+  out.exec = exec;
+  out.capture_ms = (t1 - t0) * 1e3;
+  out.instantiate_ms = (t2 - t1) * 1e3;
+  CK(cudaGraphGetNodes(graph, nullptr, &out.nodes));
+  if (out.nodes != static_cast<size_t>(kGraphNodes)) {
+    throw Failure("the captured graph has " + std::to_string(out.nodes) + " nodes, not " +
+                  std::to_string(kGraphNodes));
+  }
+}
+
+// graph_<kind> (per node of the graph, replayed), graph_capture_<kind> and
+// graph_instantiate_<kind> for a graph of kGraphNodes calls of issue(), which does `what`.
+// reset() runs before the graph's first launch and verify() after it (it synchronizes).
+template <class Issue, class Reset, class Verify>
+void graph_ops(const Context& c, const std::string& kind, const std::string& setup, Issue& issue,
+               Reset& reset, Verify& verify, const std::string& what) {
+  const std::string replay_op = "graph_" + kind;
+  const std::string capture_op = "graph_capture_" + kind;
+  const std::string instantiate_op = "graph_instantiate_" + kind;
+  if (!setup.empty()) {
+    for (const std::string& op : {replay_op, capture_op, instantiate_op}) {
+      emit_error(op, kNoSize, setup);
+    }
+    return;
+  }
+  const int replays = std::max(1, c.opt.launches / kGraphNodes);
+  const std::string nodes = std::to_string(kGraphNodes);
+  const std::string graph = "a graph of " + nodes + " x " + what +
+                            ", captured on the stream (cudaStreamBeginCapture in thread-local "
+                            "mode, cudaStreamEndCapture), cudaGraphInstantiateWithFlags(flags 0)";
+
+  guarded(replay_op, kNoSize, [&] {
+    for (int i = 0; i < kGraphNodes; ++i) issue();  // eager: modules loaded before the capture
+    CK(cudaStreamSynchronize(c.s));
+    CapturedGraph g;
+    capture_graph(c.s, issue, g);
+    reset();
+    CK(cudaGraphLaunch(g.exec, c.s));
+    verify();
+    CK(cudaGraphLaunch(g.exec, c.s));
+    CK(cudaStreamSynchronize(c.s));
+    Event e0, e1;
+    std::vector<double> us;
+    for (int rep = 0; rep < c.opt.reps; ++rep) {
+      const double ms = event_ms(c.s, e0, e1, [&] {
+        for (int i = 0; i < replays; ++i) CK(cudaGraphLaunch(g.exec, c.s));
+      });
+      us.push_back(ms * 1e3 / (static_cast<double>(replays) * kGraphNodes));
+    }
+    Object o =
+        figures(replay_op, kNoSize, "us", us, replays * kGraphNodes,
+                graph + "; events around " + std::to_string(replays) + " x cudaGraphLaunch, / " +
+                    std::to_string(replays * kGraphNodes) + " nodes");
+    o.integer("nodes", kGraphNodes);
+    emit(o);
+  });
+
+  std::vector<double> total, instantiate;
+  const std::string error = attempt([&] {
+    for (int rep = -1; rep < c.opt.reps; ++rep) {  // the first capture warms up
+      CK(cudaStreamSynchronize(c.s));
+      CapturedGraph g;
+      capture_graph(c.s, issue, g);
+      if (rep >= 0) {
+        total.push_back(g.capture_ms + g.instantiate_ms);
+        instantiate.push_back(g.instantiate_ms);
+      }
+    }
+  });
+  if (!error.empty()) {
+    emit_error(capture_op, kNoSize, error);
+    emit_error(instantiate_op, kNoSize, error);
+    return;
+  }
+  Object capture = figures(capture_op, kNoSize, "ms", total, 0,
+                           graph +
+                               "; host time from cudaStreamBeginCapture to the end of "
+                               "cudaGraphInstantiateWithFlags, the stream idle");
+  capture.integer("nodes", kGraphNodes);
+  emit(capture);
+  Object inst = figures(instantiate_op, kNoSize, "ms", instantiate, 0,
+                        graph + "; host time of cudaGraphInstantiateWithFlags alone");
+  inst.integer("nodes", kGraphNodes);
+  emit(inst);
+}
+
+void graph_group(const Context& c) {
+  {
+    Driver drv;
+    CUmodule module = nullptr;
+    CUfunction fns[3] = {};
+    const std::string setup = attempt([&] { load_empty_kernels(c, drv, module, fns); });
+    auto issue = [&] {
+      const CUresult r = drv.launch_kernel(fns[0], 1, 1, 1, 1, 1, 1, 0, c.s, nullptr, nullptr);
+      if (r != CUDA_SUCCESS) throw Failure(cu_message(drv, r, "cuLaunchKernel"));
+    };
+    auto nothing = [] {};
+    auto sync = [&] { CK(cudaStreamSynchronize(c.s)); };
+    const std::string arch = "sm_" + std::to_string(c.cc_major * 10 + c.cc_minor);
+    graph_ops(c, "empty", setup, issue, nothing, sync,
+              "cuLaunchKernel of empty0 (NVRTC, " + arch + "), grid 1, block 1");
+    if (module) drv.module_unload(module);
+    settle();
+  }
+
+  std::optional<DeviceBuffer> a, b, out;
+  std::optional<CuluaAdd> add;
+  const std::string setup = attempt([&] {
+    a.emplace(kAdd1kElements * sizeof(float));
+    b.emplace(kAdd1kElements * sizeof(float));
+    out.emplace(kAdd1kElements * sizeof(float));
+    fill(c, a->as<float>(), kAdd1kElements);
+    fill(c, b->as<float>(), kAdd1kElements);
+    CK(cudaStreamSynchronize(c.s));
+    add.emplace(c, a->as(), b->as(), out->as(), kAdd1kElements);
+  });
+  auto issue = [&] { (*add)(); };
+  auto reset = [&] { CK(cudaMemsetAsync(out->as(), 0, kAdd1kElements * sizeof(float), c.s)); };
+  auto verify = [&] {
+    verify_add(c, a->as<float>(), b->as<float>(), out->as<float>(), kAdd1kElements,
+               "the graph of culua's add kernel");
+  };
+  graph_ops(c, "add1k", setup, issue, reset, verify,
+            "culua's add kernel (kernels::cuda::elementwise, contiguous float32, out=) on " +
+                std::to_string(kAdd1kElements) + " floats");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1331,6 +1576,7 @@ int suite(int argc, char** argv) {
   }
   if (c.opt.groups[kLaunch]) launch_group(c);
   if (c.opt.groups[kAdd1k]) add1k_group(c);
+  if (c.opt.groups[kGraph]) graph_group(c);
   if (c.opt.groups[kBandwidth]) bandwidth_group(c);
   if (c.opt.groups[kTransfer]) transfer_group(c);
   if (c.opt.groups[kAlloc]) alloc_group(c);

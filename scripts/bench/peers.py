@@ -24,7 +24,7 @@ import statistics
 import sys
 import time
 
-GROUPS = ("launch", "add1k", "bandwidth", "transfer", "alloc", "matmul", "startup")
+GROUPS = ("launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul", "startup")
 EMPTY_SOURCE = r"""extern "C" __global__ void empty0() {}
 extern "C" __global__ void empty4(float* a, const float* b, float c, int n) {}
 extern "C" __global__ void empty8(float* a, const float* b, float c, int n, float* d, const float* e, double f, long long g) {}
@@ -34,6 +34,7 @@ ALLOC_COUNT, ALLOC_WARM = 1000, 100
 WARM_CALLS = 100  # warm-up calls before the launch and add1k measurements
 BATCH_TARGET_MS, BATCH_MAX, BATCH_PROBE = 2.0, 2000, 3
 NO_RAW_KERNELS = "PyTorch launches no raw kernels"
+GRAPH_NODES = 1000  # launches captured into one graph (the graph group)
 
 
 class Absent(Exception):
@@ -246,6 +247,44 @@ def m_matmul(peer, dtype, n, args):
     return figures("TFLOP/s", vals, "%s; 2N^3 flops; events around a batch" % how, batch)
 
 
+def graph_record(rec):
+    rec["nodes"] = GRAPH_NODES
+    return rec
+
+
+def m_graph_replay(peer, make, args):
+    """Per node of a graph of GRAPH_NODES calls: events around `launches` / GRAPH_NODES replays
+    (at least one), divided by the nodes they ran."""
+    fn, how = make()
+    warm(peer, fn, GRAPH_NODES)  # eagerly: kernels compiled and loaded before the capture
+    launch, graph_how = peer.graph(fn, GRAPH_NODES)
+    warm(peer, launch, 2)
+    replays = max(1, args.launches // GRAPH_NODES)
+    nodes = replays * GRAPH_NODES
+    vals = [time_events(peer, launch, replays) * 1e3 / nodes for _ in range(args.reps)]
+    return graph_record(figures("us", vals, "%d x (%s) captured: %s; events around %d replays, / "
+                                "%d nodes" % (GRAPH_NODES, how, graph_how, replays, nodes), nodes))
+
+
+def m_graph_capture(peer, make, args):
+    """Host time to capture GRAPH_NODES calls and instantiate the graph, the stream idle."""
+    fn, how = make()
+    warm(peer, fn, GRAPH_NODES)
+    peer.capture(fn, GRAPH_NODES)  # warm-up
+    vals = []
+    for _ in range(args.reps):
+        peer.sync()
+        seconds, capture_how = peer.capture(fn, GRAPH_NODES)
+        vals.append(seconds * 1e3)
+    return graph_record(figures("ms", vals, "%d x (%s); host time of %s, the stream idle"
+                                % (GRAPH_NODES, how, capture_how)))
+
+
+def m_graph_instantiate(peer, make, args):
+    make()  # absent as the other graph operations where the peer cannot run the kernel
+    raise Absent(peer.INSTANTIATE_ALONE)
+
+
 def run_groups(peer, args):
     groups = args.ops
     if "launch" in groups:
@@ -261,6 +300,14 @@ def run_groups(peer, args):
         guarded(peer, "launch_add1k", None, lambda: m_launch_events(peer, peer.add1k, args))
         guarded(peer, "enqueue_add1k", None, lambda: m_enqueue(peer, peer.add1k, args))
         guarded(peer, "sync_add1k", None, lambda: m_sync(peer, peer.add1k, args))
+    if "graph" in groups:
+        log("graph")
+        for kind, make in (("empty", functools.partial(peer.empty_kernel, 0)),
+                           ("add1k", peer.add1k)):
+            guarded(peer, "graph_" + kind, None, lambda: m_graph_replay(peer, make, args))
+            guarded(peer, "graph_capture_" + kind, None, lambda: m_graph_capture(peer, make, args))
+            guarded(peer, "graph_instantiate_" + kind, None,
+                    lambda: m_graph_instantiate(peer, make, args))
     if "bandwidth" in groups:
         log("bandwidth")
         for size in args.bw_sizes:
@@ -375,6 +422,37 @@ class CupyPeer:
         a, b = cp.ones(1024, dtype=cp.float32), cp.full(1024, 2.0, dtype=cp.float32)
         c = cp.empty(1024, dtype=cp.float32)
         return functools.partial(cp.add, a, b, out=c), "cupy.add(a, b, out=c), float32[1024]"
+
+    INSTANTIATE_ALONE = "Stream.end_capture() instantiates the graph: timed with the capture"
+
+    def _capture(self, fn, nodes):
+        """The graph of `nodes` calls of fn captured on the stream (thread-local mode, as culua
+        captures, where this CuPy has the constant)."""
+        s, runtime = self.stream, self.cp.cuda.runtime
+        mode = getattr(runtime, "streamCaptureModeThreadLocal", None)
+        if mode is None:
+            s.begin_capture()
+        else:
+            s.begin_capture(mode=mode)
+        try:
+            for _ in range(nodes):
+                fn()
+        finally:
+            graph = s.end_capture()  # instantiates
+        text = "s.begin_capture(%s); %d calls; g = s.end_capture()" % (
+            "" if mode is None else "mode=cupy.cuda.runtime.streamCaptureModeThreadLocal", nodes)
+        return graph, text
+
+    def graph(self, fn, nodes):
+        graph, text = self._capture(fn, nodes)
+        return functools.partial(graph.launch, stream=self.stream), text + "; g.launch(stream=s)"
+
+    def capture(self, fn, nodes):
+        t0 = time.perf_counter()
+        graph, text = self._capture(fn, nodes)
+        seconds = time.perf_counter() - t0
+        del graph
+        return seconds, text + " (which instantiates the graph)"
 
     def bfloat16(self):
         """ml_dtypes.bfloat16 where this CuPy supports it (newer CuPy with ml_dtypes), else
@@ -547,6 +625,47 @@ class TorchPeer:
         a = t.ones(1024, device=dev)
         b, c = t.full((1024,), 2.0, device=dev), t.empty(1024, device=dev)
         return functools.partial(t.add, a, b, out=c), "torch.add(a, b, out=c), float32[1024]"
+
+    INSTANTIATE_ALONE = "CUDAGraph.capture_end() instantiates the graph: timed with the capture"
+
+    def graph(self, fn, nodes):
+        """torch.cuda.graph on the stream, thread-local capture mode as culua's (where this
+        PyTorch has capture_error_mode)."""
+        t = self.torch
+        g = t.cuda.CUDAGraph()
+        try:
+            ctx = t.cuda.graph(g, stream=self.stream, capture_error_mode="thread_local")
+            mode = ", capture_error_mode='thread_local'"
+        except TypeError:  # PyTorch before 2.1: global mode only
+            ctx, mode = t.cuda.graph(g, stream=self.stream), ""
+        with ctx:
+            for _ in range(nodes):
+                fn()
+        return g.replay, ("g = torch.cuda.CUDAGraph(); with torch.cuda.graph(g, stream=s%s): "
+                          "%d calls; g.replay()" % (mode, nodes))
+
+    def capture(self, fn, nodes):
+        """capture_begin() to capture_end() (which instantiates): what torch.cuda.graph's
+        __enter__ and __exit__ call, without its torch.cuda.synchronize(), gc.collect() and
+        torch.cuda.empty_cache()."""
+        g = self.torch.cuda.CUDAGraph()
+        t0 = time.perf_counter()
+        try:
+            g.capture_begin(capture_error_mode="thread_local")
+            mode = "capture_error_mode='thread_local'"
+        except TypeError:  # PyTorch before 2.1: global mode only
+            g.capture_begin()
+            mode = ""
+        try:
+            for _ in range(nodes):
+                fn()
+        finally:
+            g.capture_end()
+        seconds = time.perf_counter() - t0
+        del g
+        return seconds, ("g.capture_begin(%s); %d calls; g.capture_end() (which instantiates "
+                         "the graph), g = torch.cuda.CUDAGraph() made before, s current"
+                         % (mode, nodes))
 
     def bandwidth(self, op, size):
         t, dev = self.torch, self.dev

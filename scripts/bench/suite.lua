@@ -10,7 +10,7 @@
 -- from the JSON on another machine). DIR defaults to bench-results. --quick: tiny sizes and few
 -- repetitions (CI runs it on the host backend so that the suite cannot rot).
 
-local GROUPS = { "startup", "launch", "add1k", "bandwidth", "transfer", "alloc", "matmul" }
+local GROUPS = { "startup", "launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul" }
 
 -- Command line --------------------------------------------------------------------------------
 
@@ -93,7 +93,7 @@ if opt.quick then
   }
 else
   cfg = {
-    reps = 11, launches = 10000, rounds = { launch = 4, add1k = 4, matmul = 2 },
+    reps = 11, launches = 10000, rounds = { launch = 4, add1k = 4, graph = 4, matmul = 2 },
     bw = powers4(4 * KiB, 4 * GiB), transfer = powers4(4 * KiB, 1 * GiB),
     alloc = powers4(4 * KiB, 1 * GiB), matmul = { 1024, 2048, 4096, 8192 },
     large = 1 * GiB, startup_runs = 21,
@@ -290,6 +290,14 @@ function culua_groups.launch()
   end)
 end
 
+-- c holds a + b (1-D arrays of the same size), else an error naming `what`.
+local function check_add(a, b, c, what)
+  local at, bt, ct = a:totable(), b:totable(), c:totable()
+  for i = 1, #at do
+    if math.abs(ct[i] - (at[i] + bt[i])) > 1e-6 then error(what .. ": wrong result at " .. i) end
+  end
+end
+
 function culua_groups.add1k()
   local _ <close> = cu.use_stream(s)
   local a, b, c = cu.rand(1024), cu.rand(1024), cu.empty(1024)
@@ -319,13 +327,104 @@ function culua_groups.add1k()
       add_record(summary("sync_" .. name, nil, "us", sync, how .. "; s:sync()", 1000))
     end)
   end
-  -- Check: the figures above are of a correct add.
-  local want, got = (a:totable()), nil
-  local bt = b:totable()
-  got = c:totable()
-  for i = 1, 1024 do
-    if math.abs(got[i] - (want[i] + bt[i])) > 1e-6 then error("add1k: wrong result at " .. i) end
+  check_add(a, b, c, "add1k")
+end
+
+-- Graphs (cu.graph) of GRAPH_NODES launches: replayed (per node), and their capture and
+-- instantiation (docs/performance.md, the graph group).
+local GRAPH_NODES = 1000
+local NO_RTC = "the host backend runs no run-time compiled CUDA"
+
+function culua_groups.graph()
+  local _ <close> = cu.use_stream(s)
+  local replays = math.max(1, cfg.launches // GRAPH_NODES)
+  local per_rep = replays * GRAPH_NODES
+  local a, b, c = cu.rand(1024), cu.rand(1024), cu.empty(1024)
+  local bodies = {
+    { kind = "empty" },
+    { kind = "add1k", how = "cu.add(a, b, {out = c}), 1024 f32",
+      fn = function() for _ = 1, GRAPH_NODES do cu.add(a, b, { out = c }) end end,
+      reset = function() c:fill(0) end, check = function() check_add(a, b, c, "graph_add1k") end },
+  }
+  if cu.backend == "cuda" then
+    bodies[1].how = "kc() with kc = m.empty0:configure(cfg), empty kernel, grid 1, block 1"
+    local ok, k0 = pcall(function()
+      return cu.compile(EMPTY_SOURCE).empty0:configure({ grid = 1, block = 1, stream = s })
+    end)
+    bodies[1].fn = function()
+      if not ok then error(k0, 0) end
+      for _ = 1, GRAPH_NODES do k0() end
+    end
   end
+  local graph_opts = { stream = s }
+  for _, body in ipairs(bodies) do
+    local kind, fn = body.kind, body.fn
+    local replay_op, capture_op = "graph_" .. kind, "graph_capture_" .. kind
+    local instantiate_op = "graph_instantiate_" .. kind
+    if not fn then
+      for _, op in ipairs({ replay_op, capture_op, instantiate_op }) do
+        add_record({ impl = "culua", op = op, absent = NO_RTC })
+      end
+    else
+      local what = string.format("cu.graph of %d x %s", GRAPH_NODES, body.how)
+      -- The figures are per call captured; a graph with other than one node per call says so
+      -- (nodes, how) rather than losing the figure.
+      local nodes = GRAPH_NODES
+      local function capture()
+        local g = cu.graph(fn, graph_opts)
+        nodes = g.nodes
+        return g
+      end
+      local function graph_record(op, unit, t, how, batch)
+        if nodes ~= GRAPH_NODES then
+          how = string.format("%s (the graph has %d nodes for %d calls)", how, nodes, GRAPH_NODES)
+        end
+        local r = summary(op, nil, unit, t, what .. "; " .. how, batch)
+        r.nodes = nodes
+        add_record(r)
+      end
+      measure(replay_op, nil, function()
+        fn() -- eagerly: modules loaded before the capture
+        s:sync()
+        local g = capture()
+        if body.reset then body.reset() end
+        g:launch(s)
+        if body.check then body.check() end
+        g:launch(s)
+        s:sync()
+        local per = {}
+        for r = 1, cfg.reps do
+          e0:record(s)
+          g:replay(replays, s)
+          e1:record(s)
+          e1:sync()
+          per[r] = e0:elapsed(e1) * 1e3 / per_rep
+        end
+        g:free()
+        graph_record(replay_op, "us", per,
+          string.format("events around g:replay(%d, s), / %d calls", replays, per_rep), per_rep)
+      end)
+      measure(capture_op, nil, function()
+        capture():free() -- warm-up
+        local total, inst = {}, {}
+        for r = 1, cfg.reps do
+          s:sync()
+          local t0 = clock()
+          local g = capture()
+          total[r] = (clock() - t0) * 1e3
+          inst[r] = g.instantiate_ms
+          g:free()
+        end
+        graph_record(capture_op, "ms", total, "host time of cu.graph(fn, {stream = s}), the stream idle")
+        graph_record(instantiate_op, "ms", inst, "g.instantiate_ms (the instantiation alone)")
+      end)
+      local last = records[#records]
+      if last.op == capture_op and last.error then
+        add_record({ impl = "culua", op = instantiate_op, error = last.error })
+      end
+    end
+  end
+  collectgarbage()
 end
 
 function culua_groups.bandwidth()
@@ -593,6 +692,21 @@ local function targets()
     target("`cu.add(a, b, {out = c})`, 1024 f32, against " .. (peer == "cupy" and "CuPy" or "PyTorch"),
       add1k, find(peer, "launch_add1k"), function(v, r) return v < r end, "faster")
   end
+  local per_node = function(v, r) return v <= 1.05 * r end
+  target("graph of 1000 empty run-time kernels, replayed, per node", find("culua", "graph_empty"),
+    find("native", "graph_empty"), per_node, "≤ 1.05× native")
+  local gadd = find("culua", "graph_add1k")
+  target("graph of 1000 `cu.add(a, b, {out = c})`, 1024 f32, replayed, per node", gadd,
+    find("native", "graph_add1k"), per_node, "≤ 1.05× native")
+  for _, peer in ipairs({ "cupy", "torch" }) do
+    target("graph of 1000 `cu.add`, per node, against " .. (peer == "cupy" and "CuPy's" or "PyTorch's") ..
+      " graph", gadd, find(peer, "graph_add1k"), function(v, r) return v < r end, "faster")
+  end
+  for _, kind in ipairs({ "empty", "add1k" }) do
+    target(string.format("capture + instantiate of 1000 %s", kind == "empty" and "empty kernels" or "`cu.add`"),
+      find("culua", "graph_capture_" .. kind), find("native", "graph_capture_" .. kind),
+      function(v, r) return v <= 1.5 * r end, "≤ 1.5× native")
+  end
   target("`cu.add` on large arrays against `cudaMemcpy` device to device", find("culua", "add", cfg.large),
     find("native", "copy", cfg.large), function(v, r) return v >= 0.90 * r end, "≥ 90%")
   target("`a:sum()` on a large array against a native read-only kernel", find("culua", "sum", cfg.large),
@@ -642,7 +756,7 @@ local function fig(r, spread)
   local v, u = r.median, r.unit
   local function f(x)
     if u == "us" then return string.format("%.2f", x) end
-    if u == "ms" then return string.format("%.1f", x) end
+    if u == "ms" then return string.format(x >= 10 and "%.1f" or "%.3g", x) end
     if u == "TFLOP/s" then return string.format(x >= 10 and "%.1f" or "%.3g", x) end
     return x >= 100 and string.format("%.0f", x) or string.format("%.2f", x)
   end

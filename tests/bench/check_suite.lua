@@ -1,6 +1,7 @@
 -- Checks a suite run's output folder (arg[1]): suite.json holds a culua figure (or an honest
 -- absent record) for every operation of the contract, suite.md a targets table, and the figures
--- are positive and ordered (min <= median <= max). arg[2]: "host" or "cuda" (what must be there).
+-- are positive and ordered (min <= median <= max); the graph figures are of graphs of 1000 nodes,
+-- in their units, within sane bounds. arg[2]: "host" or "cuda" (what must be there).
 local dir, backend = arg[1], arg[2] or "host"
 local f = assert(io.open(dir .. "/suite.json", "rb"), "no suite.json")
 local data = assert(cu.json.decode(f:read("a")))
@@ -28,6 +29,12 @@ local expected = {
 }
 local launch_ops = { "launch_rtc0", "launch_rtc4", "launch_rtc8", "sync_empty" }
 for _, op in ipairs(launch_ops) do expected[#expected + 1] = { op, nil, backend == "host" } end
+-- Graphs: the empty run-time kernels are CUDA-only; the adds run on both backends.
+for _, kind in ipairs({ "empty", "add1k" }) do
+  for _, op in ipairs({ "graph_", "graph_capture_", "graph_instantiate_" }) do
+    expected[#expected + 1] = { op .. kind, nil, backend == "host" and kind == "empty" }
+  end
+end
 
 local problems = {}
 local function problem(...) problems[#problems + 1] = string.format(...) end
@@ -52,6 +59,35 @@ for _, e in ipairs(expected) do
       problem("%s: implausible figure %s (%s..%s, n=%s)", where, found.median, found.min, found.max,
         found.n)
     end
+  end
+end
+-- The graph records: 1000 nodes; per node in µs over whole replays; capture and instantiation in
+-- ms, the instantiation part of the capture's time.
+local function one(op)
+  local r = records("culua", op)[1]
+  if r and r.median then return r end
+end
+local replays = math.max(1, (data.machine.launches or 0) // 1000)
+for _, kind in ipairs({ "empty", "add1k" }) do
+  local replay, capture = one("graph_" .. kind), one("graph_capture_" .. kind)
+  local instantiate = one("graph_instantiate_" .. kind)
+  for _, r in pairs({ replay, capture, instantiate }) do -- pairs: absent ones are nil
+    if r.nodes ~= 1000 then problem("%s: a graph of %s nodes, not 1000", r.op, r.nodes) end
+  end
+  if replay then
+    if replay.unit ~= "us" then problem("%s: unit %s, not us", replay.op, replay.unit) end
+    if replay.batch ~= replays * 1000 then
+      problem("%s: %s nodes per repetition, not %d", replay.op, replay.batch, replays * 1000)
+    end
+    if replay.median >= 1000 then problem("%s: %g µs per node", replay.op, replay.median) end
+  end
+  for _, r in pairs({ capture, instantiate }) do
+    if r.unit ~= "ms" then problem("%s: unit %s, not ms", r.op, r.unit) end
+    if r.median >= 60000 then problem("%s: %g ms", r.op, r.median) end
+  end
+  if capture and instantiate and instantiate.median > capture.median then
+    problem("%s: the instantiation (%g ms) took longer than capture + instantiation (%g ms)",
+      instantiate.op, instantiate.median, capture.median)
   end
 end
 assert(type(data.machine) == "table" and data.machine.backend == backend,

@@ -2,7 +2,8 @@
 # scripts/bench/peers.py's whole control flow on fake cupy and torch modules (tests/bench/fake:
 # no GPU needed): the record format of docs/performance.md, every operation and size once, the
 # absent operations, an out-of-memory error that frees its arrays before the next measurement,
-# device work only on the non-blocking stream after the context, no TF32 for f32 matmul.
+# device work only on the non-blocking stream after the context, no TF32 for f32 matmul, graphs
+# captured on that stream (nothing a capture refuses inside) and launched outside the capture.
 #   tests/bench/test_peers_fake.sh [PYTHON]
 # Exit status: 0 passed, 1 failed, 77 skipped (no python3).
 set -uo pipefail
@@ -34,6 +35,10 @@ if "launch" in groups:
     want += [("sync_empty", None)]
 if "add1k" in groups:
     want += [(p + "_add1k", None) for p in ("launch", "enqueue", "sync")]
+GRAPH_OPS = [p + k for k in ("empty", "add1k")
+             for p in ("graph_", "graph_capture_", "graph_instantiate_")]
+if "graph" in groups:
+    want += [(op, None) for op in GRAPH_OPS]
 if "bandwidth" in groups:
     want += [(op, s) for s in (4 * KB, 256 * MB) for op in ("copy", "add", "sum", "cast")]
 if "transfer" in groups:
@@ -49,12 +54,13 @@ if "startup" in groups:
     assert got[:2] == [("context", None), ("first_kernel", None)], got
 if impl == "torch":
     absent = {(p + "_rtc%d" % k, None) for p in ("launch", "enqueue") for k in (0, 4, 8)}
-    absent.add(("sync_empty", None))
+    absent |= {("sync_empty", None), ("graph_empty", None), ("graph_capture_empty", None)}
 else:
     absent = {("cast", 4 * KB), ("cast", 256 * MB), ("matmul_bf16", 16), ("matmul_bf16", 32)}
+absent |= {("graph_instantiate_empty", None), ("graph_instantiate_add1k", None)}
 errors = {("add", 256 * MB)}  # 3 x 256 MiB in 600 MiB; sum after it shows its arrays were freed
 units = {"context": "ms", "first_kernel": "ms", "copy": "GB/s", "add": "GB/s", "sum": "GB/s",
-         "cast": "GB/s", "alloc": "us"}
+         "cast": "GB/s", "alloc": "us", "graph_capture_empty": "ms", "graph_capture_add1k": "ms"}
 for r in recs[1:]:
     key = (r["op"], r.get("size"))
     if key in absent and key in want:
@@ -72,6 +78,11 @@ for r in recs[1:]:
     n = 1 if op in ("context", "first_kernel") else 3
     assert r["n"] == n and r["min"] <= r["median"] <= r["max"] and r["min"] > 0, r
     assert isinstance(r["how"], str) and r["how"], r
+    if op in GRAPH_OPS:  # --launches 50: one replay of the 1000 nodes per repetition
+        assert r["nodes"] == 1000, r
+        replayed = op in ("graph_empty", "graph_add1k")
+        assert r.get("batch") == (1000 if replayed else None), r
+        continue
     batched = op in ("copy", "add", "sum", "cast") or op.startswith("matmul")
     assert ("batch" in r) == batched and (not batched or 1 <= r["batch"] <= 2000), r
     if op == "matmul_f32":
@@ -100,11 +111,12 @@ run() {
   fi
 }
 
-all=launch,add1k,bandwidth,transfer,alloc,matmul,startup
+all=launch,add1k,graph,bandwidth,transfer,alloc,matmul,startup
 for impl in cupy torch; do
   run "$impl" "$all"
   run "$impl" alloc          # no startup group: no context record, the context made anyway
   run "$impl" matmul,startup # startup first whatever the order
+  run "$impl" graph          # graphs first: the capture needs no earlier group's state
 done
 
 if ((failures)); then

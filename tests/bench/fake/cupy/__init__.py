@@ -147,12 +147,34 @@ class Event(_fakegpu.Event):
         super().__init__()
 
 
+class Graph:
+    """cupy.cuda.graph.Graph: made by Stream.end_capture() only."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+    def launch(self, stream=None):
+        _fakegpu.launch_graph(stream if stream is not None else _fakegpu.state["streams"][-1],
+                              self.nodes)
+
+
+class Stream(_fakegpu.Stream):
+    def begin_capture(self, mode=None):
+        if mode not in (None, 0, 1, 2):
+            raise ValueError("fake cupy: capture mode %r" % (mode,))
+        self.start_capture()
+
+    def end_capture(self):
+        return Graph(self.stop_capture())
+
+
 def _stream(null=False, non_blocking=False):
-    return _fakegpu.Stream(non_blocking)
+    return Stream(non_blocking)
 
 
 runtime = types.SimpleNamespace(
     getDeviceCount=_device_count, free=_free, runtimeGetVersion=lambda: 12040,
-    driverGetVersion=lambda: 12080, getDeviceProperties=lambda i: {"name": b"Fake GPU"})
+    driverGetVersion=lambda: 12080, getDeviceProperties=lambda i: {"name": b"Fake GPU"},
+    streamCaptureModeGlobal=0, streamCaptureModeThreadLocal=1, streamCaptureModeRelaxed=2)
 cuda = types.SimpleNamespace(runtime=runtime, Device=_Device, Stream=_stream, Event=Event,
                              get_elapsed_time=lambda e0, e1: e0.ms_to(e1))

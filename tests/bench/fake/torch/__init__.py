@@ -131,10 +131,57 @@ def _stream(device=None, priority=0):
 
 
 def _sync():
+    if _fakegpu.capturing():
+        raise RuntimeError("fake torch: torch.cuda.synchronize() while capturing")
     _fakegpu.context()
+
+
+_CAPTURE_MODES = ("global", "thread_local", "relaxed")
+
+
+class CUDAGraph:
+    def __init__(self):
+        self.stream, self.nodes = None, None
+
+    def capture_begin(self, pool=None, capture_error_mode="global"):
+        if capture_error_mode not in _CAPTURE_MODES:
+            raise RuntimeError("fake torch: capture_error_mode %r" % (capture_error_mode,))
+        s = _fakegpu.state["streams"][-1]
+        if s is None or not s.non_blocking:
+            raise RuntimeError("fake torch: CUDA graphs must be captured on a non-default stream")
+        s.start_capture()
+        self.stream = s
+
+    def capture_end(self):
+        if self.stream is None or self.stream is not _fakegpu.state["streams"][-1]:
+            raise RuntimeError("fake torch: capture_end on another stream than capture_begin")
+        self.nodes = self.stream.stop_capture()
+
+    def replay(self):
+        _fakegpu.launch_graph(_fakegpu.state["streams"][-1], self.nodes)
+
+
+class graph:
+    """torch.cuda.graph: the context manager. The fake insists on stream= (without it PyTorch
+    captures on a side stream of its own, not the suite's stream)."""
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        if stream is None:
+            raise RuntimeError("fake torch: torch.cuda.graph without stream=")
+        self.g, self.pool, self.stream, self.mode = cuda_graph, pool, stream, capture_error_mode
+
+    def __enter__(self):
+        _sync()
+        self.stream.__enter__()
+        self.g.capture_begin(self.pool, capture_error_mode=self.mode)
+
+    def __exit__(self, *exc):
+        self.g.capture_end()
+        self.stream.__exit__(*exc)
 
 
 cuda = types.SimpleNamespace(
     is_available=lambda: _fakegpu.MODE != "nogpu", init=lambda: None, synchronize=_sync,
     set_device=lambda i: None, Stream=_stream, stream=lambda s: s, Event=Event,
-    get_device_name=lambda i=0: "Fake GPU", empty_cache=lambda: None)
+    get_device_name=lambda i=0: "Fake GPU", empty_cache=lambda: None, CUDAGraph=CUDAGraph,
+    graph=graph)

@@ -18,8 +18,17 @@
 -- difference is the copies. On CUDA a third version (C) fuses each RK4 stage into one
 -- cu.elementwise kernel (complex arithmetic with cuda::std::complex).
 --
---   culua scripts/device_resident_loop.lua [n=512] [steps=1000] [dt=1e-4] [--quick] [--results] [--deltas]
--- --deltas prints every delta as RESULT delta_k=re,im for versions A and B (for the tests).
+-- Version D is B's step captured once as a graph (cu.graph) and launched once per step: the
+-- ~70 launches of a step become one, and a step costs what the device does plus one launch. A
+-- graph replays what it recorded, scalars included, so delta cannot be a Lua number there: it
+-- lives in a 0-d device array that the graph computes (sum(F) / N^2) and the next launch reads.
+-- The ping-pong swap is a different graph for each parity (F -> Fb, then Fb -> F). D reads delta
+-- back after every launch, as B does; D' reads it every k steps only (a graph of two steps
+-- replayed k/2 times with g:replay), which leaves the device busy between the reads.
+--
+--   culua scripts/device_resident_loop.lua [n=512] [steps=1000] [dt=1e-4] [every=10]
+--                                          [--quick] [--results] [--deltas]
+-- --deltas prints every delta as RESULT delta_<v>_k=re,im for versions A, B and D (for the tests).
 
 local opt, flags = {}, {}
 for _, a in ipairs(arg or {}) do
@@ -40,6 +49,8 @@ local gpu = cu.backend == "cuda"
 local N = int("n", flags.quick and 16 or (gpu and 512 or 64))
 local steps = int("steps", flags.quick and 20 or (gpu and 1000 or 200))
 local dt = tonumber(opt.dt) or 1e-4
+local every = int("every", flags.quick and 4 or 10)
+assert(every >= 2 and every % 2 == 0, "every= must be an even number >= 2 (D' replays a graph of two steps)")
 local NN = N * N
 local device = cu.devices()[cu.device() + 1]
 print(string.format("device_resident_loop: RK4 on two %dx%d c64 matrices, %d steps of dt = %g, on the %s backend (%s)",
@@ -68,17 +79,24 @@ local function new_state()
   return st
 end
 
+-- The coefficients the derivatives use: -i d, i d and -i conj(d). For A, B and C they are Lua
+-- numbers computed from delta after it is read back; for D they are 0-d device arrays computed
+-- inside the graph from the device's delta (a 0-d array broadcasts like a scalar).
+local function scalar_coefficients(d)
+  return { minus_i_d = MINUS_I * d, i_d = I * d, minus_i_conj_d = MINUS_I * d:conj() }
+end
+
 -- kF = -2i X - i d (2Y - 1);  kG = -i (conj(d) X - d conj(X)) = -i conj(d) X + i d conj(X)
-local function derivatives(st, X, Y, d)
+local function derivatives(st, X, Y, c)
   local tmp, kF, kG = st.tmp, st.kF, st.kG
   cu.mul(Y, 2, { out = tmp })
   cu.sub(tmp, 1, { out = tmp })
-  cu.mul(tmp, MINUS_I * d, { out = tmp })
+  cu.mul(tmp, c.minus_i_d, { out = tmp })
   cu.mul(X, MINUS_2I, { out = kF })
   cu.add(kF, tmp, { out = kF })
   cu.conj(X, { out = tmp })
-  cu.mul(tmp, I * d, { out = tmp })
-  cu.mul(X, MINUS_I * d:conj(), { out = kG })
+  cu.mul(tmp, c.i_d, { out = tmp })
+  cu.mul(X, c.minus_i_conj_d, { out = kG })
   cu.add(kG, tmp, { out = kG })
 end
 
@@ -98,20 +116,21 @@ local function combine(st, h, Xn, Yn, w, aF, aG, bF, bG)
   cu.add(aG, tmp, { out = bG })
 end
 
--- One RK4 step with the built-in operations (about 70 kernel launches); the new state ends in
--- Fb/Gb, which then swap with F/G (ping-pong).
-local function step_builtin(st, d)
-  derivatives(st, st.F, st.G, d)
+-- One RK4 step with the built-in operations (about 70 kernel launches) and the coefficients c;
+-- the new state ends in Fb/Gb, which then swap with F/G (ping-pong).
+local function rk4_step(st, c)
+  derivatives(st, st.F, st.G, c)
   combine(st, dt / 2, st.X1, st.Y1, dt / 6, st.F, st.G, st.Fa, st.Ga)
-  derivatives(st, st.X1, st.Y1, d)
+  derivatives(st, st.X1, st.Y1, c)
   combine(st, dt / 2, st.X2, st.Y2, dt / 3, st.Fa, st.Ga, st.Fb, st.Gb)
-  derivatives(st, st.X2, st.Y2, d)
+  derivatives(st, st.X2, st.Y2, c)
   combine(st, dt, st.X1, st.Y1, dt / 3, st.Fb, st.Gb, st.Fa, st.Ga)
-  derivatives(st, st.X1, st.Y1, d)
+  derivatives(st, st.X1, st.Y1, c)
   combine(st, nil, nil, nil, dt / 6, st.Fa, st.Ga, st.Fb, st.Gb)
   st.F, st.Fb = st.Fb, st.F
   st.G, st.Gb = st.Gb, st.G
 end
+local function step_builtin(st, d) rk4_step(st, scalar_coefficients(d)) end
 
 -- The same step with one fused kernel per RK4 stage (CUDA only: run-time compiled).
 local step_fused
@@ -158,7 +177,15 @@ local function delta_device(st)
   return st.F:sum({ out = st.sum }):item() / NN
 end
 
-local function run(step, delta, nsteps)
+-- The device's own time for one step (ms): a graph of the step launched back to back (cu.bench's
+-- hot batches; a launch costs the host far less than the step costs the device), the floor of
+-- any way of launching the same kernels. Run after the timed runs: it leaves the state meaningless.
+local function device_ms(g)
+  local res = cu.bench(g, { warmup = 1, min_samples = 3, min_time = 0.05, max_time = 1, cold = false, stream = s })
+  return res.hot.gpu.median
+end
+
+local function run(step, delta, nsteps, bench)
   local st = new_state()
   local deltas = {}
   local d = cu.complex(1, 0)
@@ -172,27 +199,122 @@ local function run(step, delta, nsteps)
     end
   end, { stream = s })
   local l = cu.ledger() - l0
+  local dev
+  if bench then -- B's step with its scalars as constants: the same kernels as B, launched as one
+    local g = cu.graph(function() step(st, d) end, { stream = s, name = "rk4 step, scalar delta" })
+    dev = device_ms(g)
+    g:free()
+  end
   for _, a in pairs(st) do a:free() end
-  return { ms = ms, deltas = deltas, ledger = l }
+  return { ms = ms, deltas = deltas, ledger = l, device_ms = dev }
 end
 
--- Warm-up (first launches, kernel compilation, pool growth), then the measured runs.
+-- D's step as captured: the coefficients from the device's delta, B's step with them, then the
+-- new delta = sum(F) / N^2 into the same 0-d array (read back by the host, and by the next launch).
+local function graph_step(st)
+  local c = st.coef
+  cu.mul(st.delta, MINUS_I, { out = c.minus_i_d })
+  cu.mul(st.delta, I, { out = c.i_d })
+  cu.conj(st.delta, { out = c.minus_i_conj_d })
+  cu.mul(c.minus_i_conj_d, MINUS_I, { out = c.minus_i_conj_d })
+  rk4_step(st, c)
+  st.F:sum({ out = st.sum })
+  cu.div(st.sum, NN, { out = st.delta })
+end
+
+-- D's state: B's buffers, delta and its coefficients on the device, and the graphs. Capturing a
+-- step swaps F and Fb in st (Lua references, not data), so the second capture is the other
+-- parity and after both st is as it was: graph 1 reads F and writes Fb, graph 2 the reverse.
+-- Each graph is launched once before it is timed (on CUDA the first launch uploads it), then
+-- the state is reset.
+local function new_graph_state()
+  local st = new_state()
+  st.delta = cu.empty({}, "c64")
+  st.coef = { minus_i_d = cu.empty({}, "c64"), i_d = cu.empty({}, "c64"), minus_i_conj_d = cu.empty({}, "c64") }
+  local g = {
+    cu.graph(graph_step, { st, name = "rk4 step (F -> Fb)" }),
+    cu.graph(graph_step, { st, name = "rk4 step (Fb -> F)" }),
+  }
+  -- Two steps in one graph for D' (replayed k/2 times: back to the parity it started from).
+  g.pair = cu.graph(function() graph_step(st); graph_step(st) end, { name = "two rk4 steps" })
+  g[1]:launch(s)
+  g[2]:launch(s)
+  g.pair:launch(s)
+  cu.copy(st.F, F0)
+  cu.copy(st.G, G0)
+  st.delta:fill(cu.complex(1, 0))
+  return st, g
+end
+
+local function free_graph_state(st, g)
+  for _, graph in pairs(g) do graph:free() end
+  for _, a in pairs(st.coef) do a:free() end
+  st.coef = nil
+  for _, a in pairs(st) do a:free() end
+end
+
+-- D: one launch per step, delta read after each. D' (k > 1): the two-step graph replayed k/2
+-- times between reads (the odd step of a last short block is a launch of the first graph).
+-- With bench, also the device's own time for one step (D's floor).
+local function run_graph(nsteps, k, bench)
+  local st, g = new_graph_state()
+  local deltas = {}
+  s:sync()
+  local l0 = cu.ledger()
+  local ms = cu.time(function()
+    if k == 1 then
+      for i = 1, nsteps do
+        g[2 - i % 2]:launch(s)
+        deltas[i] = st.delta:item()
+      end
+    else
+      local done = 0
+      while done < nsteps do
+        local m = math.min(k, nsteps - done)
+        g.pair:replay(m // 2, s)
+        if m % 2 == 1 then g[1]:launch(s) end
+        done = done + m
+        deltas[done] = st.delta:item()
+      end
+    end
+  end, { stream = s })
+  local l = cu.ledger() - l0
+  local info = { nodes = g[1].nodes, capture_ms = g[1].capture_ms, instantiate_ms = g[1].instantiate_ms,
+    pair_nodes = g.pair.nodes }
+  if bench then info.device_ms = device_ms(g[1]) end
+  free_graph_state(st, g)
+  return { ms = ms, deltas = deltas, ledger = l, graph = info }
+end
+
+-- Warm-up (first launches, kernel compilation, pool growth, the graph machinery), then the
+-- measured runs.
 local warm = math.min(steps, 3)
 run(step_builtin, delta_host, warm)
 run(step_builtin, delta_device, warm)
 if step_fused then run(step_fused, delta_device, warm) end
+run_graph(warm, 1)
 local A = run(step_builtin, delta_host, steps)
-local B = run(step_builtin, delta_device, steps)
+local B = run(step_builtin, delta_device, steps, true)
 local C = step_fused and run(step_fused, delta_device, steps)
+local D = run_graph(steps, 1, true)
+local Dk = run_graph(steps, every)
 
+-- The largest |x_k - y_k| over the steps where both read delta.
 local function maxdiff(x, y)
   local worst = 0
-  for k = 1, steps do worst = math.max(worst, (x.deltas[k] - y.deltas[k]):abs()) end
+  for k = 1, steps do
+    if x.deltas[k] and y.deltas[k] then worst = math.max(worst, (x.deltas[k] - y.deltas[k]):abs()) end
+  end
   return worst
 end
 local diff_ab = maxdiff(A, B)
 local diff_ac = C and maxdiff(A, C)
+local diff_bd = maxdiff(B, D)
+local diff_bdk = maxdiff(B, Dk)
 local final = B.deltas[steps]
+-- A step's operations see delta rounded to c64 in both B and D; D divides by N^2 in c64 (exact
+-- when N^2 is a power of two) where B divides in f64, so the two agree to c64 rounding at most.
+local GRAPH_TOLERANCE = 1.5e-8
 
 print(string.format("\n%-52s %12s %12s %9s", "version", "total", "per step", "speed-up"))
 local function line(name, r)
@@ -201,6 +323,8 @@ end
 line("A: copy F and G to the host each step, sum there", A)
 line("B: device-resident (ping-pong, out=, device sum)", B)
 if C then line("C: B with one fused elementwise kernel per stage", C) end
+line("D: B's step as a graph, one launch + delta read/step", D)
+line(string.format("D': D with delta read every %d steps (g:replay)", every), Dk)
 
 print("\nper step (cu.ledger):      bytes to host  copies to host  synchronizations  allocations")
 local function per(name, r)
@@ -211,14 +335,37 @@ end
 per("A (copies)", A)
 per("B (device-resident)", B)
 if C then per("C (fused)", C) end
+per("D (graph)", D)
+per(string.format("D' (every %d)", every), Dk)
 result("a_d2h_bytes_per_step", A.ledger.d2h_bytes / steps)
 result("b_d2h_bytes_per_step", B.ledger.d2h_bytes / steps)
 result("b_allocs_per_step", B.ledger.allocs / steps)
+result("d_d2h_bytes_per_step", D.ledger.d2h_bytes / steps)
+result("d_allocs_per_step", D.ledger.allocs / steps)
+result("d_graph_launches_per_step", D.ledger.graph_launches / steps)
+result("d_kernel_launches_per_step", D.ledger.launches / steps)
+result("b_kernel_launches_per_step", B.ledger.launches / steps)
+result("dk_reads", Dk.ledger.d2h_calls)
+
+local gi = D.graph
+print(string.format("\nD's graph: %d nodes per step (%d for two steps), captured in %.3f ms, instantiated in %.3f ms"
+  .. " (once, not in the figures above).", gi.nodes, gi.pair_nodes, gi.capture_ms, gi.instantiate_ms))
+print(string.format("D per step %.3f ms against B's %.3f ms: %.2fx; D' (delta every %d steps) %.3f ms: %.2fx.",
+  D.ms / steps, B.ms / steps, B.ms / D.ms, every, Dk.ms / steps, B.ms / Dk.ms))
+print(string.format("The device's own time per step (cu.bench of each step's graph, back to back), the floor of"
+  .. " any way of launching the kernels: B's %.3f ms, D's %.3f ms. B runs at %.2fx its floor, D at %.2fx its own.",
+  B.device_ms, gi.device_ms, B.ms / steps / B.device_ms, D.ms / steps / gi.device_ms))
+print("D's graph multiplies by delta's coefficients as 0-d device arrays where B passes numbers (12 of")
+print("its kernels): where D's floor is above B's, those broadcast operands cost more than scalars.")
+print(string.format("max |delta_B - delta_D| over all steps = %.3e, over D''s reads = %.3e (tolerance %.1e)",
+  diff_bd, diff_bdk, GRAPH_TOLERANCE))
 
 print(string.format("\ndelta after %d steps: %.6f%+.6fi (|delta| = %.6f); max |delta_A - delta_B| over all steps = %.3e%s",
   steps, final.re, final.im, final:abs(), diff_ab, C and string.format(", A - C: %.3e", diff_ac) or ""))
 assert(diff_ab < 1e-4, "versions A and B disagree")
 if C then assert(diff_ac < 1e-4, "versions A and C disagree") end
+assert(diff_bd <= GRAPH_TOLERANCE, string.format("versions B and D disagree by %.3e", diff_bd))
+assert(diff_bdk <= GRAPH_TOLERANCE, string.format("versions B and D' disagree by %.3e", diff_bdk))
 
 print(string.format("\nA moves 2 x %d x 8 bytes = %.2f MB to the host every step and waits for it: each copy", NN,
   2 * NN * 8 / 1e6))
@@ -232,6 +379,15 @@ else
   print("(On the host backend copies are memcpy and the \"device\" is a CPU thread, so the gap is small;")
   print("on a GPU A also pays PCIe and a full device drain per step.)")
 end
+print("D keeps B's kernels but launches them as one graph: the host's cost per operation (Lua, argument")
+print("checks, the launch itself) is paid once at capture, so a step costs the device's time plus one")
+print("launch and the read of delta. A graph replays constants, so anything that changes between")
+print("launches (delta here) must live in device memory that the graph reads. D' reads delta every")
+print(string.format("%d steps: in between, the steps run back to back without waiting for the host.", every))
+if not gpu then
+  print("(On the host backend a graph replays its recorded queue on the stream's worker thread; it saves")
+  print("the per-operation queueing cost, which matters only while the kernels themselves are small.)")
+end
 
 result("n", N)
 result("steps", steps)
@@ -243,10 +399,27 @@ if C then
   result("c_ms", string.format("%.6f", C.ms))
   result("max_delta_diff_fused", string.format("%.6e", diff_ac))
 end
+result("d_ms", string.format("%.6f", D.ms))
+result("d_ms_per_step", string.format("%.6f", D.ms / steps))
+result("d_speedup_vs_b", string.format("%.4f", B.ms / D.ms))
+result("max_delta_diff_graph", string.format("%.6e", diff_bd))
+result("d_nodes", gi.nodes)
+result("d_pair_nodes", gi.pair_nodes)
+result("d_capture_ms", string.format("%.6f", gi.capture_ms))
+result("d_device_ms_per_step", string.format("%.6f", gi.device_ms))
+result("b_device_ms_per_step", string.format("%.6f", B.device_ms))
+result("d_instantiate_ms", string.format("%.6f", gi.instantiate_ms))
+result("dk_every", every)
+result("dk_ms", string.format("%.6f", Dk.ms))
+result("dk_ms_per_step", string.format("%.6f", Dk.ms / steps))
+result("dk_speedup_vs_b", string.format("%.4f", B.ms / Dk.ms))
+result("max_delta_diff_graph_every", string.format("%.6e", diff_bdk))
 if flags.deltas then
   for k = 1, steps do
-    result(string.format("delta_a_%d", k), string.format("%.9g,%.9g", A.deltas[k].re, A.deltas[k].im))
-    result(string.format("delta_b_%d", k), string.format("%.9g,%.9g", B.deltas[k].re, B.deltas[k].im))
+    for _, v in ipairs({ { "a", A }, { "b", B }, { "d", D } }) do
+      local z = v[2].deltas[k]
+      result(string.format("delta_%s_%d", v[1], k), string.format("%.9g,%.9g", z.re, z.im))
+    end
   end
 end
 if flags.results or flags.deltas then print(table.concat(results, "\n")) end

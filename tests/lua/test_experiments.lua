@@ -163,6 +163,25 @@ T.case("async_timing: the loop looks free, the copy and the events see the cost"
   T.eq(num(r, "ledger_loop_launches"), last.N, "one launch per product")
   T.eq(num(r, "ledger_copy_d2h_bytes"), num(r, "n") ^ 2 * 4, "the copy back moves the matrix")
   T.truthy(num(r, "ledger_copy_implicit_syncs") >= 1, "the pageable copy synchronizes implicitly")
+  -- The same loops as graphs: N nodes each, one launch that only queues, the same product.
+  local graphs = {}
+  for N, nodes, cap, inst, lh, ge in out:gmatch("RESULT G(%d+)=nodes:(%d+),capture_ms:([%d%.]+),"
+    .. "instantiate_ms:([%d%.]+),launch_host_ms:([%d%.]+),graph_event_ms:([%d%.]+)") do
+    graphs[tonumber(N)] = { nodes = tonumber(nodes), capture = tonumber(cap), instantiate = tonumber(inst),
+      launch_host = tonumber(lh), event = tonumber(ge) }
+  end
+  for _, row in ipairs(rows) do
+    local g = graphs[row.N]
+    T.truthy(g, "a graph row for N=" .. row.N .. ": " .. out)
+    T.eq(g.nodes, row.N, "one node per product")
+    T.truthy(g.event > 0 and g.capture > 0 and g.instantiate >= 0 and g.launch_host >= 0,
+      "graph figures at N=" .. row.N)
+  end
+  T.truthy(graphs[last.N].event > graphs[first.N].event, "the graph's event time grows with N")
+  T.truthy(graphs[last.N].launch_host < 0.5 * graphs[last.N].event,
+    string.format("graph launch host %.3f ms vs events %.3f ms", graphs[last.N].launch_host, graphs[last.N].event))
+  T.truthy(num(r, "graph_result_rel_err") < 1e-4, "the graph's result checked")
+  T.truthy(out:find("captured once as a graph", 1, true), "graph table printed")
   -- The host clock read while the loop is still queued trips culua's warning (once per call site).
   T.truthy(err:find("warning: cu.clock() at ", 1, true) and err:find("async_timing.lua:", 1, true),
     "the clock tripwire warned: " .. err)
@@ -284,15 +303,25 @@ T.case("device_resident_loop: the delta sequences agree with each other and a pl
   local r = run_script("device_resident_loop", string.format("n=%d steps=%d dt=%g --deltas", N, steps, dt))
   local ref = reference_deltas(N, steps, dt)
   T.truthy(math.abs(ref[steps][1] - ref[1][1]) + math.abs(ref[steps][2] - ref[1][2]) > 1e-3, "delta moves")
+  local function delta(v, k)
+    local re, im = tostring(r[string.format("delta_%s_%d", v, k)]):match("^([^,]+),([^,]+)$")
+    T.truthy(re, "delta " .. v .. " " .. k)
+    return tonumber(re), tonumber(im)
+  end
   for k = 1, steps do
-    for _, v in ipairs({ "a", "b" }) do
-      local re, im = tostring(r[string.format("delta_%s_%d", v, k)]):match("^([^,]+),([^,]+)$")
-      T.truthy(re, "delta " .. v .. " " .. k)
-      T.near(tonumber(re), ref[k][1], 1e-5, string.format("Re delta_%s at step %d", v, k))
-      T.near(tonumber(im), ref[k][2], 1e-5, string.format("Im delta_%s at step %d", v, k))
+    for _, v in ipairs({ "a", "b", "d" }) do
+      local re, im = delta(v, k)
+      T.near(re, ref[k][1], 1e-5, string.format("Re delta_%s at step %d", v, k))
+      T.near(im, ref[k][2], 1e-5, string.format("Im delta_%s at step %d", v, k))
     end
+    -- D (the graph) gives B's sequence: the same operations, delta divided by N^2 on the device.
+    local bre, bim = delta("b", k)
+    local dre, dim = delta("d", k)
+    T.truthy(math.abs(bre - dre) <= 1.5e-8 and math.abs(bim - dim) <= 1.5e-8,
+      string.format("delta_b and delta_d at step %d: %.9g%+.9gi vs %.9g%+.9gi", k, bre, bim, dre, dim))
   end
   T.truthy(num(r, "max_delta_diff") < 1e-6, "A and B agree")
+  T.truthy(num(r, "max_delta_diff_graph") <= 1.5e-8, "B and D agree")
 end)
 
 T.case("device_resident_loop: quick run, A and B agree, B copies one scalar per step", function()
@@ -305,6 +334,62 @@ T.case("device_resident_loop: quick run, A and B agree, B copies one scalar per 
   T.eq(num(r, "b_d2h_bytes_per_step"), 8, "B copies one c64 per step")
   T.eq(num(r, "b_allocs_per_step"), 0, "B allocates nothing per step")
   T.truthy(out:find("speed-up", 1, true), "table printed")
+  -- D: B's step as a graph, one launch and one delta read per step, the same delta sequence.
+  local steps = num(r, "steps")
+  T.truthy(num(r, "max_delta_diff_graph") <= 1.5e-8, "B and D agree: " .. r.max_delta_diff_graph)
+  T.truthy(num(r, "max_delta_diff_graph_every") <= 1.5e-8, "B and D' agree: " .. r.max_delta_diff_graph_every)
+  T.truthy(num(r, "d_ms") > 0 and num(r, "d_ms_per_step") > 0 and num(r, "d_speedup_vs_b") > 0, "D's timings")
+  T.near(num(r, "d_ms_per_step"), num(r, "d_ms") / steps, 1e-5, "D's time per step")
+  T.near(num(r, "d_speedup_vs_b"), num(r, "b_ms") / num(r, "d_ms"), 1e-3 * num(r, "d_speedup_vs_b"), "D vs B")
+  T.truthy(num(r, "dk_ms") > 0 and num(r, "dk_ms_per_step") > 0 and num(r, "dk_speedup_vs_b") > 0, "D''s timings")
+  T.eq(num(r, "d_graph_launches_per_step"), 1, "one graph launch per step")
+  T.eq(num(r, "d_d2h_bytes_per_step"), 8, "D copies one c64 per step")
+  T.eq(num(r, "d_allocs_per_step"), 0, "D allocates nothing per step")
+  T.truthy(num(r, "d_kernel_launches_per_step") >= num(r, "b_kernel_launches_per_step"),
+    "the graph runs B's kernels (and computes delta's coefficients)")
+  T.truthy(num(r, "d_nodes") > 0, "nodes")
+  T.eq(num(r, "d_pair_nodes"), 2 * num(r, "d_nodes"), "the two-step graph has twice the nodes")
+  T.truthy(num(r, "d_capture_ms") > 0 and num(r, "d_instantiate_ms") >= 0, "capture and instantiation")
+  T.truthy(num(r, "b_device_ms_per_step") > 0 and num(r, "d_device_ms_per_step") > 0, "the device's own time")
+  local every = num(r, "dk_every")
+  T.eq(num(r, "dk_reads"), (steps + every - 1) // every, "D' reads delta every k steps")
+  T.truthy(out:find("D's graph:", 1, true), "D's graph described")
+end)
+
+T.case("graphs: per-node cost of a graph against eager launches, every node ran", function()
+  local plot
+  if os.execute("command -v gnuplot >/dev/null 2>&1") then
+    plot = os.tmpname()
+    os.remove(plot)
+    plot = plot .. ".png"
+  end
+  local r, out = run_script("graphs", "--quick --results" .. (plot and " plot=" .. shell_quote(plot) or ""))
+  T.eq(r.counts, "1,10,100,1000")
+  for _, n in ipairs({ 1, 10, 100, 1000 }) do
+    T.eq(num(r, "nodes_" .. n), n, "a chain of " .. n .. " is a graph of " .. n .. " nodes")
+    T.eq(num(r, "kernels_per_launch_" .. n), n, "one launch runs " .. n .. " operations (ledger)")
+    if r.op == "add" then T.eq(num(r, "added_" .. n), 2 * n, "two launches added " .. 2 * n) end
+    for _, k in ipairs({ "eager_us_", "graph_us_per_node_", "graph_us_per_launch_", "speedup_", "capture_ms_" }) do
+      T.truthy(num(r, k .. n) > 0, k .. n)
+    end
+    T.truthy(num(r, "instantiate_ms_" .. n) >= 0, "instantiate_ms_" .. n)
+    T.near(num(r, "graph_us_per_launch_" .. n), n * num(r, "graph_us_per_node_" .. n),
+      1e-5 * n * num(r, "graph_us_per_node_" .. n) + 1e-5, "per launch = per node x nodes")
+    T.near(num(r, "speedup_" .. n), num(r, "eager_us_" .. n) / num(r, "graph_us_per_node_" .. n),
+      1e-3 * num(r, "speedup_" .. n), "speed-up")
+  end
+  -- Generous: a node of a long chain costs some 10x less than an eager launch on both backends.
+  T.truthy(num(r, "graph_us_per_node_1000") < num(r, "eager_us_1000"),
+    string.format("graph %.3f us/node vs eager %.3f us/launch", r.graph_us_per_node_1000, r.eager_us_1000))
+  T.truthy(out:find("graph, us/node", 1, true), "table printed")
+  if plot then
+    T.eq(r.plot, plot)
+    local f = io.open(plot, "rb")
+    T.truthy(f, "the plot was written")
+    T.eq(f:read(8), "\137PNG\r\n\26\n", "a PNG")
+    f:close()
+    os.remove(plot)
+  end
 end)
 
 os.exit(T.run())

@@ -70,7 +70,7 @@ local I, MINUS_I, MINUS_2I = cu.complex(0, 1), cu.complex(0, -1), cu.complex(0, 
 -- The state of one run: F, G, and the buffers the step reuses (nothing is allocated per step).
 local function new_state()
   local st = {}
-  for _, name in ipairs({ "F", "G", "Fa", "Ga", "Fb", "Gb", "X1", "Y1", "X2", "Y2", "kF", "kG", "tmp" }) do
+  for _, name in ipairs({ "F", "G", "Fa", "Ga", "Fb", "Gb", "X1", "Y1", "X2", "Y2", "kF", "kG", "tmp", "tmpG" }) do
     st[name] = cu.empty({ N, N }, "c64")
   end
   cu.copy(st.F, F0)
@@ -131,6 +131,51 @@ local function rk4_step(st, c)
   st.G, st.Gb = st.Gb, st.G
 end
 local function step_builtin(st, d) rk4_step(st, scalar_coefficients(d)) end
+
+-- The same operations with each stage's F half on the current stream and its G half on s2: the
+-- two halves of a stage are independent (kG needs X only; the G sums read and write only G's
+-- buffers), so a graph that captures them on two streams (forked and joined with events) runs
+-- them side by side. Each half uses its own temporary.
+local function stage_two_streams(st, X, Y, c, h, Xn, Yn, w, aF, aG, bF, bG, s2)
+  s2:wait(cu.event({ timing = false }):record())
+  local tF, tG, on2 = st.tmp, st.tmpG, { stream = s2 }
+  cu.mul(Y, 2, { out = tF })
+  cu.sub(tF, 1, { out = tF })
+  cu.mul(tF, c.minus_i_d, { out = tF })
+  cu.mul(X, MINUS_2I, { out = st.kF })
+  cu.add(st.kF, tF, { out = st.kF })
+  if Xn then
+    cu.mul(st.kF, h, { out = Xn })
+    cu.add(Xn, st.F, { out = Xn })
+  end
+  cu.mul(st.kF, w, { out = tF })
+  cu.add(aF, tF, { out = bF })
+  on2.out = tG
+  cu.conj(X, on2)
+  cu.mul(tG, c.i_d, on2)
+  on2.out = st.kG
+  cu.mul(X, c.minus_i_conj_d, on2)
+  cu.add(st.kG, tG, on2)
+  if Yn then
+    on2.out = Yn
+    cu.mul(st.kG, h, on2)
+    cu.add(Yn, st.G, on2)
+  end
+  on2.out = tG
+  cu.mul(st.kG, w, on2)
+  on2.out = bG
+  cu.add(aG, tG, on2)
+  cu.current_stream():wait(cu.event({ timing = false }):record(s2))
+end
+
+local function rk4_step_two_streams(st, c, s2)
+  stage_two_streams(st, st.F, st.G, c, dt / 2, st.X1, st.Y1, dt / 6, st.F, st.G, st.Fa, st.Ga, s2)
+  stage_two_streams(st, st.X1, st.Y1, c, dt / 2, st.X2, st.Y2, dt / 3, st.Fa, st.Ga, st.Fb, st.Gb, s2)
+  stage_two_streams(st, st.X2, st.Y2, c, dt, st.X1, st.Y1, dt / 3, st.Fb, st.Gb, st.Fa, st.Ga, s2)
+  stage_two_streams(st, st.X1, st.Y1, c, nil, nil, nil, dt / 6, st.Fa, st.Ga, st.Fb, st.Gb, s2)
+  st.F, st.Fb = st.Fb, st.F
+  st.G, st.Gb = st.Gb, st.G
+end
 
 -- The same step with one fused kernel per RK4 stage (CUDA only: run-time compiled).
 local step_fused
@@ -211,13 +256,17 @@ end
 
 -- D's step as captured: the coefficients from the device's delta, B's step with them, then the
 -- new delta = sum(F) / N^2 into the same 0-d array (read back by the host, and by the next launch).
-local function graph_step(st)
+local function graph_step(st, s2)
   local c = st.coef
   cu.mul(st.delta, MINUS_I, { out = c.minus_i_d })
   cu.mul(st.delta, I, { out = c.i_d })
   cu.conj(st.delta, { out = c.minus_i_conj_d })
   cu.mul(c.minus_i_conj_d, MINUS_I, { out = c.minus_i_conj_d })
-  rk4_step(st, c)
+  if s2 then
+    rk4_step_two_streams(st, c, s2)
+  else
+    rk4_step(st, c)
+  end
   st.F:sum({ out = st.sum })
   cu.div(st.sum, NN, { out = st.delta })
 end
@@ -227,16 +276,16 @@ end
 -- parity and after both st is as it was: graph 1 reads F and writes Fb, graph 2 the reverse.
 -- Each graph is launched once before it is timed (on CUDA the first launch uploads it), then
 -- the state is reset.
-local function new_graph_state()
+local function new_graph_state(s2)
   local st = new_state()
   st.delta = cu.empty({}, "c64")
   st.coef = { minus_i_d = cu.empty({}, "c64"), i_d = cu.empty({}, "c64"), minus_i_conj_d = cu.empty({}, "c64") }
   local g = {
-    cu.graph(graph_step, { st, name = "rk4 step (F -> Fb)" }),
-    cu.graph(graph_step, { st, name = "rk4 step (Fb -> F)" }),
+    cu.graph(graph_step, { st, s2, name = "rk4 step (F -> Fb)" }),
+    cu.graph(graph_step, { st, s2, name = "rk4 step (Fb -> F)" }),
   }
   -- Two steps in one graph for D' (replayed k/2 times: back to the parity it started from).
-  g.pair = cu.graph(function() graph_step(st); graph_step(st) end, { name = "two rk4 steps" })
+  g.pair = cu.graph(function() graph_step(st, s2); graph_step(st, s2) end, { name = "two rk4 steps" })
   g[1]:launch(s)
   g[2]:launch(s)
   g.pair:launch(s)
@@ -256,8 +305,8 @@ end
 -- D: one launch per step, delta read after each. D' (k > 1): the two-step graph replayed k/2
 -- times between reads (the odd step of a last short block is a launch of the first graph).
 -- With bench, also the device's own time for one step (D's floor).
-local function run_graph(nsteps, k, bench)
-  local st, g = new_graph_state()
+local function run_graph(nsteps, k, bench, s2)
+  local st, g = new_graph_state(s2)
   local deltas = {}
   s:sync()
   local l0 = cu.ledger()
@@ -298,6 +347,7 @@ local B = run(step_builtin, delta_device, steps, true)
 local C = step_fused and run(step_fused, delta_device, steps)
 local D = run_graph(steps, 1, true)
 local Dk = run_graph(steps, every)
+local D2 = run_graph(steps, 1, true, cu.stream())
 
 -- The largest |x_k - y_k| over the steps where both read delta.
 local function maxdiff(x, y)
@@ -311,6 +361,7 @@ local diff_ab = maxdiff(A, B)
 local diff_ac = C and maxdiff(A, C)
 local diff_bd = maxdiff(B, D)
 local diff_bdk = maxdiff(B, Dk)
+local diff_bd2 = maxdiff(B, D2)
 local final = B.deltas[steps]
 -- A step's operations see delta rounded to c64 in both B and D; D divides by N^2 in c64 (exact
 -- when N^2 is a power of two) where B divides in f64, so the two agree to c64 rounding at most.
@@ -325,6 +376,7 @@ line("B: device-resident (ping-pong, out=, device sum)", B)
 if C then line("C: B with one fused elementwise kernel per stage", C) end
 line("D: B's step as a graph, one launch + delta read/step", D)
 line(string.format("D': D with delta read every %d steps (g:replay)", every), Dk)
+line("D2: D with each stage's F and G halves on two streams", D2)
 
 print("\nper step (cu.ledger):      bytes to host  copies to host  synchronizations  allocations")
 local function per(name, r)
@@ -337,6 +389,7 @@ per("B (device-resident)", B)
 if C then per("C (fused)", C) end
 per("D (graph)", D)
 per(string.format("D' (every %d)", every), Dk)
+per("D2 (two streams)", D2)
 result("a_d2h_bytes_per_step", A.ledger.d2h_bytes / steps)
 result("b_d2h_bytes_per_step", B.ledger.d2h_bytes / steps)
 result("b_allocs_per_step", B.ledger.allocs / steps)
@@ -355,8 +408,11 @@ print(string.format("D per step %.3f ms against B's %.3f ms: %.2fx; D' (delta ev
 print(string.format("The device's own time per step (cu.bench of each step's graph, back to back), the floor of"
   .. " any way of launching the kernels: B's %.3f ms, D's %.3f ms. B runs at %.2fx its floor, D at %.2fx its own.",
   B.device_ms, gi.device_ms, B.ms / steps / B.device_ms, D.ms / steps / gi.device_ms))
-print("D's graph multiplies by delta's coefficients as 0-d device arrays where B passes numbers (12 of")
-print("its kernels): where D's floor is above B's, those broadcast operands cost more than scalars.")
+print(string.format("D2 (the same operations, each stage's F and G halves on two streams inside the graph) %.3f ms:"
+  .. " %.2fx B; its device time per step %.3f ms (%d nodes).", D2.ms / steps, B.ms / D2.ms,
+  D2.graph.device_ms, D2.graph.nodes))
+print("D's floor is above B's by the work B does on the host: delta's coefficients and the division")
+print("by N^2 are kernels in the graph (B computes them in Lua), and they are on the critical path.")
 print(string.format("max |delta_B - delta_D| over all steps = %.3e, over D''s reads = %.3e (tolerance %.1e)",
   diff_bd, diff_bdk, GRAPH_TOLERANCE))
 
@@ -366,6 +422,7 @@ assert(diff_ab < 1e-4, "versions A and B disagree")
 if C then assert(diff_ac < 1e-4, "versions A and C disagree") end
 assert(diff_bd <= GRAPH_TOLERANCE, string.format("versions B and D disagree by %.3e", diff_bd))
 assert(diff_bdk <= GRAPH_TOLERANCE, string.format("versions B and D' disagree by %.3e", diff_bdk))
+assert(diff_bd2 <= GRAPH_TOLERANCE, string.format("versions B and D2 disagree by %.3e", diff_bd2))
 
 print(string.format("\nA moves 2 x %d x 8 bytes = %.2f MB to the host every step and waits for it: each copy", NN,
   2 * NN * 8 / 1e6))
@@ -414,6 +471,12 @@ result("dk_ms", string.format("%.6f", Dk.ms))
 result("dk_ms_per_step", string.format("%.6f", Dk.ms / steps))
 result("dk_speedup_vs_b", string.format("%.4f", B.ms / Dk.ms))
 result("max_delta_diff_graph_every", string.format("%.6e", diff_bdk))
+result("d2_ms", string.format("%.6f", D2.ms))
+result("d2_ms_per_step", string.format("%.6f", D2.ms / steps))
+result("d2_speedup_vs_b", string.format("%.4f", B.ms / D2.ms))
+result("d2_nodes", D2.graph.nodes)
+result("d2_device_ms_per_step", string.format("%.6f", D2.graph.device_ms))
+result("max_delta_diff_graph_two_streams", string.format("%.6e", diff_bd2))
 if flags.deltas then
   for k = 1, steps do
     for _, v in ipairs({ { "a", A }, { "b", B }, { "d", D } }) do

@@ -354,6 +354,13 @@ T.case("device_resident_loop: quick run, A and B agree, B copies one scalar per 
   local every = num(r, "dk_every")
   T.eq(num(r, "dk_reads"), (steps + every - 1) // every, "D' reads delta every k steps")
   T.truthy(out:find("D's graph:", 1, true), "D's graph described")
+  -- D2: the same operations on two streams inside the graph (fork and join), the same deltas.
+  T.truthy(num(r, "max_delta_diff_graph_two_streams") <= 1.5e-8,
+    "B and D2 agree: " .. r.max_delta_diff_graph_two_streams)
+  T.eq(num(r, "d2_nodes"), num(r, "d_nodes"), "D2 captures the same operations")
+  T.truthy(num(r, "d2_ms") > 0 and num(r, "d2_device_ms_per_step") > 0, "D2's timings")
+  T.near(num(r, "d2_speedup_vs_b"), num(r, "b_ms") / num(r, "d2_ms"), 1e-3 * num(r, "d2_speedup_vs_b"),
+    "D2 vs B")
 end)
 
 T.case("graphs: per-node cost of a graph against eager launches, every node ran", function()

@@ -39,6 +39,21 @@ __global__ void elementwise_vector(int64_t n, F f) {
   for (int64_t i = nv * V + t; i < n; i += stride) f(i);
 }
 
+// One vector (or, past the last whole vector, one element) per thread, 32-bit indices: for
+// launches whose grid covers the work in one pass. A grid-stride loop costs a small kernel about
+// 0.15 us more (H100: a graph node of a 1k-float add, 1.15 against 0.99 us).
+template <class F>
+__global__ void elementwise_vector_once(int n, F f) {
+  constexpr int V = F::V;
+  const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int nv = n / V;
+  if (t < nv) {
+    f.vector(static_cast<int64_t>(t) * V);
+  } else if (nv * V + (t - nv) < n) {
+    f(nv * V + (t - nv));
+  }
+}
+
 struct ElementwiseLaunch {
   const Launch& l;
   static constexpr int kBlock = 256;
@@ -70,7 +85,16 @@ struct ElementwiseLaunch {
   template <class F>
   int fast(int64_t n, const F& f) const {
     if (!f.aligned()) return (*this)(n, f);
-    elementwise_vector<<<blocks(n / F::V), kBlock, 0, static_cast<cudaStream_t>(l.stream)>>>(n, f);
+    const int64_t threads = n / F::V + n % F::V;
+    if (threads == 0) return cudaSuccess;
+    const int64_t resident = static_cast<int64_t>(std::max(l.sm_count, 1)) * 2048;
+    if (threads <= resident) {
+      elementwise_vector_once<<<static_cast<unsigned>((threads + kBlock - 1) / kBlock), kBlock, 0,
+                                static_cast<cudaStream_t>(l.stream)>>>(static_cast<int>(n), f);
+    } else {
+      elementwise_vector<<<blocks(n / F::V), kBlock, 0, static_cast<cudaStream_t>(l.stream)>>>(n,
+                                                                                               f);
+    }
     return cudaGetLastError();
   }
 };

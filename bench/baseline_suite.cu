@@ -857,18 +857,22 @@ void verify_add(const Context& c, const float* a, const float* b, const float* o
   }
 }
 
+// The operands of add1k and graph_add1k: two filled arrays of kAdd1kElements floats and an output.
+void add1k_operands(const Context& c, std::optional<DeviceBuffer>& a,
+                    std::optional<DeviceBuffer>& b, std::optional<DeviceBuffer>& out) {
+  a.emplace(kAdd1kElements * sizeof(float));
+  b.emplace(kAdd1kElements * sizeof(float));
+  out.emplace(kAdd1kElements * sizeof(float));
+  fill(c, a->as<float>(), kAdd1kElements);
+  fill(c, b->as<float>(), kAdd1kElements);
+  CK(cudaStreamSynchronize(c.s));
+}
+
 void add1k_group(const Context& c) {
   const char* ops[] = {"launch_add1k",     "enqueue_add1k",     "sync_add1k",
                        "launch_add1k_raw", "enqueue_add1k_raw", "sync_add1k_raw"};
   std::optional<DeviceBuffer> a, b, out;
-  const std::string setup = attempt([&] {
-    a.emplace(kAdd1kElements * sizeof(float));
-    b.emplace(kAdd1kElements * sizeof(float));
-    out.emplace(kAdd1kElements * sizeof(float));
-    fill(c, a->as<float>(), kAdd1kElements);
-    fill(c, b->as<float>(), kAdd1kElements);
-    CK(cudaStreamSynchronize(c.s));
-  });
+  const std::string setup = attempt([&] { add1k_operands(c, a, b, out); });
   if (!setup.empty()) {
     for (const char* op : ops) emit_error(op, kNoSize, setup);
     return;
@@ -1112,12 +1116,7 @@ void graph_group(const Context& c) {
   std::optional<DeviceBuffer> a, b, out;
   std::optional<CuluaAdd> add;
   const std::string setup = attempt([&] {
-    a.emplace(kAdd1kElements * sizeof(float));
-    b.emplace(kAdd1kElements * sizeof(float));
-    out.emplace(kAdd1kElements * sizeof(float));
-    fill(c, a->as<float>(), kAdd1kElements);
-    fill(c, b->as<float>(), kAdd1kElements);
-    CK(cudaStreamSynchronize(c.s));
+    add1k_operands(c, a, b, out);
     add.emplace(c, a->as(), b->as(), out->as(), kAdd1kElements);
   });
   auto issue = [&] { (*add)(); };

@@ -69,15 +69,6 @@ int64_t opt_count(lua_State* L, int opts, const char* key, int64_t fallback) {
   return v;
 }
 
-// "file.lua:12", where fn was defined.
-std::string default_name(lua_State* L, int fn) {
-  lua_Debug ar;
-  lua_pushvalue(L, fn);
-  lua_getinfo(L, ">S", &ar);
-  if (ar.linedefined > 0) return std::string(ar.short_src) + ":" + std::to_string(ar.linedefined);
-  return ar.short_src;
-}
-
 void set_number(lua_State* L, const char* key, double v) {
   lua_pushnumber(L, v);
   lua_setfield(L, -2, key);
@@ -208,7 +199,7 @@ int l_bench(lua_State* L) {
     o.name = lua_tostring(L, -1);
     lua_pop(L, 1);
   } else {
-    o.name = graph ? graph->name() : default_name(L, 1);
+    o.name = graph ? graph->name() : defined_at(L, 1);
   }
   o.warmup = opt_count(L, 2, "warmup", o.warmup);
   o.min_samples = opt_count(L, 2, "min_samples", o.min_samples);
@@ -264,7 +255,7 @@ int l_bench(lua_State* L) {
         if (on) lua_gc(L, LUA_GCRESTART);
       }
     } restart{L, was_running};
-    g = Graph::capture(rt, s, o.name, default_name(L, 1), fn);
+    g = Graph::capture(rt, s, o.name, defined_at(L, 1), fn);
   }
   measure::BenchOptions go = o;
   go.name = o.name + " (graph)";

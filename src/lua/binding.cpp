@@ -343,13 +343,16 @@ void push_scalar(lua_State* L, const Scalar& v) {
   }
 }
 
-void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed) {
+void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed,
+                   bool positional) {
   if (lua_isnoneornil(L, idx)) return;
   idx = lua_absindex(L, idx);
   arg_type(L, idx, LUA_TTABLE);
+  const auto n = positional ? static_cast<lua_Integer>(lua_rawlen(L, idx)) : 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
+    if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1 && lua_tointeger(L, -1) <= n) continue;
     bool ok = false;
     if (lua_type(L, -1) == LUA_TSTRING) {
       const char* key = lua_tostring(L, -1);
@@ -360,9 +363,18 @@ void check_options(lua_State* L, int idx, std::initializer_list<const char*> all
       for (const char* a : allowed) names += std::string(names.empty() ? "" : ", ") + a;
       lua_pushvalue(L, -1);
       const char* key = luaL_tolstring(L, -1, nullptr);
-      fail(ErrorKind::Value, "unknown option '{}' (this function takes: {})", key, names.c_str());
+      fail(ErrorKind::Value, "unknown option '{}' (this function takes: {}{})", key, names.c_str(),
+           positional ? ", and the function's arguments as opts[1], opts[2], ..." : "");
     }
   }
+}
+
+std::string defined_at(lua_State* L, int fn) {
+  lua_Debug ar;
+  lua_pushvalue(L, fn);
+  lua_getinfo(L, ">S", &ar);
+  if (ar.linedefined > 0) return std::string(ar.short_src) + ":" + std::to_string(ar.linedefined);
+  return ar.short_src;
 }
 
 bool get_option(lua_State* L, int idx, const char* key) {

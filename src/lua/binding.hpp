@@ -231,8 +231,12 @@ bool is_scalar(lua_State* L, int idx);
 Scalar check_scalar(lua_State* L, int idx);
 void push_scalar(lua_State* L, const Scalar& v);
 
-// Options tables. check_options raises on keys not in `allowed` (catches typos).
-void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed);
+// Options tables. check_options raises on keys not in `allowed` (catches typos); with
+// `positional`, the integer keys 1..#t are allowed too (arguments passed on, as cu.graph's).
+void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed,
+                   bool positional = false);
+// "file.lua:12": where the Lua function at idx was defined (its chunk's name when unknown).
+std::string defined_at(lua_State* L, int fn);
 // Pushes opts[key] and returns true when present; otherwise pushes nothing.
 bool get_option(lua_State* L, int idx, const char* key);
 Stream* opt_stream(lua_State* L, int opts_idx);

@@ -29,15 +29,7 @@ Graph& check_graph(lua_State* L, int idx) {
   return *box->graph;
 }
 
-// "file.lua:12": where the function at idx was defined, or where the caller is.
-std::string defined_at(lua_State* L, int fn) {
-  lua_Debug ar;
-  lua_pushvalue(L, fn);
-  lua_getinfo(L, ">S", &ar);
-  if (ar.linedefined > 0) return std::string(ar.short_src) + ":" + std::to_string(ar.linedefined);
-  return ar.short_src;
-}
-
+// "file.lua:12": where the caller is.
 std::string caller_site(lua_State* L) {
   lua_Debug ar;
   if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) return {};
@@ -47,32 +39,9 @@ std::string caller_site(lua_State* L) {
 // The options of cu.graph / g:update: string keys from `allowed`, and the positional arguments of
 // the function (opts[1], opts[2], ...). Returns how many positional arguments there are.
 int check_graph_options(lua_State* L, int idx, std::initializer_list<const char*> allowed) {
+  check_options(L, idx, allowed, true);
   if (lua_isnoneornil(L, idx)) return 0;
-  arg_type(L, idx, LUA_TTABLE);
   const auto n = static_cast<lua_Integer>(lua_rawlen(L, idx));
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    lua_pop(L, 1);
-    if (lua_isinteger(L, -1)) {
-      const lua_Integer i = lua_tointeger(L, -1);
-      if (i >= 1 && i <= n) continue;
-    }
-    bool ok = false;
-    if (lua_type(L, -1) == LUA_TSTRING) {
-      const char* key = lua_tostring(L, -1);
-      for (const char* a : allowed) ok = ok || std::strcmp(a, key) == 0;
-    }
-    if (!ok) {
-      std::string names;
-      for (const char* a : allowed) names += std::string(names.empty() ? "" : ", ") + a;
-      lua_pushvalue(L, -1);
-      const char* key = luaL_tolstring(L, -1, nullptr);
-      fail(ErrorKind::Value,
-           "unknown option '{}' (this function takes: {}, and the function's arguments as "
-           "opts[1], opts[2], ...)",
-           key, names.c_str());
-    }
-  }
   if (n > 200) fail(ErrorKind::Value, "too many arguments for the graph's function ({})", n);
   return static_cast<int>(n);
 }

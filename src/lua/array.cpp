@@ -385,7 +385,8 @@ int a_free(lua_State* L) {
 }
 
 int a_gc(lua_State* L) {
-  auto* box = static_cast<ArrayBox*>(lua_touserdata(L, 1));
+  ArrayBox* box = test_array(L, 1);
+  if (!box) type_error(L, 1, kArrayType);
   box->array.reset();
   return 0;
 }
@@ -505,13 +506,13 @@ bool push_property(lua_State* L, const Array& a, const char* key) {
 }
 
 int a_index(lua_State* L) {
+  ArrayBox* box = test_array(L, 1);
+  if (!box) type_error(L, 1, kArrayType);
   if (lua_type(L, 2) == LUA_TSTRING) {
     // Methods first: a:free() and friends should cost one table lookup here.
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
-    ArrayBox* box = test_array(L, 1);
-    if (!box) type_error(L, 1, kArrayType);
     if (push_property(L, box->array, lua_tostring(L, 2))) return 1;
     fail(ErrorKind::Index, "cu.Array has no field or method '{}'", lua_tostring(L, 2));
   }

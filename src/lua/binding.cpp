@@ -197,9 +197,22 @@ void arg_any(lua_State* L, int arg) {
 }
 
 void* arg_udata(lua_State* L, int arg, const char* type) {
-  void* p = luaL_testudata(L, arg, type);
+  void* p = lua_type(L, arg) == LUA_TUSERDATA ? luaL_testudata(L, arg, type) : nullptr;
   if (!p) type_error(L, arg, type);
   return p;
+}
+
+bool is_type(lua_State* L, int idx, const char* type) {
+  idx = lua_absindex(L, idx);
+  if (!lua_getmetatable(L, idx)) return false;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, type);
+  const bool same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same;
+}
+
+void check_type(lua_State* L, int idx, const char* type) {
+  if (!is_type(L, idx, type)) type_error(L, idx, type);
 }
 
 void check_stack(lua_State* L, int n, const char* what) {

@@ -209,9 +209,27 @@ void check_stack(lua_State* L, int n, const char* what = nullptr);
 // cleanup (a traceback then starts at the binding).
 void call_lua(lua_State* L, int nargs, int nresults);
 
-// Is the value at idx a userdata whose metatable is `mt`?
+// Is the value at idx (a userdata, or a table for the table-based types such as cu.BenchResult)
+// of the culua type `type`, that is, is its metatable the one new_metatable registered for it? One
+// registry lookup keyed by the name's address (no string hashing). Hot paths compare against a
+// metatable cached in the context instead (has_metatable).
+bool is_type(lua_State* L, int idx, const char* type);
+// The check of a method's or metamethod's `self` (and of other arguments of a culua type): raises
+// "bad argument #idx to 'f' (type expected, got ...)" for any other value, so that an explicit call
+// such as getmetatable(a).__gc(5) is an error instead of a crash.
+void check_type(lua_State* L, int idx, const char* type);
+// check_type for a userdata type: its block.
+template <class Box>
+Box* check_box(lua_State* L, int idx, const char* type) {
+  // A full userdata: debug.setmetatable can give any value (a light userdata) the metatable.
+  if (lua_type(L, idx) != LUA_TUSERDATA) type_error(L, idx, type);
+  check_type(L, idx, type);
+  return static_cast<Box*>(lua_touserdata(L, idx));
+}
+
+// Is the value at idx a full userdata whose metatable is `mt`?
 inline bool has_metatable(lua_State* L, int idx, const void* mt) {
-  if (!lua_getmetatable(L, idx)) return false;
+  if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return false;
   const bool same = lua_topointer(L, -1) == mt;
   lua_pop(L, 1);
   return same;

@@ -9,6 +9,23 @@ namespace culua::detail::lua {
 
 namespace {
 
+bool is_complex(lua_State* L, int idx) {
+  return has_metatable(L, idx, context(L).complex_mt);
+}
+
+// The self of a method or unary metamethod.
+std::complex<double> check_complex(lua_State* L, int idx) {
+  if (!is_complex(L, idx)) type_error(L, idx, kComplexType);
+  const auto* z = static_cast<const double*>(lua_touserdata(L, idx));
+  return {z[0], z[1]};
+}
+
+// Binary metamethods: Lua calls them with a cu.complex on one side; an explicit call without one
+// is an error.
+void check_binary(lua_State* L) {
+  if (!is_complex(L, 1) && !is_complex(L, 2)) type_error(L, 1, kComplexType);
+}
+
 std::complex<double> to_complex(lua_State* L, int idx) {
   if (lua_type(L, idx) == LUA_TNUMBER) return {lua_tonumber(L, idx), 0.0};
   if (lua_type(L, idx) == LUA_TUSERDATA && has_metatable(L, idx, context(L).complex_mt)) {
@@ -32,27 +49,32 @@ int l_complex(lua_State* L) {
 }
 
 int c_add(lua_State* L) {
+  check_binary(L);
   push(L, to_complex(L, 1) + to_complex(L, 2));
   return 1;
 }
 int c_sub(lua_State* L) {
+  check_binary(L);
   push(L, to_complex(L, 1) - to_complex(L, 2));
   return 1;
 }
 int c_mul(lua_State* L) {
+  check_binary(L);
   push(L, to_complex(L, 1) * to_complex(L, 2));
   return 1;
 }
 int c_div(lua_State* L) {
+  check_binary(L);
   push(L, to_complex(L, 1) / to_complex(L, 2));
   return 1;
 }
 int c_pow(lua_State* L) {
+  check_binary(L);
   push(L, std::pow(to_complex(L, 1), to_complex(L, 2)));
   return 1;
 }
 int c_unm(lua_State* L) {
-  push(L, -to_complex(L, 1));
+  push(L, -check_complex(L, 1));
   return 1;
 }
 bool is_complex_operand(lua_State* L, int idx) {
@@ -60,29 +82,31 @@ bool is_complex_operand(lua_State* L, int idx) {
          (lua_type(L, idx) == LUA_TUSERDATA && has_metatable(L, idx, context(L).complex_mt));
 }
 
-// == never raises: a complex value differs from anything that is not a number.
+// == never raises: a complex value differs from anything that is not a number. (Called explicitly
+// without a complex value, it raises as the other metamethods do.)
 int c_eq(lua_State* L) {
+  check_binary(L);
   lua_pushboolean(L, is_complex_operand(L, 1) && is_complex_operand(L, 2) &&
                          to_complex(L, 1) == to_complex(L, 2));
   return 1;
 }
 int c_abs(lua_State* L) {
-  lua_pushnumber(L, std::abs(to_complex(L, 1)));
+  lua_pushnumber(L, std::abs(check_complex(L, 1)));
   return 1;
 }
 int c_conj(lua_State* L) {
-  push(L, std::conj(to_complex(L, 1)));
+  push(L, std::conj(check_complex(L, 1)));
   return 1;
 }
 
 int c_tostring(lua_State* L) {
-  const std::complex<double> z = to_complex(L, 1);
+  const std::complex<double> z = check_complex(L, 1);
   lua_pushstring(L, Scalar::complex(z.real(), z.imag()).str().c_str());
   return 1;
 }
 
 int c_index(lua_State* L) {
-  const std::complex<double> z = to_complex(L, 1);
+  const std::complex<double> z = check_complex(L, 1);
   const char* key = arg_string(L, 2);
   const std::string_view k = key;
   if (k == "re") {

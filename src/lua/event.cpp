@@ -96,6 +96,7 @@ int e_tostring(lua_State* L) {
 }
 
 int e_index(lua_State* L) {
+  if (!test_box(L, 1)) type_error(L, 1, kEventType);
   if (lua_type(L, 2) == LUA_TSTRING) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;

@@ -159,7 +159,8 @@ int g_free(lua_State* L) {
 }
 
 int g_gc(lua_State* L) {
-  auto* box = static_cast<GraphBox*>(lua_touserdata(L, 1));
+  GraphBox* box = test_box(L, 1);
+  if (!box) type_error(L, 1, kGraphType);
   box->graph.reset();
   return 0;
 }
@@ -191,13 +192,13 @@ void push_string(lua_State* L, const std::string& s) {
 }
 
 int g_index(lua_State* L) {
+  GraphBox* box = test_box(L, 1);
+  if (!box) type_error(L, 1, kGraphType);
   if (lua_type(L, 2) == LUA_TSTRING) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
     lua_pop(L, 1);
   }
-  GraphBox* box = test_box(L, 1);
-  if (!box) type_error(L, 1, kGraphType);
   const char* key = lua_tostring(L, 2);
   const std::string_view k = key ? key : "";
   if (k == "freed") {

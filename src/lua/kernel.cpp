@@ -113,7 +113,8 @@ struct ModuleBox {
 };
 
 ModuleState& check_module(lua_State* L, int idx) {
-  auto* box = static_cast<ModuleBox*>(arg_udata(L, idx, kModuleType));
+  auto* box = check_box<ModuleBox>(L, idx, kModuleType);
+  if (!box->m) fail(ErrorKind::Released, "cannot use a module after it has been released");
   return *box->m;
 }
 
@@ -156,14 +157,16 @@ struct LuaKernel {
 };
 
 struct KernelBox {
-  LuaKernel* k = nullptr;  // owned; null once collected
+  std::shared_ptr<LuaKernel> k;  // shared with its configured kernels; null once collected
 };
 
+KernelBox* check_kernel_box(lua_State* L, int idx) {
+  if (!has_metatable(L, idx, context(L).kernel_mt)) type_error(L, idx, kKernelType);
+  return static_cast<KernelBox*>(lua_touserdata(L, idx));
+}
+
 LuaKernel& check_kernel(lua_State* L, int idx) {
-  if (!has_metatable(L, idx, context(L).kernel_mt)) {
-    fail(ErrorKind::Type, "expected a cu.Kernel, got {}", luaL_typename(L, idx));
-  }
-  LuaKernel* k = static_cast<KernelBox*>(lua_touserdata(L, idx))->k;
+  LuaKernel* k = check_kernel_box(L, idx)->k.get();
   if (!k) fail(ErrorKind::Released, "cannot use a kernel after it has been released");
   return *k;
 }
@@ -172,7 +175,7 @@ void push_kernel(lua_State* L, std::shared_ptr<RtcKernel> kernel) {
   auto* box = static_cast<KernelBox*>(lua_newuserdatauv(L, sizeof(KernelBox), 0));
   new (box) KernelBox{};
   set_metatable(L, kKernelType);
-  auto lk = std::make_unique<LuaKernel>();
+  auto lk = std::make_shared<LuaKernel>();
   for (size_t i = 0; i < kernel->params().size(); ++i) {
     lk->what.push_back(kernel->name() + ": " + describe_argument(i, kernel->params()[i]));
   }
@@ -183,13 +186,11 @@ void push_kernel(lua_State* L, std::shared_ptr<RtcKernel> kernel) {
   }
   lk->buffers.resize(pointers);
   lk->kernel = std::move(kernel);
-  box->k = lk.release();
+  box->k = std::move(lk);
 }
 
 int kernel_gc(lua_State* L) {
-  auto* box = static_cast<KernelBox*>(lua_touserdata(L, 1));
-  delete box->k;
-  box->k = nullptr;
+  check_kernel_box(L, 1)->k.reset();
   return 0;
 }
 
@@ -208,8 +209,9 @@ std::shared_ptr<RtcKernel> make_kernel(std::shared_ptr<const RtcBinary> binary,
 namespace {
 
 // The kernel `expression` of module at idx, from the module's table of kernels or made now
-// (compiling the instantiation when the module does not have it yet). Pushes it.
-void push_module_kernel(lua_State* L, int idx, const std::string& expression) {
+// (compiling the instantiation when the module does not have it yet). Pushes it. `field`: asked for
+// as m.name, where a name that is no kernel is no field either.
+void push_module_kernel(lua_State* L, int idx, const std::string& expression, bool field) {
   idx = lua_absindex(L, idx);
   ModuleState& m = check_module(L, idx);
   lua_getiuservalue(L, idx, 1);
@@ -228,6 +230,12 @@ void push_module_kernel(lua_State* L, int idx, const std::string& expression) {
          expression, count);
   }
   if (!m.binary->symbol(expression)) {
+    if (!decl && field) {
+      fail(ErrorKind::Index,
+           "module '{}' has no kernel or field '{}' (its kernels: {}; its fields: kernel, info, "
+           "kernels, name, source)",
+           m.request.name, expression, kernel_list(m));
+    }
     if (!decl) {
       fail(ErrorKind::Value, "module '{}' has no kernel '{}' (its kernels: {})", m.request.name,
            expression, kernel_list(m));
@@ -332,15 +340,14 @@ int l_compile(lua_State* L) {
 }
 
 int module_gc(lua_State* L) {
-  auto* box = static_cast<ModuleBox*>(lua_touserdata(L, 1));
-  box->m.reset();
+  check_box<ModuleBox>(L, 1, kModuleType)->m.reset();
   return 0;
 }
 
 int module_kernel(lua_State* L) {
   check_module(L, 1);
   const char* name = arg_string(L, 2);
-  push_module_kernel(L, 1, name);
+  push_module_kernel(L, 1, name, false);
   return 1;
 }
 
@@ -404,7 +411,7 @@ int module_index(lua_State* L) {
   } else if (k == "source") {
     lua_pushlstring(L, m.source.data(), m.source.size());
   } else {
-    push_module_kernel(L, 1, key);
+    push_module_kernel(L, 1, key, true);
   }
   return 1;
 }
@@ -609,30 +616,40 @@ int kernel_call(lua_State* L) {
 // A kernel with its launch configuration bound (k:configure(cfg)): calls take only the kernel's
 // arguments, and the configuration is read and checked once.
 struct BoundBox {
-  LuaKernel* k = nullptr;  // kept alive by the kernel object in the first user value
+  std::shared_ptr<LuaKernel> k;
   LaunchDims dims;
   std::shared_ptr<Stream> stream;  // null: the current stream at each launch
 };
 
+BoundBox* check_bound(lua_State* L, int idx) {
+  if (!has_metatable(L, idx, context(L).bound_mt)) type_error(L, idx, kBoundKernelType);
+  return static_cast<BoundBox*>(lua_touserdata(L, idx));
+}
+
 int bound_call(lua_State* L) {
-  if (!has_metatable(L, 1, context(L).bound_mt)) {
-    fail(ErrorKind::Type, "expected a configured cu.Kernel, got {}", luaL_typename(L, 1));
-  }
-  auto* box = static_cast<BoundBox*>(lua_touserdata(L, 1));
+  auto* box = check_bound(L, 1);
   if (!box->k) fail(ErrorKind::Released, "cannot use a kernel after it has been released");
   launch_with(L, *box->k, box->dims, box->stream.get(), 2);
   return 0;
 }
 
 int bound_gc(lua_State* L) {
-  auto* box = static_cast<BoundBox*>(lua_touserdata(L, 1));
+  auto* box = check_bound(L, 1);
   box->~BoundBox();
   new (box) BoundBox{};
   return 0;
 }
 
+int bound_index(lua_State* L) {
+  check_bound(L, 1);
+  fail(ErrorKind::Index,
+       "{} has no field '{}': it is only called, k(args...); the kernel's fields are on the kernel "
+       "that k:configure made it from",
+       kBoundKernelType, luaL_tolstring(L, 2, nullptr));
+}
+
 int bound_tostring(lua_State* L) {
-  auto* box = static_cast<BoundBox*>(lua_touserdata(L, 1));
+  auto* box = check_bound(L, 1);
   if (!box->k) {
     lua_pushliteral(L, "cu.Kernel (released)");
     return 1;
@@ -657,7 +674,7 @@ int kernel_configure(lua_State* L) {
   auto* box = static_cast<BoundBox*>(lua_newuserdatauv(L, sizeof(BoundBox), 1));
   new (box) BoundBox{};
   set_metatable(L, kBoundKernelType);
-  box->k = &lk;
+  box->k = check_kernel_box(L, 1)->k;
   box->dims = d;
   box->stream = std::move(ref);
   lua_pushvalue(L, 1);
@@ -766,7 +783,10 @@ int kernel_index(lua_State* L) {
     KernelAttributes a = dev.function->attributes();
     push_attributes(L, a);
   } else {
-    return 0;
+    fail(ErrorKind::Index,
+         "cu.Kernel has no field or method '{}' (it has launch, configure, occupancy, best_block, "
+         "name, symbol, signature, params, attributes)",
+         key);
   }
   return 1;
 }
@@ -800,6 +820,7 @@ void register_kernel(lua_State* L) {
 
   new_metatable(L, kBoundKernelType);
   const luaL_Reg bound_methods[] = {{"__call", entry<bound_call>},
+                                    {"__index", entry<bound_index>},
                                     {"__gc", entry<bound_gc>},
                                     {"__tostring", entry<bound_tostring>},
                                     {nullptr, nullptr}};

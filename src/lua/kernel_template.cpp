@@ -53,7 +53,8 @@ struct TemplateBox {
 };
 
 TemplateState& check_template(lua_State* L, int idx, const char* type) {
-  auto* box = static_cast<TemplateBox*>(arg_udata(L, idx, type));
+  auto* box = check_box<TemplateBox>(L, idx, type);
+  if (!box->t) fail(ErrorKind::Released, "cannot use a kernel template after it has been released");
   return *box->t;
 }
 
@@ -776,14 +777,18 @@ int reduction_call(lua_State* L) {
   return push_outputs(L, c);
 }
 
+// Type: kElementwiseType or kReductionType, the metatable's own (an elementwise template's
+// metamethods refuse a reduction template).
+template <const char* Type>
 int template_gc(lua_State* L) {
-  auto* box = static_cast<TemplateBox*>(lua_touserdata(L, 1));
+  auto* box = check_box<TemplateBox>(L, 1, Type);
   box->t.reset();
   return 0;
 }
 
+template <const char* Type>
 int template_tostring(lua_State* L) {
-  auto* box = static_cast<TemplateBox*>(lua_touserdata(L, 1));
+  auto* box = check_box<TemplateBox>(L, 1, Type);
   if (!box->t) {
     lua_pushliteral(L, "cu kernel template (released)");
     return 1;
@@ -795,28 +800,29 @@ int template_tostring(lua_State* L) {
   return 1;
 }
 
+template <const char* Type>
 int template_index(lua_State* L) {
-  auto* box = static_cast<TemplateBox*>(lua_touserdata(L, 1));
+  const TemplateState& t = check_template(L, 1, Type);
   const std::string_view key = arg_string(L, 2);
-  if (!box->t) return 0;
   if (key == "name") {
-    lua_pushstring(L, box->t->name.c_str());
+    lua_pushstring(L, t.name.c_str());
   } else if (key == "signature") {
-    lua_pushstring(L, box->t->signature_text.c_str());
+    lua_pushstring(L, t.signature_text.c_str());
   } else if (key == "specializations") {
-    lua_pushinteger(L, static_cast<lua_Integer>(box->t->specializations.size()));
+    lua_pushinteger(L, static_cast<lua_Integer>(t.specializations.size()));
   } else if (key == "info") {
     lua_createtable(L, 0, 4);
-    lua_pushinteger(L, static_cast<lua_Integer>(box->t->specializations.size()));
+    lua_pushinteger(L, static_cast<lua_Integer>(t.specializations.size()));
     lua_setfield(L, -2, "specializations");
-    lua_pushinteger(L, box->t->cache_hits);
+    lua_pushinteger(L, t.cache_hits);
     lua_setfield(L, -2, "cache_hits");
-    lua_pushinteger(L, box->t->cache_misses);
+    lua_pushinteger(L, t.cache_misses);
     lua_setfield(L, -2, "cache_misses");
-    lua_pushnumber(L, box->t->compile_ms);
+    lua_pushnumber(L, t.compile_ms);
     lua_setfield(L, -2, "compile_ms");
   } else {
-    return 0;
+    fail(ErrorKind::Index, "{} has no field '{}' (it has name, signature, specializations, info)",
+         Type, key);
   }
   return 1;
 }
@@ -824,14 +830,19 @@ int template_index(lua_State* L) {
 }  // namespace
 
 void register_kernel_templates(lua_State* L) {
-  for (auto [type, call] : {std::pair{kElementwiseType, &entry<elementwise_call>},
-                            std::pair{kReductionType, &entry<reduction_call>}}) {
-    new_metatable(L, type);
-    const luaL_Reg methods[] = {{"__call", call},
-                                {"__index", entry<template_index>},
-                                {"__gc", entry<template_gc>},
-                                {"__tostring", entry<template_tostring>},
+  const luaL_Reg elementwise[] = {{"__call", entry<elementwise_call>},
+                                  {"__index", entry<template_index<kElementwiseType>>},
+                                  {"__gc", entry<template_gc<kElementwiseType>>},
+                                  {"__tostring", entry<template_tostring<kElementwiseType>>},
+                                  {nullptr, nullptr}};
+  const luaL_Reg reduction[] = {{"__call", entry<reduction_call>},
+                                {"__index", entry<template_index<kReductionType>>},
+                                {"__gc", entry<template_gc<kReductionType>>},
+                                {"__tostring", entry<template_tostring<kReductionType>>},
                                 {nullptr, nullptr}};
+  for (auto [type, methods] :
+       {std::pair{kElementwiseType, elementwise}, std::pair{kReductionType, reduction}}) {
+    new_metatable(L, type);
     luaL_setfuncs(L, methods, 0);
     lua_pop(L, 1);
   }

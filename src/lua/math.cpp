@@ -54,9 +54,11 @@ int l_binary(lua_State* L) {
   return 1;
 }
 
-// Metamethods: Lua calls them with the operands in source order (2 * a passes 2, a).
+// Metamethods: Lua calls them with the operands in source order (2 * a passes 2, a), one of them
+// an array; an explicit call without one is an error.
 template <BinaryOp op>
 int m_binary(lua_State* L) {
+  if (!test_array(L, 1) && !test_array(L, 2)) type_error(L, 1, kArrayType);
   const Operand a = check_operand(L, 1, 1);
   const Operand b = check_operand(L, 2, 2);
   push_array(L, binary(runtime(L), op, a, b));
@@ -68,6 +70,9 @@ int m_binary(lua_State* L) {
 // else to the complex metamethod (upvalue 1).
 template <BinaryOp op>
 int m_complex_binary(lua_State* L) {
+  if (!has_metatable(L, 1, context(L).complex_mt) && !has_metatable(L, 2, context(L).complex_mt)) {
+    type_error(L, 1, kComplexType);
+  }
   if (test_array(L, 1) || test_array(L, 2)) return m_binary<op>(L);
   lua_settop(L, 2);
   lua_pushvalue(L, lua_upvalueindex(1));

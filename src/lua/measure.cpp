@@ -126,7 +126,7 @@ void push_ledger(lua_State* L, const Ledger& l) {
 namespace {
 
 Ledger check_ledger(lua_State* L, int idx) {
-  arg_type(L, idx, LUA_TTABLE);
+  check_type(L, idx, kLedgerType);
   Ledger l;
   for (const LedgerField& f : kLedgerFields) {
     lua_getfield(L, idx, f.name);

@@ -110,6 +110,9 @@ int l_help(lua_State* L) {
 
 int context_gc(lua_State* L) {
   auto* ctx = static_cast<Context*>(lua_touserdata(L, 1));
+  if (!ctx || lua_type(L, 1) != LUA_TUSERDATA || ctx != find_context(L)) {
+    type_error(L, 1, "the cu module's context");
+  }
   if (ctx->rt) {
     ctx->rt->collect_garbage = nullptr;
     ctx->rt->monitor().site = nullptr;

@@ -68,7 +68,7 @@ int l_use_stream(lua_State* L) {
 }
 
 int scope_close(lua_State* L) {
-  auto* scope = static_cast<ScopeBox*>(arg_udata(L, 1, kScopeType));
+  auto* scope = check_box<ScopeBox>(L, 1, kScopeType);
   if (scope->closed) return 0;
   scope->closed = true;
   std::shared_ptr<Stream> previous = std::move(scope->previous);
@@ -79,7 +79,7 @@ int scope_close(lua_State* L) {
 int scope_gc(lua_State* L) {
   // Dropped without <close>: the stream stays current (restoring at a random collection would
   // change the current stream under running code).
-  auto* scope = static_cast<ScopeBox*>(lua_touserdata(L, 1));
+  auto* scope = check_box<ScopeBox>(L, 1, kScopeType);
   scope->previous.reset();
   return 0;
 }
@@ -140,6 +140,7 @@ int s_tostring(lua_State* L) {
 }
 
 int s_index(lua_State* L) {
+  if (!test_box(L, 1)) type_error(L, 1, kStreamType);
   if (lua_type(L, 2) == LUA_TSTRING) {
     lua_pushvalue(L, 2);
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;

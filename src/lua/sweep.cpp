@@ -151,7 +151,9 @@ struct Session {
 };
 
 int session_gc(lua_State* L) {
-  static_cast<Session*>(lua_touserdata(L, 1))->~Session();
+  auto* s = static_cast<Session*>(arg_udata(L, 1, kSessionType));
+  s->~Session();
+  new (s) Session{};  // idempotent
   return 0;
 }
 
@@ -209,9 +211,10 @@ Session& session(lua_State* L) {
   }
   lua_pop(L, 1);
   auto* s = static_cast<Session*>(lua_newuserdatauv(L, sizeof(Session), 0));
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, entry<session_gc>);
-  lua_setfield(L, -2, "__gc");
+  if (luaL_newmetatable(L, kSessionType)) {
+    lua_pushcfunction(L, entry<session_gc>);
+    lua_setfield(L, -2, "__gc");
+  }
   lua_setmetatable(L, -2);
   new (s) Session{};
   lua_rawsetp(L, LUA_REGISTRYINDEX, kSessionType);
@@ -286,7 +289,8 @@ bool is_results(lua_State* L, int idx) {
 
 void check_results(lua_State* L, int idx) {
   if (!is_results(L, idx)) {
-    fail(ErrorKind::Type, "expected the results of cu.sweep, got {}", luaL_typename(L, idx));
+    fail(ErrorKind::Type, "expected the results of cu.sweep ({}), got {}", kResultsType,
+         luaL_typename(L, idx));
   }
 }
 
@@ -936,12 +940,14 @@ int results_csv(lua_State* L) {
 }
 
 int results_write_json(lua_State* L) {
+  check_results(L, 1);
   const std::string path = arg_string(L, 2);
   measure::write_text_file(path, results_json_text(L));
   return 0;
 }
 
 int results_write_csv(lua_State* L) {
+  check_results(L, 1);
   const std::string path = arg_string(L, 2);
   measure::write_text_file(path, results_csv_text(L));
   return 0;

@@ -250,7 +250,8 @@ extern "C" __global__ void narrow(unsigned char c, short s, unsigned u, long lon
   local k = m.saxpy
   local x, y = cu.rand(256), cu.rand(256)
   local cfg = { grid = 1, block = 256 }
-  T.raises(function() return m.nope end, "has no kernel 'nope' (its kernels: saxpy, with_struct, narrow)")
+  T.raises(function() return m.nope end,
+    "has no kernel or field 'nope' (its kernels: saxpy, with_struct, narrow; its fields:")
   T.raises(function() k(cfg, 2.0, x, y) end, "takes 4 arguments after the launch configuration, got 3")
   T.raises(function() k(cfg, 2.0, x, y, 256, 1) end, "got 5")
   T.raises(function() k(cfg, 2.0, x, y, 2.5) end, "argument 4 (n: int) must be an integer, got 2.5")
@@ -284,6 +285,53 @@ extern "C" __global__ void narrow(unsigned char c, short s, unsigned u, long lon
   -- Still usable: a correct launch works.
   k(cfg, 2.0, x, y, 256)
   cu.sync()
+end)
+
+T.case("modules, kernels and configured kernels check self and refuse unknown fields", function()
+  local m = cu.compile(SAXPY)
+  local k = m.saxpy
+  local bound = k:configure({ grid = 1, block = 256 })
+  local a, s = cu.ones(3), cu.stream()
+  -- Unknown fields name the field and the type.
+  T.raises(function() return m.nope end, "module 'kernel.cu' has no kernel or field 'nope'")
+  T.raises(function() return k.nope end, "cu.Kernel has no field or method 'nope'")
+  T.raises(function() return bound.nope end, "cu.ConfiguredKernel has no field 'nope'")
+  -- Every method and metamethod refuses a foreign self, also the methods k's __index makes.
+  local foreign = { 5, "x", {}, io.stdout, a, s, m, k, bound }
+  local fns = {
+    ["cu.Module"] = { getmetatable(m).__index, getmetatable(m).__gc, getmetatable(m).__tostring, m.kernel },
+    ["cu.Kernel"] = { getmetatable(k).__index, getmetatable(k).__gc, getmetatable(k).__tostring,
+      getmetatable(k).__call, k.launch, k.configure, k.occupancy, k.best_block },
+    ["cu.ConfiguredKernel"] = { getmetatable(bound).__index, getmetatable(bound).__gc,
+      getmetatable(bound).__tostring, getmetatable(bound).__call },
+  }
+  local owner = { ["cu.Module"] = m, ["cu.Kernel"] = k, ["cu.ConfiguredKernel"] = bound }
+  for type_name, list in pairs(fns) do
+    for i, f in ipairs(list) do
+      for _, v in ipairs(foreign) do
+        if getmetatable(v) ~= getmetatable(owner[type_name]) then
+          local ok, err = pcall(f, v, "saxpy", 1)
+          T.truthy(not ok and tostring(err):find(type_name .. " expected", 1, true),
+            string.format("%s function %d with %s: %s", type_name, i, tostring(v), tostring(err)))
+        end
+      end
+    end
+  end
+  T.raises(function() getmetatable(a).__gc(k) end, "(cu.Array expected, got cu.Kernel)")
+  T.raises(function() getmetatable(s).__gc(bound) end, "(cu.Stream expected, got cu.ConfiguredKernel)")
+  -- Everything still works.
+  local x, y = cu.ones(256), cu.zeros(256)
+  bound(2.0, x, y, 256)
+  k({ grid = 1, block = 256, stream = s }, 1.0, x, y, 256)
+  s:sync()
+  T.eq(y:sum():item(), 3 * 256)
+  -- A kernel released explicitly: its configured kernel keeps working, the kernel raises.
+  getmetatable(k).__gc(k)
+  T.raises(function() k({ grid = 1, block = 256 }, 1.0, x, y, 256) end, "released")
+  bound(1.0, x, y, 256)
+  T.eq(y:sum():item(), 4 * 256)
+  getmetatable(m).__gc(m)
+  T.raises(function() return m.saxpy end, "cannot use a module after it has been released")
 end)
 
 T.case("overloaded kernels are refused by name", function()

@@ -1394,10 +1394,10 @@ function cu.trace.recording() end
 --- Options of cu.bench (see docs/bench.md).
 ---@class cu.BenchOptions
 ---@field name? string label in tostring(res) and the JSON (default "file.lua:line" of fn)
----@field warmup? integer calls thrown away before the first sample (default 1)
----@field min_samples? integer cold samples always taken (default 10)
+---@field warmup? integer calls thrown away before the first sample (default 1, at most 1e6)
+---@field min_samples? integer cold samples before the noise may stop sampling (default 10, at most 1e6)
 ---@field min_time? number seconds of device time of the cold samples before stopping (default 0.5)
----@field max_time? number wall seconds after which sampling stops (default 5)
+---@field max_time? number wall seconds that bound the whole bench: warmup, samples, hot batches past their minimum (default 5)
 ---@field noise? number target relative standard deviation (default 0.005)
 ---@field cold? boolean take cold samples, the L2 flushed before each (default true)
 ---@field hot? boolean also time back-to-back calls (default true)

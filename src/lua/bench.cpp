@@ -1,6 +1,7 @@
 // cu.bench: nvbench's methodology from one Lua call. The measurement itself is
 // measure/bench.cpp; this file reads the options, keeps the L2 flush buffer and turns the result
 // into a Lua table (with tostring and :json()).
+#include <chrono>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -240,6 +241,12 @@ int l_bench(lua_State* L) {
     lua_pushvalue(L, 1);
     call_lua(L, 0, 0);
   };
+  // max_time bounds the whole call: the eager and the graph runs share one deadline.
+  if (as_graph) {
+    o.deadline = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(o.max_time));
+  }
   const measure::BenchResult eager = measure::run_bench(rt, s, flush, fn, o);
   push_result(L, eager);
   if (!as_graph) return 1;
@@ -272,24 +279,32 @@ int l_bench(lua_State* L) {
   return 1;
 }
 
+// Pushes t[key] (t at idx) without metamethods (a result's __index raises for unknown names, and
+// tostring must print an edited or sparse result as it is); returns its type.
+int raw_field(lua_State* L, int idx, const char* key) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, key);
+  return lua_rawget(L, idx);
+}
+
 // The number at t[key] (t at idx), if any.
 std::optional<double> number_field(lua_State* L, int idx, const char* key) {
   std::optional<double> v;
-  if (lua_getfield(L, idx, key) == LUA_TNUMBER) v = lua_tonumber(L, -1);
+  if (raw_field(L, idx, key) == LUA_TNUMBER) v = lua_tonumber(L, -1);
   lua_pop(L, 1);
   return v;
 }
 
 // tostring(res): from the table's fields, so that a renamed or edited result prints as it is.
 int r_tostring(lua_State* L) {
-  arg_type(L, 1, LUA_TTABLE);
+  check_type(L, 1, kBenchResultType);
   measure::BenchLine l;
-  if (lua_getfield(L, 1, "name") == LUA_TSTRING) l.name = lua_tostring(L, -1);
+  if (raw_field(L, 1, "name") == LUA_TSTRING) l.name = lua_tostring(L, -1);
   lua_pop(L, 1);
-  if (lua_getfield(L, 1, "mode") == LUA_TSTRING) l.mode = lua_tostring(L, -1);
+  if (raw_field(L, 1, "mode") == LUA_TSTRING) l.mode = lua_tostring(L, -1);
   lua_pop(L, 1);
   l.samples = static_cast<int64_t>(number_field(L, 1, "samples").value_or(0));
-  if (lua_getfield(L, 1, "gpu") == LUA_TTABLE) {
+  if (raw_field(L, 1, "gpu") == LUA_TTABLE) {
     measure::Summary g;
     g.median = number_field(L, -1, "median").value_or(NAN);
     g.noise = number_field(L, -1, "noise").value_or(NAN);
@@ -298,25 +313,25 @@ int r_tostring(lua_State* L) {
     l.gpu = g;
   }
   lua_pop(L, 1);
-  if (lua_getfield(L, 1, "cpu") == LUA_TTABLE) l.cpu_median = number_field(L, -1, "median");
+  if (raw_field(L, 1, "cpu") == LUA_TTABLE) l.cpu_median = number_field(L, -1, "median");
   lua_pop(L, 1);
   l.GBps = number_field(L, 1, "GBps");
   l.TFLOPs = number_field(L, 1, "TFLOPs");
-  if (lua_getfield(L, 1, "hot") == LUA_TTABLE) {
+  if (raw_field(L, 1, "hot") == LUA_TTABLE) {
     if (auto n = number_field(L, -1, "batch_size")) l.hot_batch_size = static_cast<int64_t>(*n);
     if (auto n = number_field(L, -1, "batches"); n && l.gpu)
       l.gpu->count = static_cast<int64_t>(*n);
-    if (lua_getfield(L, -1, "gpu") == LUA_TTABLE) l.hot_gpu_median = number_field(L, -1, "median");
+    if (raw_field(L, -1, "gpu") == LUA_TTABLE) l.hot_gpu_median = number_field(L, -1, "median");
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
   if (auto n = number_field(L, 1, "throttled")) l.throttled = static_cast<int64_t>(*n);
-  lua_getfield(L, 1, "launch_bound");
+  raw_field(L, 1, "launch_bound");
   l.launch_bound = lua_toboolean(L, -1);
   lua_pop(L, 1);
   std::string line = measure::format_line(l);
   // {graph=true}: the graph's line below, with the speed-up.
-  if (lua_getfield(L, 1, "graph") == LUA_TTABLE) {
+  if (raw_field(L, 1, "graph") == LUA_TTABLE) {
     lua_pushcfunction(L, entry<r_tostring>);
     lua_pushvalue(L, -2);
     call_lua(L, 1, 1);
@@ -389,12 +404,48 @@ nlohmann::json to_json(lua_State* L, int idx, int depth) {
 
 // res:json([indent]): the whole result as a JSON string.
 int r_json(lua_State* L) {
-  arg_type(L, 1, LUA_TTABLE);
+  check_type(L, 1, kBenchResultType);
   const int indent = static_cast<int>(opt_arg_integer(L, 2, -1));
   const std::string text =
       to_json(L, 1, 0).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
   lua_pushlstring(L, text.data(), text.size());
   return 1;
+}
+
+// The fields a result may lack (push_result sets them only when they apply); reading one of them
+// gives nil, reading any other missing name is an error (a typo such as res.gpu_median).
+constexpr const char* kOptionalFields[] = {"gpu",
+                                           "cpu",
+                                           "bytes",
+                                           "flops",
+                                           "GBps",
+                                           "TFLOPs",
+                                           "hot",
+                                           "gated",
+                                           "stop",
+                                           "clock",
+                                           "throttled",
+                                           "throttled_samples",
+                                           "throttle_reasons",
+                                           "graph",
+                                           "graph_speedup",
+                                           "graph_nodes"};
+
+// __index: the methods (upvalue 1), then nil for the optional fields, else an error.
+int r_index(lua_State* L) {
+  check_type(L, 1, kBenchResultType);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    const std::string_view key = lua_tostring(L, 2);
+    for (const char* f : kOptionalFields) {
+      if (key == f) return 1;  // the nil on top
+    }
+  }
+  fail(
+      ErrorKind::Index,
+      "cu.BenchResult has no field or method '{}' (see cu.help(\"cu.BenchResult\") for its fields)",
+      luaL_tolstring(L, 2, nullptr));
 }
 
 }  // namespace
@@ -405,6 +456,7 @@ void register_bench(lua_State* L) {
   lua_setfield(L, -2, "__tostring");
   const luaL_Reg methods[] = {{"json", entry<r_json>}, {nullptr, nullptr}};
   luaL_newlib(L, methods);
+  lua_pushcclosure(L, entry<r_index>, 1);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
   lua_pushcfunction(L, entry<l_bench>);

@@ -188,7 +188,14 @@ class Sampler {
   std::shared_ptr<Event> mid_;
 };
 
-HotResult measure_hot(Sampler& sampler, const BenchOptions& o, double estimate_ms) {
+bool past(Clock::time_point deadline) {
+  return Clock::now() >= deadline;
+}
+
+// Hot batches: the calibration and the extra batches stop at the deadline; the minimum (a few
+// batches of at most kHotBatchMaxMs each, or of one call) is taken in any case.
+HotResult measure_hot(Sampler& sampler, const BenchOptions& o, double estimate_ms,
+                      Clock::time_point deadline) {
   const double target = std::clamp(o.min_time * 1000 / 10, kHotBatchMinMs, kHotBatchMaxMs);
   if (!(estimate_ms > 0)) {
     const Sampler::Batch one = sampler.hot(1);
@@ -202,7 +209,8 @@ HotResult measure_hot(Sampler& sampler, const BenchOptions& o, double estimate_m
   for (int round = 0; round < 4; ++round) {
     const Sampler::Batch c = sampler.hot(n);
     per_call = std::max({c.gpu, c.enqueue, 1e-9});
-    if (per_call * static_cast<double>(n) >= target / 2 || n >= kMaxBatchSize) break;
+    if (per_call * static_cast<double>(n) >= target / 2 || n >= kMaxBatchSize || past(deadline))
+      break;
     n = static_cast<int64_t>(
         std::min(std::ceil(target / per_call), static_cast<double>(kMaxBatchSize)));
   }
@@ -212,9 +220,11 @@ HotResult measure_hot(Sampler& sampler, const BenchOptions& o, double estimate_m
 
   std::vector<double> enqueue;
   const auto started = Clock::now();
+  // The first kMinHotBatches batches (each of at most kHotBatchMaxMs, or one call) are taken even
+  // past the deadline; more only before it.
   while (h.batches < kMaxHotBatches &&
          (h.batches < kMinHotBatches ||
-          seconds_since(started) < std::max(kMinHotSeconds, o.min_time))) {
+          (seconds_since(started) < std::max(kMinHotSeconds, o.min_time) && !past(deadline)))) {
     const Sampler::Batch b = sampler.hot(h.batch_size);
     h.gpu_times.push_back(b.gpu);
     enqueue.push_back(b.enqueue);
@@ -258,15 +268,30 @@ bool is_launch_bound(const HotResult& h) {
 
 void check_options(const BenchOptions& o) {
   if (o.warmup < 0) fail(ErrorKind::Value, "cu.bench: warmup must be 0 or more, got {}", o.warmup);
+  if (o.warmup > kMaxBenchCount) {
+    fail(ErrorKind::Value, "cu.bench: warmup must be at most {}, got {}", kMaxBenchCount, o.warmup);
+  }
   if (o.min_samples < 1) {
     fail(ErrorKind::Value, "cu.bench: min_samples must be at least 1, got {}", o.min_samples);
+  }
+  if (o.min_samples > kMaxBenchCount) {
+    fail(ErrorKind::Value, "cu.bench: min_samples must be at most {}, got {}", kMaxBenchCount,
+         o.min_samples);
   }
   if (!(o.min_time >= 0) || !std::isfinite(o.min_time)) {
     fail(ErrorKind::Value, "cu.bench: min_time must be 0 or more seconds, got {}", o.min_time);
   }
+  if (o.min_time > kMaxBenchSeconds) {
+    fail(ErrorKind::Value, "cu.bench: min_time must be at most {} s (a day), got {}",
+         kMaxBenchSeconds, o.min_time);
+  }
   if (!(o.max_time > 0) || !std::isfinite(o.max_time)) {
     fail(ErrorKind::Value, "cu.bench: max_time must be a positive number of seconds, got {}",
          o.max_time);
+  }
+  if (o.max_time > kMaxBenchSeconds) {
+    fail(ErrorKind::Value, "cu.bench: max_time must be at most {} s (a day), got {}",
+         kMaxBenchSeconds, o.max_time);
   }
   if (o.max_time < o.min_time) {
     fail(ErrorKind::Value, "cu.bench: max_time ({} s) is less than min_time ({} s)", o.max_time,
@@ -295,6 +320,10 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
                       const std::function<void()>& fn, const BenchOptions& o) {
   check_options(o);
   const auto started = Clock::now();
+  const Clock::time_point deadline = o.deadline
+                                         ? *o.deadline
+                                         : started + std::chrono::duration_cast<Clock::duration>(
+                                                         std::chrono::duration<double>(o.max_time));
   Backend& backend = rt.backend();
   BenchResult r;
   r.options = o;
@@ -303,7 +332,6 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
   r.device = backend.device_info(stream.device()).name;
   r.backend = std::string(backend_name(backend.kind()));
   r.mode = o.cold ? "cold" : "hot";
-  r.warmup = o.warmup;
   if (!o.cold) flush = nullptr;
 
   std::optional<GpuMonitor> monitor;
@@ -313,9 +341,17 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
   double estimate_ms = 0;
   // The cost of one call (device or host, whichever is longer) sizes the hot batches. A fn that
   // waits for the device itself (a sync, an element read) cannot be held behind a gate.
+  r.warmup = 0;
   for (int64_t i = 0; i < o.warmup; ++i) {
+    if (past(deadline)) {
+      r.notes.push_back(
+          fmt::format("max_time ({} s) reached during the warmup, after {} of {} calls", o.max_time,
+                      r.warmup, o.warmup));
+      break;
+    }
     const Sampler::Sample s = sampler.cold(flush, i, false, 1);
     estimate_ms = std::max(s.gpu, s.cpu);
+    ++r.warmup;
   }
   bool gate = o.cold;
   int64_t missed_gates = 0;
@@ -361,6 +397,12 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
       }
       const double noise = gpu.noise();
       if (std::isfinite(noise)) noise_history.push_back(noise);
+      // max_time ends the sampling even before min_samples (a count that cannot be reached in
+      // time must not hold the run).
+      if (past(deadline)) {
+        r.stop = "max_time";
+        break;
+      }
       if (r.samples < o.min_samples) continue;
       const bool enough_time = gpu.sum() >= o.min_time * 1000;
       if (enough_time && noise <= o.noise) {
@@ -369,10 +411,6 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
       }
       if (enough_time && r.samples % kNoiseCheckEvery == 0 && noise_settled(noise_history)) {
         r.stop = "converged";
-        break;
-      }
-      if (seconds_since(started) >= o.max_time) {
-        r.stop = "max_time";
         break;
       }
     }
@@ -398,7 +436,10 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
           percent(r.gpu->noise), percent(o.noise)));
     } else if (r.stop == "max_time") {
       const double device_s = gpu.sum() / 1000;
-      if (device_s < o.min_time) {
+      if (r.samples < o.min_samples) {
+        r.notes.push_back(fmt::format("max_time ({} s) reached after {} of the {} min_samples",
+                                      o.max_time, r.samples, o.min_samples));
+      } else if (device_s < o.min_time) {
         r.notes.push_back(fmt::format(
             "max_time ({} s) reached after {} samples with {:.3g} s of device time, less than "
             "min_time ({} s)",
@@ -417,7 +458,7 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
   }
 
   if (o.hot) {
-    r.hot = measure_hot(sampler, o, estimate_ms);
+    r.hot = measure_hot(sampler, o, estimate_ms, deadline);
     r.launch_bound = is_launch_bound(*r.hot);
     if (r.launch_bound) r.notes.emplace_back(kLaunchBoundNote);
     if (!o.cold) r.gpu = r.hot->gpu;

@@ -3,6 +3,7 @@
 // measurement (back-to-back calls without flushing) and launch-bound detection.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -15,13 +16,22 @@
 
 namespace culua::detail::measure {
 
+// The largest warmup and min_samples accepted, and the longest min_time and max_time (s).
+inline constexpr int64_t kMaxBenchCount = 1'000'000;
+inline constexpr double kMaxBenchSeconds = 86400;
+
 struct BenchOptions {
   std::string name;
   int64_t warmup = 1;        // calls before the first sample (each measured like a sample)
-  int64_t min_samples = 10;  // cold samples, always taken
+  int64_t min_samples = 10;  // cold samples taken unless max_time ends the measurement first
   double min_time = 0.5;     // s of accumulated device time of the cold samples
-  double max_time = 5;       // s of wall time after which sampling stops (past min_samples)
-  double noise = 0.005;      // target relative stddev of the device times
+  // s of wall time that bound the whole measurement (warmup, cold samples, hot batches): past it,
+  // each phase stops after the call in flight, and at least one sample is taken.
+  double max_time = 5;
+  // When the measurement must end (replaces max_time from the start): cu.bench{graph=true} gives
+  // its eager and graph runs one deadline.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  double noise = 0.005;  // target relative stddev of the device times
   bool cold = true;
   bool hot = true;
   std::optional<double> bytes;  // per call, for GB/s

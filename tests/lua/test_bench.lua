@@ -199,12 +199,44 @@ T.case("stopping rule: max_time ends an unreachable noise target; min_samples st
   T.truthy(dt < 1.0, "max_time bounds the run: " .. dt .. " s")
   T.truthy(res.elapsed < 1.0)
   T.truthy(#res.notes >= 1, "a note says why it stopped above the target")
-  -- min_samples is a floor even past max_time
+  -- max_time ends the sampling before min_samples too, and says so
   res = cu.bench(sleeper(2), { min_samples = 25, min_time = 0, max_time = 0.01, noise = 1e-12,
     hot = false })
-  T.eq(res.samples, 25)
+  T.truthy(res.samples >= 1 and res.samples < 25, res.samples)
   T.eq(res.stop, "max_time")
-  T.truthy(res.notes[1]:find("max_time", 1, true), res.notes[1])
+  T.truthy(res.notes[1]:find("max_time (0.01 s) reached after " .. res.samples .. " of the 25 min_samples",
+    1, true), res.notes[1])
+end)
+
+T.case("max_time bounds the whole measurement: warmup, samples, hot batches, graph runs", function()
+  local function timed(fn, o)
+    local t0 = cu.clock()
+    local res = cu.bench(fn, o)
+    return res, cu.clock() - t0
+  end
+  -- An unreachable sample count.
+  local res, dt = timed(sleeper(1), { min_samples = 1000000, max_time = 0.2, min_time = 0 })
+  T.truthy(dt < 1.5, "min_samples = 1e6 with max_time = 0.2 took " .. dt .. " s")
+  T.eq(res.stop, "max_time")
+  T.truthy(res.samples >= 1 and res.samples < 1000000, res.samples)
+  T.truthy(res.hot.batches >= 2, "the hot batches' minimum is taken past max_time")
+  -- An unreachable warmup: stopped, then one sample at least.
+  res, dt = timed(sleeper(1), { warmup = 1000000, max_time = 0.1, min_time = 0 })
+  T.truthy(dt < 1.5, "warmup = 1e6 with max_time = 0.1 took " .. dt .. " s")
+  T.truthy(res.warmup >= 1 and res.warmup < 1000000, res.warmup)
+  T.truthy(res.samples >= 1)
+  local notes = table.concat(res.notes, "\n")
+  T.truthy(notes:find("reached during the warmup, after " .. res.warmup .. " of 1000000 calls", 1, true), notes)
+  -- Hot batches only.
+  res, dt = timed(sleeper(2), { cold = false, max_time = 0.05, min_time = 0 })
+  T.truthy(dt < 1.5, "hot only took " .. dt .. " s")
+  T.truthy(res.hot.batches >= 1)
+  -- Eager and graph runs share one max_time.
+  res, dt = timed(sleeper(1), { graph = true, min_samples = 1000000, max_time = 0.2, min_time = 0 })
+  T.truthy(dt < 1.5, "graph = true took " .. dt .. " s")
+  T.truthy(res.graph.samples >= 1)
+  T.eq(res.graph.stop, "max_time")
+  T.eq(cu.ones(3):sum():item(), 3, "the runtime still works")
 end)
 
 T.case("warmup calls are not samples", function()
@@ -408,6 +440,18 @@ T.case("bad input", function()
   T.raises(function() cu.bench(f, { cold = 1 }) end, "option 'cold' must be a boolean")
   T.raises(function() cu.bench(f, { stream = 1 }) end, "option 'stream' must be a cu.Stream")
   T.raises(function() cu.bench(f, { cold = false, hot = false }) end, "nothing to measure")
+  -- absurd values are refused, naming the option
+  T.raises(function() cu.bench(f, { min_samples = 2 ^ 62, max_time = 0.2 }) end,
+    "cu.bench: min_samples must be at most 1000000, got 4611686018427387904")
+  T.raises(function() cu.bench(f, { warmup = 2 ^ 40 }) end, "cu.bench: warmup must be at most 1000000")
+  T.raises(function() cu.bench(f, { min_samples = 1 / 0 }) end, "option 'min_samples' must be an integer, got inf")
+  T.raises(function() cu.bench(f, { warmup = 0 / 0 }) end, "option 'warmup' must be an integer")
+  T.raises(function() cu.bench(f, { max_time = 1e9 }) end, "cu.bench: max_time must be at most 86400 s (a day)")
+  T.raises(function() cu.bench(f, { max_time = math.huge }) end, "max_time must be a positive number of seconds, got inf")
+  T.raises(function() cu.bench(f, { max_time = 0 / 0 }) end, "max_time must be a positive number of seconds")
+  T.raises(function() cu.bench(f, { max_time = -1 }) end, "max_time must be a positive number of seconds, got -1")
+  T.raises(function() cu.bench(f, { min_time = 1e7 }) end, "cu.bench: min_time must be at most 86400 s (a day)")
+  T.raises(function() cu.bench(f, { min_time = 0 / 0 }) end, "min_time must be 0 or more seconds")
   -- a long min_time without max_time extends max_time instead of failing
   local called = false
   T.raises(function()

@@ -163,12 +163,23 @@ PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
   };
   std::vector<Row> used;
   bool any_y = false;
-  for (const Value& r : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Value& r = rows[i];
     const auto y = r.number_at(spec.y);
     if (!y) continue;
     any_y = true;
     const Value* x = r.at_path(spec.x);
     if (!x || !x->is_scalar() || x->is_null()) continue;
+    // gnuplot cannot place NaN or an infinity (it fails on the tics, or drops the point without a
+    // word): the row is named instead.
+    if (x->is_number() && !std::isfinite(x->as_number())) {
+      fail(ErrorKind::Value, "rows[{}] has {} at x = '{}'; x values must be finite numbers", i + 1,
+           to_text(*x), spec.x);
+    }
+    if (!std::isfinite(*y)) {
+      fail(ErrorKind::Value, "rows[{}] has {} at y = '{}'; y values must be finite numbers", i + 1,
+           *y, spec.y);
+    }
     std::string label;
     for (const std::string& s : spec.series) {
       const Value* v = r.at_path(s);

@@ -143,6 +143,18 @@ T.case("bad plot requests are clear errors", function()
     "unknown option 'colour'")
   T.raises(function() cu.plot(ROWS, { x = "n", y = "gpu.median", file = "p.png", series = 3 }) end,
     "series must be a field name or a list of them")
+  -- NaN or an infinity would fail inside gnuplot (or vanish from the plot): the row is named.
+  local nan = 0 / 0
+  T.raises(function() cu.plot({ { n = 1, m = 1 }, { n = nan, m = 2 } }, { x = "n", y = "m", file = "p.png" }) end,
+    "rows[2] has")
+  T.raises(function() cu.plot({ { n = 1, m = 1 }, { n = nan, m = 2 } }, { x = "n", y = "m", file = "p.png" }) end,
+    "at x = 'n'; x values must be finite numbers")
+  T.raises(function() cu.plot({ { n = math.huge, m = 1 } }, { x = "n", y = "m", file = "p.png" }) end,
+    "rows[1] has inf at x = 'n'")
+  T.raises(function() cu.plot({ { n = 1, m = 1 }, { n = 2, m = 3 }, { n = 3, m = -math.huge } }, { x = "n", y = "m", file = "p.png" }) end,
+    "rows[3] has -inf at y = 'm'; y values must be finite numbers")
+  T.raises(function() cu.plot({ { n = 1, m = nan } }, { x = "n", y = "m", file = "p.png" }) end,
+    "at y = 'm'; y values must be finite numbers")
   if not have_gnuplot() then return end
   local path = tmp(".png")
   T.raises(function() cu.plot(ROWS, { x = "n", y = "gpu.mean", file = path }) end,

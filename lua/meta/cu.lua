@@ -157,7 +157,8 @@ function cu.full(shape, value, dtype, opts) end
 function cu.array(values, dtype, opts) end
 
 --- Evenly spaced values, as numpy: cu.arange(n) gives 0 .. n-1; cu.arange(start, stop [, step])
---- is half-open (stop excluded). The dtype defaults to "f32"; integer dtypes need exact values.
+--- is half-open (stop excluded). The dtype defaults to "f32"; integer and bool dtypes need whole
+--- numbers for n, start, stop and step (cu.arange(0, 1, 0.1, "i32") is an error).
 ---@param n number the number of values (or start, when stop follows)
 ---@param dtype? cu.DType default "f32"
 ---@param opts? cu.CreateOptions

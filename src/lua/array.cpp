@@ -1,5 +1,6 @@
 // cu.Array: the userdata, its methods and properties, and the functions that create arrays
 // (cu.empty, cu.array, cu.arange, cu.host.*, ...) or move them (cu.copy).
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -229,6 +230,18 @@ int l_arange(lua_State* L) {
     if (nums == 3) step = check_real(L, 3, "step");
   }
   const Trailing t = trailing(L, nums + 1, {"dtype", "stream"});
+  // Integer and bool arrays hold values exactly or not at all: cu.arange(0, 1, 0.1, "i32") would
+  // otherwise truncate every value to 0.
+  if (is_integer(t.dtype) || t.dtype == DType::Bool) {
+    const char* names[] = {"start", "stop", "step"};
+    for (int i = 1; i <= nums; ++i) {
+      const double v = lua_tonumber(L, i);
+      if (lua_isinteger(L, i) || (std::isfinite(v) && std::trunc(v) == v)) continue;
+      arg_error(i, fmt::format("{} must be a whole number for dtype {} (integer arrays hold exact "
+                               "values), got {}",
+                               nums == 1 ? "n" : names[i - 1], name(t.dtype), lua_tostring(L, i)));
+    }
+  }
   Stream* s = opt_stream(L, t.opts);
   ArrayBox* box = new_array(L);
   box->array = arange(runtime(L), start, stop, step, t.dtype, Location::Device, s);

@@ -204,6 +204,22 @@ T.case("arange", function()
   for i = 1, 20 do T.near(f[i], -1 + (i - 1) * 0.1, 1e-12) end
 end)
 
+T.case("arange: integer and bool dtypes need whole numbers", function()
+  T.raises(function() cu.arange(0, 1, 0.1, "i32") end,
+    "bad argument #3 to 'arange' (step must be a whole number for dtype i32 (integer arrays hold exact values), got 0.1)")
+  T.raises(function() cu.arange(0.5, 3, "i64") end, "bad argument #1 to 'arange' (start must be a whole number for dtype i64")
+  T.raises(function() cu.arange(0, 2.5, 1, "u8") end, "bad argument #2 to 'arange' (stop must be a whole number for dtype u8")
+  T.raises(function() cu.arange(2.5, "i32") end, "bad argument #1 to 'arange' (n must be a whole number for dtype i32")
+  T.raises(function() cu.arange(0, 1, 0.5, { dtype = "bool" }) end, "step must be a whole number for dtype bool")
+  T.raises(function() cu.arange(0, 0 / 0, 1, "i32") end, "stop must be a whole number for dtype i32")
+  T.raises(function() cu.arange(0, math.huge, 1, "i16") end, "stop must be a whole number for dtype i16")
+  -- Whole numbers written as floats are exact, and float dtypes take any step.
+  T.eq(cu.arange(0.0, 6.0, 2.0, "i32"):totable(), { 0, 2, 4 })
+  T.eq(cu.arange(3.0, "i64"):totable(), { 0, 1, 2 })
+  T.eq(cu.arange(0, 1, 0.5, "f64"):totable(), { 0, 0.5 })
+  T.eq(cu.ones(3):sum():item(), 3, "the runtime still works")
+end)
+
 T.case("linspace", function()
   T.eq(cu.linspace(0, 1, 5).dtype, "f32")
   T.eq(cu.linspace(0, 1, 5):totable(), { 0, 0.25, 0.5, 0.75, 1 })

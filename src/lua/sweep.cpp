@@ -29,7 +29,9 @@ namespace {
 using measure::Value;
 
 constexpr char kResultsType[] = "cu.SweepResults";
-constexpr char kSessionType[] = "cu.SweepSession";
+constexpr char kSessionType[] = "cu.SweepSession";  // the address keys the session
+// The session's metatable (an internal type: no cu. name, so not one of the module's types).
+constexpr char kSessionMetatable[] = "culua.SweepSession";
 
 // ---- Lua values to result values ----
 
@@ -151,7 +153,7 @@ struct Session {
 };
 
 int session_gc(lua_State* L) {
-  auto* s = static_cast<Session*>(arg_udata(L, 1, kSessionType));
+  auto* s = static_cast<Session*>(arg_udata(L, 1, kSessionMetatable));
   s->~Session();
   new (s) Session{};  // idempotent
   return 0;
@@ -211,7 +213,7 @@ Session& session(lua_State* L) {
   }
   lua_pop(L, 1);
   auto* s = static_cast<Session*>(lua_newuserdatauv(L, sizeof(Session), 0));
-  if (luaL_newmetatable(L, kSessionType)) {
+  if (luaL_newmetatable(L, kSessionMetatable)) {
     lua_pushcfunction(L, entry<session_gc>);
     lua_setfield(L, -2, "__gc");
   }

@@ -125,7 +125,7 @@ end
 T.case("the registry holds every culua type", function()
   local types = culua_types()
   local expected = { "cu.Array", "cu.Stream", "cu.Event", "cu.Complex", "cu.StreamScope", "cu.Graph",
-    "cu.BenchResult", "cu.Ledger", "cu.SweepResults", "cu.SweepSession", "cu.ElementwiseKernel",
+    "cu.BenchResult", "cu.Ledger", "cu.SweepResults", "cu.ElementwiseKernel",
     "cu.ReductionKernel", "cu.Module", "cu.Kernel", "cu.ConfiguredKernel" }
   for _, name in ipairs(expected) do T.truthy(types[name], name .. " is registered") end
   for _, o in ipairs(objects) do

@@ -143,13 +143,15 @@ std::shared_ptr<HostStream> HostBackend::new_stream(int device, StreamPriority p
 }
 
 int HostBackend::abandon_queued_work() noexcept {
-  health_->abandon();
   int busy = 0;
-  std::lock_guard lock(mutex_);
-  for (auto& w : workers_) {
-    std::lock_guard qlock(w.queue->m);
-    if (w.queue->completed < w.queue->enqueued) ++busy;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& w : workers_) {
+      std::lock_guard qlock(w.queue->m);
+      if (w.queue->completed < w.queue->enqueued) ++busy;
+    }
   }
+  health_->abandon();  // after counting: the workers drain at once
   return busy;
 }
 

@@ -1,11 +1,16 @@
 // The culua program: run scripts, -e chunks and -l modules, or the REPL.
+#include <fcntl.h>
 #include <unistd.h>
 #include <lua.hpp>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,6 +74,8 @@ struct Invocation {
   std::vector<bool> order;
   bool interactive = false;
   bool version = false;
+  bool no_env = false;    // -E: ignore LUA_INIT and the LUA_PATH/LUA_CPATH variables
+  bool warnings = false;  // -W: turn warnings on
   std::vector<std::string> script_and_args;  // script first
   int script_index = 0;                      // position of the script in argv
   std::vector<std::string> argv;
@@ -85,6 +92,21 @@ void print_version() {
 #endif
   );
   std::fflush(stdout);
+}
+
+int run_chunk(lua_State* L, int status);
+
+// LUA_INIT_5_4 or LUA_INIT as lua.c runs it: "@FILE" runs a file, anything else is code.
+int run_lua_init(lua_State* L) {
+  const char* name = "=LUA_INIT_5_4";
+  const char* init = std::getenv("LUA_INIT_5_4");
+  if (!init) {
+    name = "=LUA_INIT";
+    init = std::getenv("LUA_INIT");
+  }
+  if (!init) return LUA_OK;
+  if (init[0] == '@') return run_chunk(L, luaL_loadfile(L, init + 1));
+  return run_chunk(L, luaL_loadbuffer(L, init, std::strlen(init), name));
 }
 
 int run_chunk(lua_State* L, int status) {
@@ -138,6 +160,10 @@ int protected_main(lua_State* L) {
   auto& inv = *static_cast<Invocation*>(lua_touserdata(L, 1));
   auto& rt = *static_cast<Runtime*>(lua_touserdata(L, 2));
   luaL_checkversion(L);
+  if (inv.no_env) {
+    lua_pushboolean(L, 1);  // as lua.c: package ignores LUA_PATH and LUA_CPATH
+    lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+  }
   luaL_openlibs(L);
   lua::open_cu(L, rt, inv.run);
   lua_getfield(L, -1, "help");
@@ -146,9 +172,13 @@ int protected_main(lua_State* L) {
   create_arg_table(L, inv);
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0);
+  if (inv.warnings) lua_warning(L, "@on", 0);
   lua::begin_run(L);
-  const bool ok = run_all(L, inv);
-  lua::end_run(L);
+  bool ok = (inv.no_env || run_lua_init(L) == LUA_OK) && run_all(L, inv);
+  // A failed run leaves at once: work still queued is dropped (host) or left to end with the
+  // process (CUDA), not waited for (the trace, written below, then has what completed).
+  if (!ok) lua::abandon_queued_work(rt);
+  if (!lua::end_run(L)) ok = false;
   lua_pushboolean(L, ok);
   return 1;
 }
@@ -201,6 +231,31 @@ void note_queued_work(Runtime& rt) {
   }
 }
 
+// Opens a closed standard stream on /dev/null (stdin closed with `<&-`): reading it then finds
+// its end at once, as stock lua does, and no file opened later (the REPL's interrupt pipe) takes
+// its number and is read as input.
+void open_closed_standard_streams() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int opened = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (opened >= 0 && opened != fd) {
+      dup2(opened, fd);
+      close(opened);
+    }
+  }
+}
+
+// --device N: a plain non-negative device number.
+std::string check_device_number(const std::string& text) {
+  int value = -1;
+  const char* end = text.data() + text.size();
+  const auto [at, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || at != end || value < 0) {
+    return "expected a device number (0, 1, ...), got '" + text + "'";
+  }
+  return {};
+}
+
 }  // namespace
 
 int docall(lua_State* L, int nargs, int nresults) {
@@ -246,6 +301,7 @@ int report(lua_State* L, int status) {
 int main(int argc, char** argv) {
   using namespace culua::detail;
   if (argc >= 2 && std::string_view(argv[1]) == "compare") return cli::compare_main(argc, argv);
+  cli::open_closed_standard_streams();
   cli::Invocation inv;
   inv.argv.assign(argv, argv + argc);
   std::string backend = "auto";
@@ -264,11 +320,14 @@ int main(int argc, char** argv) {
                     ->allow_extra_args(false);
   app.add_flag("-i", inv.interactive, "enter the REPL after running SCRIPT");
   app.add_flag("-v", inv.version, "print version information");
+  app.add_flag("-E", inv.no_env, "ignore environment variables (LUA_INIT, LUA_PATH, LUA_CPATH)");
+  app.add_flag("-W", inv.warnings, "turn warnings on");
   app.add_option("--backend", backend,
                  "cuda, host or auto (default: $CULUA_BACKEND, else cuda when a GPU is present)")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   app.add_option("--device", device, "CUDA device to start on (default 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->type_name("N")
+      ->check(CLI::Validator(cli::check_device_number, "N", "device number"));
   app.add_option("--json", inv.run.json, "write sweep results as JSON to FILE")->type_name("FILE");
   app.add_option("--csv", inv.run.csv, "write sweep results as CSV to FILE")->type_name("FILE");
   app.add_option("--plot", inv.run.plot, "plot sweep results with gnuplot to FILE (.png or .svg)")
@@ -280,24 +339,56 @@ int main(int argc, char** argv) {
                "raise on implicit synchronizations (element reads, synchronous copies)");
   app.footer(
       "culua compare OLD.json NEW.json compares two result files.\n"
-      "Exit status: 0 on success, 1 when a script fails, 69 when a requested backend is "
-      "unavailable.");
+      "Exit status: 0 on success, 1 when a script fails (work still queued is then not waited "
+      "for), 69 when a requested backend (--backend or $CULUA_BACKEND) is unavailable.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 1;  // --help, --version; else a usage error, 1 as in lua
   }
   for (const CLI::Option* o : app.parse_order()) {
     if (o == e_opt) inv.order.push_back(true);
     if (o == l_opt) inv.order.push_back(false);
   }
   inv.script_and_args = app.remaining();
+  // What CLI11 left over starts with the script: "--" ends the options (the script may then start
+  // with '-'); any other option there (not "-", stdin) is one that culua does not know.
+  const bool separated = !inv.script_and_args.empty() && inv.script_and_args[0] == "--";
+  if (separated) inv.script_and_args.erase(inv.script_and_args.begin());
   inv.script_index = argc - static_cast<int>(inv.script_and_args.size());
   if (inv.script_and_args.empty()) inv.script_index = argc;
+  if (!inv.script_and_args.empty() && !separated) {
+    const std::string& first = inv.script_and_args[0];
+    if (first.size() > 1 && first[0] == '-') {
+      std::fprintf(stderr, "culua: unrecognized option '%s' (culua --help lists the options)\n",
+                   first.c_str());
+      return 1;
+    }
+  }
 
   RuntimeOptions options;
   options.device = device;
   options.backend = parse_backend(backend);
+  try {
+    // The environment is read now, so that a bad value is named before anything runs (not by
+    // whichever function first creates the backend), and CULUA_BACKEND=cuda without a GPU exits
+    // as --backend cuda does.
+    if (options.backend == BackendKind::Auto) {
+      if (const char* env = std::getenv("CULUA_BACKEND"); env && *env) {
+        try {
+          options.backend = parse_backend(env);
+        } catch (const Error& e) {
+          fail(ErrorKind::Value, "CULUA_BACKEND: {}", e.what());
+        }
+      }
+    }
+    options.host_memory_limit = host_memory_limit_from_environment();
+    // Result and trace files are checked before the script runs, not after an hour-long sweep.
+    lua::check_run_outputs(inv.run);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "culua: %s\n", e.what());
+    return 1;
+  }
   Runtime rt(options);
   if (options.backend == BackendKind::Cuda) {
     try {
@@ -320,7 +411,8 @@ int main(int argc, char** argv) {
   const int status = lua_pcall(L, 2, 1, 0);
   const bool ok = status == LUA_OK && lua_toboolean(L, -1);
   cli::report(L, status);
-  if (inv.repl_ran || cli::interrupted()) cli::note_queued_work(rt);
+  if (!ok && !rt.abandoned()) lua::abandon_queued_work(rt);  // the Lua state itself failed
+  if (ok && (inv.repl_ran || cli::interrupted())) cli::note_queued_work(rt);
   lua_close(L);  // before the runtime: finalizers free arrays through it
   return ok ? 0 : 1;
 }

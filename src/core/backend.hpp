@@ -103,6 +103,10 @@ class Backend {
   virtual std::shared_ptr<Stream> create_stream(int device, StreamPriority p) = 0;
   virtual std::shared_ptr<Event> create_event(int device, bool timing) = 0;
   virtual void synchronize_device(int device) = 0;
+  // Leaving early (an error exit, os.exit): from now on queued work is not waited for. A backend
+  // drops what it can (the host backend: everything not yet started, and a running sleep) and
+  // skips waits in its teardown. Returns how many streams still have work queued or running.
+  virtual int abandon_queued_work() noexcept { return 0; }
   // Embedding: a stream of the application (a cudaStream_t) that culua queues work on but never
   // destroys. Backends without native streams throw Error(Unsupported).
   virtual std::shared_ptr<Stream> wrap_stream(void* native, int device);

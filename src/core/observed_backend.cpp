@@ -119,6 +119,7 @@ class ObservedBackend final : public Backend {
     return inner_->create_event(d, timing);
   }
   void synchronize_device(int d) override { inner_->synchronize_device(d); }
+  int abandon_queued_work() noexcept override { return inner_->abandon_queued_work(); }
   std::shared_ptr<Stream> wrap_stream(void* native, int d) override {
     return inner_->wrap_stream(native, d);
   }

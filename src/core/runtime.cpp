@@ -74,10 +74,17 @@ BackendKind parse_backend(std::string_view s) {
 }
 
 uint64_t parse_byte_size(std::string_view s) {
+  constexpr uint64_t kMax = uint64_t{1} << 62;  // 4 EiB: far above any memory, below int64 range
   uint64_t value = 0;
+  bool too_large = false;
   size_t i = 0;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
     value = value * 10 + static_cast<uint64_t>(s[i] - '0');
+    if (value > kMax) {
+      too_large = true;
+      value = kMax;
+    }
+  }
   const std::string_view suffix = s.substr(i);
   int shift = -1;
   if (suffix.empty() || suffix == "B") shift = 0;
@@ -86,7 +93,19 @@ uint64_t parse_byte_size(std::string_view s) {
   if (suffix == "G" || suffix == "GiB") shift = 30;
   if (i == 0 || shift < 0)
     fail(ErrorKind::Value, "cannot read '{}' as a byte size (like 512M or 2G)", s);
+  if (too_large || value > (kMax >> shift))
+    fail(ErrorKind::Value, "byte size '{}' is too large (at most 4 EiB)", s);
   return value << shift;
+}
+
+uint64_t host_memory_limit_from_environment() {
+  const char* env = std::getenv("CULUA_HOST_MEMORY_LIMIT");
+  if (!env || !*env) return 0;
+  try {
+    return parse_byte_size(env);
+  } catch (const Error& e) {
+    fail(ErrorKind::Value, "CULUA_HOST_MEMORY_LIMIT: {}", e.what());
+  }
 }
 
 Runtime::Runtime(RuntimeOptions options) : options_(options), device_(options.device) {}
@@ -101,13 +120,24 @@ Runtime::Runtime(RuntimeOptions options, std::shared_ptr<Backend> backend)
 Runtime::~Runtime() {
   InterruptScope uninterruptible(nullptr);  // the queued work must finish before teardown
   current_streams_.clear();
-  if (backend_ && !backend_->poisoned()) {
+  if (backend_ && !backend_->poisoned() && !abandoned_) {
     try {
       for (int d = 0; d < backend_->device_count(); ++d) backend_->synchronize_device(d);
     } catch (const std::exception&) {
       // Tearing down after a device error: nothing left to wait for.
     }
   }
+  if (abandoned_ && backend_ && backend_->kind() == BackendKind::Cuda) {
+    // The process is leaving with work still on the GPU, and the CUDA backend's teardown would
+    // wait for it (cublasDestroy and cudaFreeHost synchronize the device). It is left to the
+    // driver, which reclaims the context at exit: a deliberate leak, never freed.
+    [[maybe_unused]] auto* left = new std::shared_ptr<Backend>(std::move(backend_));
+  }
+}
+
+int Runtime::abandon_queued_work() noexcept {
+  abandoned_ = true;
+  return backend_ ? backend_->abandon_queued_work() : 0;
 }
 
 void Runtime::create_backend() {
@@ -134,9 +164,7 @@ void Runtime::create_backend() {
 #endif
   if (!backend_) {
     uint64_t limit = options_.host_memory_limit;
-    if (const char* env = std::getenv("CULUA_HOST_MEMORY_LIMIT"); !limit && env && *env) {
-      limit = parse_byte_size(env);
-    }
+    if (!limit) limit = host_memory_limit_from_environment();
     backend_ = host::make_backend(host::HostOptions{limit});
   }
   backend_ = make_observed_backend(std::move(backend_), monitor_);

@@ -22,8 +22,12 @@ struct RuntimeOptions {
   uint64_t host_memory_limit = 0;
 };
 
-// "512M", "2G", "1048576": bytes (suffixes K, M, G are powers of 1024).
+// "512M", "2G", "1048576": bytes (suffixes K, M, G are powers of 1024). Sizes past 4 EiB are
+// refused rather than wrapped around.
 uint64_t parse_byte_size(std::string_view s);
+
+// $CULUA_HOST_MEMORY_LIMIT in bytes (0 when unset); a bad value throws naming the variable.
+uint64_t host_memory_limit_from_environment();
 
 // Parses "auto", "cuda" or "host"; throws Error(Value) otherwise.
 BackendKind parse_backend(std::string_view s);
@@ -77,6 +81,11 @@ class Runtime {
   RandomState& random_state() { return random_state_; }
 
   void synchronize();  // all work of the current device (an explicit wait)
+  // Leaving early (an error exit, os.exit): queued work is dropped where the backend can (host),
+  // and neither this runtime's teardown nor the backend's waits for it. Returns the number of
+  // streams that still had work (CUDA work cannot be recalled: it ends with the process).
+  int abandon_queued_work() noexcept;
+  bool abandoned() const { return abandoned_; }
   // Sticky errors: where the first one surfaced (file:line of the script), for later messages.
   const std::string& fatal_location() const { return fatal_location_; }
   void set_fatal_location(std::string where) { fatal_location_ = std::move(where); }
@@ -96,6 +105,7 @@ class Runtime {
   uint64_t gc_threshold_ = uint64_t{256} << 20;
   std::string fatal_location_;
   RandomState random_state_;
+  bool abandoned_ = false;
 };
 
 // Makes `s` the current stream of its device for a scope (cu.bench, cu.graph: work without

@@ -130,6 +130,11 @@ class CudaBackend final : public Backend {
     return std::make_shared<CudaEvent>(device, timing, health_);
   }
 
+  // Queued CUDA work cannot be recalled: it ends with the process (the driver tears the context
+  // down at exit). The runtime does not tear this backend down after this (its teardown
+  // synchronizes: cublasDestroy, cudaFreeHost).
+  int abandon_queued_work() noexcept override { return streams_->busy_streams(); }
+
   // cudaDeviceSynchronize cannot be interrupted: with an interrupt flag in scope the streams
   // culua made are polled until idle first, so that only work queued elsewhere (streams of an
   // embedding application) can keep the final call waiting.
@@ -507,9 +512,15 @@ class CudaBackend final : public Backend {
                          : p == StreamPriority::Low ? d.priority_least
                                                     : 0;
     use_device(device);
-    cudaStream_t s = nullptr;
-    CULUA_CUDA_CHECK(*health_, cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
-    return std::make_shared<CudaStream>(s, true, device, p, next_stream_id_++, health_, streams_);
+    cudaStream_t raw = nullptr;
+    CULUA_CUDA_CHECK(*health_, cudaStreamCreateWithPriority(&raw, cudaStreamNonBlocking, priority));
+    // Owned here until the handle exists: a throw in between (out of memory, the registry) does
+    // not leak the stream.
+    UniqueStream s(raw);
+    auto stream = std::make_shared<CudaStream>(s.get(), true, device, p, next_stream_id_++, health_,
+                                               streams_);
+    static_cast<void>(s.release());
+    return stream;
   }
 
   Cublas& blas() {

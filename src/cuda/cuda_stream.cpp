@@ -56,6 +56,21 @@ bool StreamRegistry::device_idle(int device, Health& health) {
   return true;
 }
 
+int StreamRegistry::busy_streams() noexcept {
+  std::lock_guard lock(m_);
+  int busy = 0;
+  for (const Entry& e : entries_) {
+    if (cudaStreamQuery(e.stream) == cudaErrorNotReady) ++busy;
+    cudaGetLastError();
+  }
+  return busy;
+}
+
+void StreamDestroyer::operator()(cudaStream_t s) const noexcept {
+  RelaxedCaptureMode relaxed;
+  cudaStreamDestroy(s);
+}
+
 CudaStream::CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p, uint64_t id,
                        std::shared_ptr<Health> health, std::shared_ptr<StreamRegistry> registry)
     : Stream(device, p, id),

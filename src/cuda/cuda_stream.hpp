@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "core/stream.hpp"
@@ -29,6 +30,8 @@ class StreamRegistry {
   // True when no registered stream of `device` has queued work; destroys retired idle streams.
   // A sticky error seen by a query throws (and poisons `health`).
   bool device_idle(int device, Health& health);
+  // How many registered streams (retired ones too) still have work queued or running.
+  int busy_streams() noexcept;
 
  private:
   struct Entry {
@@ -39,6 +42,12 @@ class StreamRegistry {
   std::mutex m_;
   std::vector<Entry> entries_;
 };
+
+// Owns a CUDA stream until a CudaStream takes it (stream creation stays exception-safe).
+struct StreamDestroyer {
+  void operator()(cudaStream_t s) const noexcept;
+};
+using UniqueStream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroyer>;
 
 class CudaStream final : public Stream {
  public:

@@ -116,26 +116,43 @@ DeviceInfo HostBackend::device_info(int device) {
 std::shared_ptr<HostStream> HostBackend::new_stream(int device, StreamPriority p) {
   auto q = std::make_shared<WorkQueue>();
   q->health = health_;
+  // The handle first: should anything below throw, its destructor closes the queue, and a worker
+  // that was started drains it and exits (joined later, like any dropped stream's).
+  auto stream = std::make_shared<HostStream>(q, device, p, next_stream_id_++);
+  std::lock_guard lock(mutex_);
+  // Join the workers of streams that were dropped and have drained.
+  for (size_t i = 0; i < workers_.size();) {
+    bool finished;
+    {
+      std::lock_guard qlock(workers_[i].queue->m);
+      finished = workers_[i].queue->finished;
+    }
+    if (finished) {
+      workers_[i].thread.join();
+      workers_[i] = std::move(workers_.back());
+      workers_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  // Room first, so that the started thread always lands in workers_ (a std::thread destroyed
+  // while joinable would terminate the process).
+  workers_.reserve(workers_.size() + 1);
+  workers_.push_back(Worker{start_worker(q), q});
+  return stream;
+}
+
+int HostBackend::abandon_queued_work() noexcept {
+  int busy = 0;
   {
     std::lock_guard lock(mutex_);
-    // Join the workers of streams that were dropped and have drained.
-    for (size_t i = 0; i < workers_.size();) {
-      bool finished;
-      {
-        std::lock_guard qlock(workers_[i].queue->m);
-        finished = workers_[i].queue->finished;
-      }
-      if (finished) {
-        workers_[i].thread.join();
-        workers_[i] = std::move(workers_.back());
-        workers_.pop_back();
-      } else {
-        ++i;
-      }
+    for (auto& w : workers_) {
+      std::lock_guard qlock(w.queue->m);
+      if (w.queue->completed < w.queue->enqueued) ++busy;
     }
-    workers_.push_back(Worker{start_worker(q), q});
   }
-  return std::make_shared<HostStream>(q, device, p, next_stream_id_++);
+  health_->abandon();  // after counting: the workers drain at once
+  return busy;
 }
 
 std::shared_ptr<Stream> HostBackend::default_stream(int device) {
@@ -222,7 +239,7 @@ void HostBackend::deallocate(void* p, size_t bytes, Location loc, int, Stream* s
     return;
   }
   try {
-    host_stream(*stream).enqueue(release);
+    host_stream(*stream).enqueue(release, true);
   } catch (const std::exception&) {
     // Could not queue the free (out of host memory): leak rather than free memory in use.
   }
@@ -261,8 +278,7 @@ void HostBackend::sequence(const StridedView& dst, const SequenceSpec& spec, Str
 
 void HostBackend::sleep(double seconds, Stream& s) {
   check_usable();
-  host_stream(s).enqueue(
-      [seconds] { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); });
+  host_stream(s).enqueue([seconds, health = health_] { health->sleep(seconds); });
 }
 
 void HostBackend::elementwise(const ElementwiseCall& c, Stream& s) {
@@ -345,8 +361,11 @@ bool HostBackend::update_graph(GraphExec& exec, GraphRecording& rec) {
 
 void HostBackend::launch_graph(GraphExec& exec, Stream& s, const char*) {
   check_usable();
-  host_stream(s).enqueue([tasks = dynamic_cast<HostExec&>(exec).tasks] {
-    for (const auto& t : *tasks) t();
+  host_stream(s).enqueue([tasks = dynamic_cast<HostExec&>(exec).tasks, health = health_] {
+    for (const auto& t : *tasks) {
+      if (health->abandoned.load()) return;
+      t();
+    }
   });
 }
 

@@ -32,6 +32,7 @@ class HostBackend final : public Backend {
   std::shared_ptr<Stream> create_stream(int device, StreamPriority p) override;
   std::shared_ptr<Event> create_event(int device, bool timing) override;
   void synchronize_device(int device) override;
+  int abandon_queued_work() noexcept override;
 
   void* allocate(size_t bytes, Location loc, int device, Stream* stream) override;
   void deallocate(void* p, size_t bytes, Location loc, int device,

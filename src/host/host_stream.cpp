@@ -1,5 +1,6 @@
 #include "host/host_stream.hpp"
 
+#include <algorithm>
 #include <exception>
 
 #include "core/error.hpp"
@@ -10,6 +11,21 @@ void Health::fail(const std::string& what) noexcept {
   std::lock_guard lock(m);
   if (!poisoned.load()) message = what;
   poisoned.store(true);
+}
+
+void Health::abandon() noexcept {
+  {
+    std::lock_guard lock(m);
+    abandoned.store(true);
+  }
+  abandoning.notify_all();
+}
+
+void Health::sleep(double seconds) {
+  seconds = std::min(seconds, 1e9);  // about 30 years: beyond it the deadline would overflow
+  std::unique_lock lock(m);
+  abandoning.wait_for(lock, std::chrono::duration<double>(seconds),
+                      [&] { return abandoned.load(); });
 }
 
 void run_worker(const std::shared_ptr<WorkQueue>& q) {
@@ -27,7 +43,9 @@ void run_worker(const std::shared_ptr<WorkQueue>& q) {
       q->tasks.pop_front();
     }
     // A failed task poisons the backend, as a sticky CUDA error does. Later tasks still run so
-    // that events complete and nothing waits forever.
+    // that events complete and nothing waits forever. Abandoned work is dropped unrun; frees and
+    // waits for other streams still run, in order, so nothing is freed while in use.
+    if (task.work && !task.bookkeeping && q->health->abandoned.load()) task.work = nullptr;
     if (task.work) {
       try {
         task.work();
@@ -65,14 +83,14 @@ HostStream::~HostStream() {
   queue_->work_ready.notify_one();
 }
 
-void HostStream::enqueue(std::function<void()> work) {
+void HostStream::enqueue(std::function<void()> work, bool bookkeeping) {
   if (Capture* c = capture()) {
     static_cast<HostCapture&>(*c->backend_state).tasks.push_back(std::move(work));
     return;
   }
   {
     std::lock_guard lock(queue_->m);
-    queue_->tasks.push_back(Task{std::move(work), nullptr, 0});
+    queue_->tasks.push_back(Task{std::move(work), nullptr, 0, bookkeeping});
     ++queue_->enqueued;
   }
   queue_->work_ready.notify_one();
@@ -81,7 +99,7 @@ void HostStream::enqueue(std::function<void()> work) {
 void HostStream::enqueue_event(std::shared_ptr<EventState> event, uint64_t generation) {
   {
     std::lock_guard lock(queue_->m);
-    queue_->tasks.push_back(Task{nullptr, std::move(event), generation});
+    queue_->tasks.push_back(Task{nullptr, std::move(event), generation, true});
     ++queue_->enqueued;
   }
   queue_->work_ready.notify_one();
@@ -114,10 +132,12 @@ void HostStream::do_wait(Event& e) {
     std::lock_guard lock(st->m);
     generation = st->recorded;
   }
-  enqueue([st, generation] {
-    std::unique_lock lock(st->m);
-    st->done.wait(lock, [&] { return st->complete(generation); });
-  });
+  enqueue(
+      [st, generation] {
+        std::unique_lock lock(st->m);
+        st->done.wait(lock, [&] { return st->complete(generation); });
+      },
+      true);
 }
 
 void HostEvent::do_record(Stream& s) {

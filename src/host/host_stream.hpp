@@ -18,12 +18,20 @@
 
 namespace culua::detail::host {
 
-// Failure state shared by a backend and its workers: a task that throws poisons the backend.
+// State shared by a backend and its workers. A task that throws poisons the backend. Work that
+// was abandoned (the process is leaving early: an error exit, os.exit) is dropped: workers skip
+// every task not yet started but bookkeeping (completing events, so that no wait hangs) and a
+// running sleep ends at once.
 struct Health {
   std::mutex m;
   std::atomic<bool> poisoned{false};
   std::string message;
+  std::atomic<bool> abandoned{false};
+  std::condition_variable abandoning;  // wakes sleeping tasks (waits on m)
   void fail(const std::string& what) noexcept;
+  void abandon() noexcept;
+  // cu.sleep's task: sleeps `seconds`, or until the work is abandoned.
+  void sleep(double seconds);
 };
 
 struct EventState;
@@ -35,6 +43,7 @@ struct Task {
   std::function<void()> work;
   std::shared_ptr<EventState> event;
   uint64_t generation = 0;
+  bool bookkeeping = false;  // a free or a wait for another stream: runs even when abandoned
 };
 
 // State shared by a stream's handle and its worker thread (which outlives the handle until the
@@ -66,8 +75,10 @@ class HostStream final : public Stream {
   HostStream(std::shared_ptr<WorkQueue> queue, int device, StreamPriority p, uint64_t id);
   ~HostStream() override;
 
-  // Queues `work`, or records it when the stream is capturing.
-  void enqueue(std::function<void()> work);
+  // Queues `work`, or records it when the stream is capturing. Bookkeeping (freeing memory,
+  // waiting for another stream) still runs once work is abandoned, so that memory is freed only
+  // after what still runs on other streams is done with it.
+  void enqueue(std::function<void()> work, bool bookkeeping = false);
   void enqueue_event(std::shared_ptr<EventState> event, uint64_t generation);
   void* native_handle() const override { return queue_.get(); }
 

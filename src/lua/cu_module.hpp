@@ -24,8 +24,17 @@ struct RunOptions {
 void open_cu(lua_State* L, Runtime& rt, const RunOptions& options = {});
 
 // Around a whole run of the CLI: begin_run applies --strict and starts the --trace; end_run stops
-// the trace, writes its file and prints its summary on stderr (problems are reported, not thrown).
+// the trace, writes its file and prints its summary on stderr (problems are reported, not thrown:
+// it returns false when the trace could not be written).
 void begin_run(lua_State* L);
-void end_run(lua_State* L);
+bool end_run(lua_State* L);
+
+// Before a run: the files of --json, --csv, --plot and --trace can be written (not a directory, a
+// writable folder; the plot's format and gnuplot). Throws Error naming the option and the file.
+void check_run_outputs(const RunOptions& options);
+
+// Leaving early (an error exit, os.exit): Runtime::abandon_queued_work, and on a GPU a note on
+// stderr of the streams whose work is left running.
+void abandon_queued_work(Runtime& rt) noexcept;
 
 }  // namespace culua::detail::lua

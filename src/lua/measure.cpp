@@ -384,9 +384,10 @@ void begin_run(lua_State* L) {
   }
 }
 
-void end_run(lua_State* L) {
+bool end_run(lua_State* L) {
   Context& ctx = context(L);
-  if (ctx.run_options.trace.empty() || !ctx.trace) return;
+  if (ctx.run_options.trace.empty() || !ctx.trace) return true;
+  bool written = true;
   try {
     ctx.trace->stop();
     const std::string text = ctx.trace->summary().text();
@@ -395,8 +396,10 @@ void end_run(lua_State* L) {
                  text.c_str(), ctx.run_options.trace.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "culua: --trace: %s\n", e.what());
+    written = false;
   }
   std::fflush(stderr);
+  return written;
 }
 
 }  // namespace culua::detail::lua

@@ -1,4 +1,5 @@
 // The `cu` module table: device queries, synchronization, clocks, and the wiring of the types.
+#include <cstdio>
 #include <new>
 
 #include "core/error.hpp"
@@ -108,6 +109,28 @@ int l_help(lua_State* L) {
   return lua_gettop(L) - 3;
 }
 
+// os.exit leaves at once: work still queued is not waited for (Runtime::abandon_queued_work),
+// also when the state is closed first (os.exit(code, true)); then the standard os.exit, an
+// upvalue, does the rest.
+int l_os_exit(lua_State* L) {
+  if (!lua_isnoneornil(L, 1) && !lua_isboolean(L, 1)) arg_integer(L, 1);  // os.exit's own check
+  abandon_queued_work(runtime(L));
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  call_lua(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+void wrap_os_exit(lua_State* L) {
+  const int top = lua_gettop(L);
+  if (lua_getglobal(L, "os") == LUA_TTABLE && lua_getfield(L, -1, "exit") == LUA_TFUNCTION &&
+      lua_tocfunction(L, -1) != entry<l_os_exit>) {
+    lua_pushcclosure(L, entry<l_os_exit>, 1);
+    lua_setfield(L, -2, "exit");
+  }
+  lua_settop(L, top);
+}
+
 int context_gc(lua_State* L) {
   auto* ctx = static_cast<Context*>(lua_touserdata(L, 1));
   if (!ctx || lua_type(L, 1) != LUA_TUSERDATA || ctx != find_context(L)) {
@@ -124,6 +147,17 @@ int context_gc(lua_State* L) {
 }
 
 }  // namespace
+
+void abandon_queued_work(Runtime& rt) noexcept {
+  const int busy = rt.abandon_queued_work();
+  if (busy > 0 && rt.backend().kind() == BackendKind::Cuda) {
+    std::fprintf(stderr,
+                 "culua: leaving with work still queued on %d CUDA stream%s: not waiting for it "
+                 "(it ends with the process)\n",
+                 busy, busy == 1 ? "" : "s");
+    std::fflush(stderr);
+  }
+}
 
 void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
@@ -193,6 +227,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
     lua_setfield(L, -2, m->name);
   }
   lua_pop(L, 1);
+  wrap_os_exit(L);
 }
 
 }  // namespace culua::detail::lua

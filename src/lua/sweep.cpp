@@ -984,6 +984,20 @@ int l_plot(lua_State* L) {
 
 }  // namespace
 
+void check_run_outputs(const RunOptions& options) {
+  if (!options.json.empty()) check_writable(options.json, "--json file");
+  if (!options.csv.empty()) check_writable(options.csv, "--csv file");
+  if (!options.plot.empty()) {
+    const std::string who = who_for("--plot");
+    measure::plot_format(options.plot, who);
+    if (measure::find_gnuplot().empty()) {
+      fail(ErrorKind::Unsupported, "{}", measure::gnuplot_missing_message(who));
+    }
+    check_writable(options.plot, "--plot file");
+  }
+  if (!options.trace.empty()) check_writable(options.trace, "--trace file");
+}
+
 void register_sweep(lua_State* L) {
   new_metatable(L, kResultsType);
   const luaL_Reg methods[] = {{"json", entry<results_json>},

@@ -511,8 +511,19 @@ std::string to_json(const Value& v, int indent) {
 }
 
 Value parse_json(std::string_view text, std::string_view what) {
+  // Deeper nesting is refused while parsing: converting it (recursively) would overflow the
+  // stack. The same limit as cu.json.decode's.
+  constexpr int kMaxDepth = 200;
+  const auto limit_depth = [&](int depth, nlohmann::ordered_json::parse_event_t event,
+                               nlohmann::ordered_json&) {
+    if (depth >= kMaxDepth && (event == nlohmann::ordered_json::parse_event_t::object_start ||
+                               event == nlohmann::ordered_json::parse_event_t::array_start)) {
+      fail(ErrorKind::Value, "{} nests arrays and objects deeper than {} levels", what, kMaxDepth);
+    }
+    return true;
+  };
   try {
-    return from_json(nlohmann::ordered_json::parse(text.begin(), text.end()));
+    return from_json(nlohmann::ordered_json::parse(text.begin(), text.end(), limit_depth));
   } catch (const nlohmann::json::exception& e) {
     std::string msg = e.what();
     if (!msg.empty() && msg.front() == '[') msg.erase(0, msg.find("] ") + 2);

@@ -54,6 +54,7 @@ RuntimeOptions options_from_environment() {
     }
     o.device = device;
   }
+  o.host_memory_limit = host_memory_limit_from_environment();  // a bad value fails the require
   return o;
 }
 

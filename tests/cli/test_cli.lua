@@ -1,8 +1,10 @@
 -- The culua command line: run as `culua tests/cli/test_cli.lua PATH_TO_CULUA`.
 local T = require "cu.testing"
 
-local exe = assert(arg[1], "usage: test_cli.lua PATH_TO_CULUA")
+local exe = assert(arg[1], "usage: test_cli.lua PATH_TO_CULUA [CU_MODULE_DIR]")
+local module_dir = arg[2] -- the folder of cu.so, for the stock-Lua checks
 table.remove(arg, 1) -- T.run() reads arg[1] as a filter
+if module_dir then table.remove(arg, 1) end
 
 local function shell_quote(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
@@ -17,6 +19,16 @@ local function run(args, opts)
   local out = f:read("a")
   local _, _, code = f:close()
   return out, code
+end
+
+-- Runs a shell command line (output and errors together) under `timeout`; returns output, exit
+-- code and the wall-clock seconds it took (124: it was still running after `limit` seconds).
+local function run_timed(cmd, limit)
+  local t0 = os.time()
+  local f = assert(io.popen(("timeout %d %s 2>&1"):format(limit or 30, cmd), "r"))
+  local out = f:read("a")
+  local _, _, code = f:close()
+  return out, code, os.time() - t0
 end
 
 local function temp_script(source)
@@ -180,6 +192,177 @@ T.case("startup does not create the CUDA context when the script never touches i
   local out, code = run("-e 'local x = 1'")
   T.eq(code, 0)
   T.eq(out, "")
+end)
+
+T.case("compare refuses deeply nested JSON with a clear error instead of overflowing", function()
+  local deep = temp_script(("["):rep(20000) .. ("]"):rep(20000))
+  local ok_file = temp_script('{"format": "culua-results", "sweeps": []}')
+  local out, code = run("compare " .. deep .. " " .. ok_file)
+  T.eq(code, 2, out)
+  T.truthy(out:find(deep .. " nests arrays and objects deeper than 200 levels", 1, true), out)
+  out, code = run("compare " .. ok_file .. " " .. deep)
+  T.eq(code, 2, out)
+  T.truthy(out:find(deep .. " nests arrays and objects deeper than 200 levels", 1, true), out)
+  os.remove(deep)
+  os.remove(ok_file)
+end)
+
+T.case("unknown options are named, as lua does; -E, -W, - and -- still work", function()
+  local out, code = run("--frobnicate")
+  T.eq(code, 1)
+  T.truthy(out:find("unrecognized option '--frobnicate'", 1, true), out)
+  T.truthy(not out:find("cannot open", 1, true), out)
+  out, code = run("-x -e 'print(1)'")
+  T.eq(code, 1)
+  T.truthy(out:find("unrecognized option '-x'", 1, true), out)
+  -- after "--" a name starting with '-' is a script
+  out, code = run("--backend host -- -no-such-script.lua")
+  T.eq(code, 1)
+  T.truthy(out:find("cannot open -no-such-script.lua", 1, true), out)
+  local path = temp_script("print(...)")
+  out, code = run("--backend host -- " .. path .. " --frobnicate -x")
+  T.eq(code, 0, out)
+  T.eq(out, "--frobnicate\t-x\n")
+  out, code = run("--backend host -W -e 'warn(\"hello\")'")
+  T.eq(code, 0, out)
+  T.truthy(out:find("Lua warning: hello", 1, true), out)
+  out, code = run("--backend host -e 'print(1)'", { env = "LUA_INIT='print(\"init\")'" })
+  T.eq(out, "init\n1\n")
+  out, code = run("--backend host -E -e 'print(1)'", { env = "LUA_INIT='print(\"init\")'" })
+  T.eq(code, 0, out)
+  T.eq(out, "1\n")
+  os.remove(path)
+end)
+
+T.case("--device that is not a number says so plainly", function()
+  for _, bad in ipairs({ "abc", "-1", "1.5", "99999999999999999999" }) do
+    local out, code = run("--backend host --device " .. shell_quote(bad) .. " -e 'print(1)'")
+    T.truthy(code ~= 0, "nonzero exit for " .. bad)
+    T.truthy(out:find("expected a device number (0, 1, ...), got '" .. bad .. "'", 1, true), out)
+    T.truthy(not out:find("%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d"), "no huge range: " .. out)
+  end
+end)
+
+T.case("CULUA_BACKEND=cuda without a GPU exits 69 like --backend cuda", function()
+  local out, code = run("-e 'print(cu.backend)'", { env = "CULUA_BACKEND=cuda" })
+  if code == 0 then
+    T.eq(out, "cuda\n")
+  else
+    T.eq(code, 69)
+    T.truthy(out:find("no CUDA device", 1, true) or out:find("without the CUDA toolkit", 1, true), out)
+  end
+end)
+
+T.case("a bad CULUA_HOST_MEMORY_LIMIT is named before anything runs; absurd sizes are refused", function()
+  for _, bad in ipairs({ "lots", "12X", "99999999999999999999G", "20000000000G", "18446744073709551615" }) do
+    local out, code = run("--backend host -e 'print(\"ran\"); cu.zeros(4)'",
+      { env = "CULUA_HOST_MEMORY_LIMIT=" .. bad })
+    T.eq(code, 1, out)
+    T.truthy(out:find("CULUA_HOST_MEMORY_LIMIT", 1, true), out)
+    T.truthy(not out:find("ran", 1, true), "refused before the script ran: " .. out)
+    T.truthy(not out:find("zeros", 1, true), "not blamed on a function: " .. out)
+  end
+  local out, code = run("--backend host -e 'print(cu.devices()[1].memory)'",
+    { env = "CULUA_HOST_MEMORY_LIMIT=3G" })
+  T.eq(code, 0, out)
+  T.eq(out, tostring(3 << 30) .. "\n")
+end)
+
+T.case("result and trace files that cannot be written stop the run before it starts", function()
+  local path = temp_script("print('ran')")
+  for _, opt in ipairs({ "--json", "--csv", "--trace" }) do
+    local out, code = run("--backend host " .. opt .. " /nonexistent/dir/out.x " .. path)
+    T.eq(code, 1, out)
+    T.truthy(out:find("cannot write " .. opt .. " file /nonexistent/dir/out.x", 1, true), out)
+    T.truthy(not out:find("ran", 1, true), "nothing ran: " .. out)
+    out, code = run("--backend host " .. opt .. " / " .. path)
+    T.eq(code, 1, out)
+    T.truthy(out:find(opt .. " file / is a directory", 1, true), out)
+    T.truthy(not out:find("ran", 1, true), "nothing ran: " .. out)
+  end
+  -- an existing result file is not truncated by the check
+  local existing = temp_script("keep me")
+  local out, code = run("--backend host --json " .. existing .. " " .. path)
+  T.eq(code, 0, out)
+  T.eq(assert(io.open(existing)):read("a"), "keep me")
+  os.remove(existing)
+  os.remove(path)
+end)
+
+T.case("a trace that cannot be written at the end exits non-zero", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir " .. dir))
+  -- the folder is writable when the run starts and gone when the trace is written
+  local out, code = run(("--backend host --trace %s/t.json -e 'cu.ones(3):sum(); os.remove(%q)'")
+    :format(dir, dir))
+  os.remove(dir)
+  T.eq(code, 1, out)
+  T.truthy(out:find("culua: --trace: cannot write the trace", 1, true), out)
+end)
+
+T.case("-i with standard input at its end or closed exits at once", function()
+  local path = temp_script("print('script ran')")
+  for _, input in ipairs({ "</dev/null", "<&-" }) do
+    local q = shell_quote(exe)
+    local out, code = run_timed(q .. " --backend host -i " .. path .. " " .. input, 20)
+    T.eq(code, 0, "-i FILE " .. input .. ": " .. out)
+    T.truthy(out:find("script ran", 1, true), out)
+    out, code = run_timed(q .. " --backend host -i -e 'print(\"code ran\")' " .. input, 20)
+    T.eq(code, 0, "-i -e " .. input .. ": " .. out)
+    T.truthy(out:find("code ran", 1, true), out)
+  end
+  os.remove(path)
+end)
+
+-- Work queued behind a one-minute sleep on a stream of its own and on the default stream.
+local long_work = "local s = cu.stream(); cu.sleep(60000, {stream = s}); local a = cu.ones(1000, {stream = s}); "
+  .. "cu.sleep(60000); cu.sleep(60000, {stream = s}); "
+
+T.case("an error exit and os.exit do not wait for queued host work", function()
+  local q = shell_quote(exe) .. " --backend host -e "
+  for _, c in ipairs({
+    { 'error("x")', 1 },
+    { "os.exit(0, true)", 0 },
+    { "os.exit(3)", 3 },
+    { "os.exit(3, true)", 3 },
+    { "os.exit(false)", 1 },
+  }) do
+    local out, code, seconds = run_timed(q .. shell_quote(long_work .. c[1]), 30)
+    T.eq(code, c[2], c[1] .. ": " .. out)
+    T.truthy(seconds < 10, c[1] .. " took " .. seconds .. " s")
+  end
+  -- the same from a script file, with its traceback
+  local path = temp_script(long_work .. 'error("boom")')
+  local out, code, seconds = run_timed(shell_quote(exe) .. " --backend host " .. path, 30)
+  os.remove(path)
+  T.eq(code, 1, out)
+  T.truthy(out:find("boom", 1, true), out)
+  T.truthy(seconds < 10, "took " .. seconds .. " s")
+  -- a successful end still waits for the queued work (a short sleep here)
+  out, code, seconds = run_timed(q .. shell_quote(
+    "local s = cu.stream(); cu.sleep(2500, {stream = s}); print('queued')"), 30)
+  T.eq(code, 0, out)
+  T.eq(out, "queued\n")
+  T.truthy(seconds >= 2, "waited for the sleep: " .. seconds .. " s")
+end)
+
+T.case("stock lua5.4 with the module: os.exit does not wait for queued host work", function()
+  if not module_dir then
+    print("  (skipped: no module folder given)")
+    return
+  end
+  if not os.execute("command -v lua5.4 >/dev/null 2>&1") then
+    print("  (skipped: no lua5.4)")
+    return
+  end
+  local env = "env CULUA_BACKEND=host LUA_CPATH=" .. shell_quote(module_dir .. "/?.so") .. " "
+  for _, c in ipairs({ { "os.exit(0, true)", 0 }, { "os.exit(3)", 3 }, { "os.exit(3, true)", 3 } }) do
+    local out, code, seconds = run_timed(env .. "lua5.4 -e " ..
+      shell_quote("local cu = require 'cu'; " .. long_work .. c[1]), 30)
+    T.eq(code, c[2], c[1] .. ": " .. out)
+    T.truthy(seconds < 10, c[1] .. " took " .. seconds .. " s")
+  end
 end)
 
 os.exit(T.run())

@@ -237,6 +237,12 @@ TEST_CASE("runtime: default and current streams", "[host][stream]") {
   CHECK(parse_byte_size("1048576") == 1048576);
   CHECK(error_kind_of([] { parse_byte_size("12X"); }) == ErrorKind::Value);
   CHECK(error_kind_of([] { parse_byte_size(""); }) == ErrorKind::Value);
+  // Sizes that would wrap around (or turn negative as a Lua integer) are refused.
+  CHECK(parse_byte_size("4294967296G") == uint64_t{1} << 62);
+  CHECK(error_kind_of([] { parse_byte_size("4294967297G"); }) == ErrorKind::Value);
+  CHECK(error_kind_of([] { parse_byte_size("20000000000G"); }) == ErrorKind::Value);
+  CHECK(error_kind_of([] { parse_byte_size("18446744073709551615"); }) == ErrorKind::Value);
+  CHECK(error_kind_of([] { parse_byte_size("99999999999999999999999999"); }) == ErrorKind::Value);
   CHECK(error_kind_of([] { parse_backend("gpu"); }) == ErrorKind::Value);
   // An event of another device is refused.
   auto ev = rt.backend().create_event(1, false);
@@ -278,4 +284,33 @@ TEST_CASE("host backend: events recorded before a synchronize are complete after
   }
   CHECK(stream_misses == 0);
   CHECK(device_misses == 0);
+}
+
+TEST_CASE("host backend: abandoned work is dropped and nothing waits for it", "[host][stream]") {
+  std::atomic<int> ran{0};
+  const auto t0 = Clock::now();
+  {
+    Runtime rt(host_options());
+    auto s = rt.backend().create_stream(0, StreamPriority::Normal);
+    auto s2 = rt.backend().create_stream(0, StreamPriority::Normal);
+    auto& hs = dynamic_cast<host::HostStream&>(*s);
+    auto ev = rt.backend().create_event(0, false);
+    hs.enqueue([&ran] { ++ran; });
+    s->synchronize();
+    sleep(rt, 60.0, s.get());  // running when the work is abandoned
+    hs.enqueue([&ran] { ++ran; });
+    ev->record(*s);
+    s2->wait(*ev);  // a wait on the dropped record must not hang the other stream
+    sleep(rt, 60.0, s2.get());
+    CHECK(rt.abandon_queued_work() == 2);
+    CHECK(rt.abandoned());
+    s->synchronize();  // the queue drains at once: the running sleep ends, the rest is dropped
+    CHECK(ev->query());
+    s2->synchronize();
+    CHECK(ms_since(t0) < 5000);
+    sleep(rt, 60.0, s.get());  // queued after the abandonment: dropped too
+    hs.enqueue([&ran] { ++ran; });
+  }  // the runtime's and backend's teardown wait for nothing
+  CHECK(ms_since(t0) < 5000);
+  CHECK(ran.load() == 1);
 }

@@ -28,6 +28,12 @@ local function fmt(x)
   return string.format("%.9g", x)
 end
 
+-- "re+imj", as numpy prints it.
+local function fmtc(re, im)
+  local i = fmt(im)
+  return fmt(re) .. (i:sub(1, 1) == "-" and "" or "+") .. i .. "j"
+end
+
 local function part_matches(got, want, eps, tiny)
   if want ~= want then return got ~= got end
   if want == 0 then return got == 0 and (1 / got) == (1 / want) end
@@ -46,8 +52,8 @@ local function check(r, want, dtype, what, describe_input)
     local wr, wi = want[2 * i - 1], want[2 * i]
     if not (part_matches(z.re, wr, EPS[dtype], TINY[dtype]) and
         part_matches(z.im, wi, EPS[dtype], TINY[dtype])) then
-      bad[#bad + 1] = string.format("%s: %s%+sj, numpy %s%+sj", describe_input(i), fmt(z.re),
-        fmt(z.im), fmt(wr), fmt(wi))
+      bad[#bad + 1] = string.format("%s: %s, numpy %s", describe_input(i), fmtc(z.re, z.im),
+        fmtc(wr, wi))
     end
   end
   if #bad > 0 then
@@ -58,7 +64,7 @@ end
 
 local function describer(flat, name)
   return function(i)
-    return string.format("%s(%s%+sj)", name, fmt(flat[2 * i - 1]), fmt(flat[2 * i]))
+    return string.format("%s(%s)", name, fmtc(flat[2 * i - 1], flat[2 * i]))
   end
 end
 
@@ -74,16 +80,16 @@ for _, dtype in ipairs({ "c128", "c64" }) do
   T.case("pow " .. dtype .. ": zero bases, whole and complex exponents as numpy", function()
     local a, b = complex_array(D.pow_base, dtype), complex_array(D.pow_exponent, dtype)
     check(cu.pow(a, b), D.pow, dtype, "pow", function(i)
-      return string.format("(%s%+sj)^(%s%+sj)", fmt(D.pow_base[2 * i - 1]), fmt(D.pow_base[2 * i]),
-        fmt(D.pow_exponent[2 * i - 1]), fmt(D.pow_exponent[2 * i]))
+      return string.format("(%s)^(%s)", fmtc(D.pow_base[2 * i - 1], D.pow_base[2 * i]),
+        fmtc(D.pow_exponent[2 * i - 1], D.pow_exponent[2 * i]))
     end)
   end)
 
   T.case("maximum and minimum of " .. dtype .. " in numpy's order, NaN propagating", function()
     local a, b = complex_array(D.order_a, dtype), complex_array(D.order_b, dtype)
     local desc = function(i)
-      return string.format("(%s%+sj, %s%+sj)", fmt(D.order_a[2 * i - 1]), fmt(D.order_a[2 * i]),
-        fmt(D.order_b[2 * i - 1]), fmt(D.order_b[2 * i]))
+      return string.format("(%s, %s)", fmtc(D.order_a[2 * i - 1], D.order_a[2 * i]),
+        fmtc(D.order_b[2 * i - 1], D.order_b[2 * i]))
     end
     check(cu.maximum(a, b), D.maximum, dtype, "maximum", desc)
     check(cu.minimum(a, b), D.minimum, dtype, "minimum", desc)

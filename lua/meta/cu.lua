@@ -408,21 +408,25 @@ function cu.mul(a, b, opts) end
 ---@return cu.Array
 function cu.div(a, b, opts) end
 
---- a ^ b. An integer raised to a negative power gives its truncated value. Also a ^ b, a:pow(b).
+--- a ^ b. An integer raised to a negative power gives its truncated value. Complex as numpy: a
+--- whole exponent below 100 by repeated products, a^0 = 1, 0^b = 0 for a real b > 0 and NaN
+--- otherwise. Also a ^ b, a:pow(b).
 ---@param a cu.Operand
 ---@param b cu.Operand
 ---@param opts? cu.MathOptions
 ---@return cu.Array
 function cu.pow(a, b, opts) end
 
---- The larger of a and b, elementwise; NaN propagates; an error for complex.
+--- The larger of a and b, elementwise; NaN propagates; complex values in numpy's order (real
+--- part, then imaginary part; a NaN in either part propagates).
 ---@param a cu.Operand
 ---@param b cu.Operand
 ---@param opts? cu.MathOptions
 ---@return cu.Array
 function cu.maximum(a, b, opts) end
 
---- The smaller of a and b, elementwise; NaN propagates; an error for complex.
+--- The smaller of a and b, elementwise; NaN propagates; complex values in numpy's order (real
+--- part, then imaginary part; a NaN in either part propagates).
 ---@param a cu.Operand
 ---@param b cu.Operand
 ---@param opts? cu.MathOptions

@@ -72,8 +72,9 @@ bool binary_valid(BinaryOp op, DType t) {
     case BinaryOp::FloorDiv:
     case BinaryOp::Mod:
       return k == 1 || k == 2;
-    case BinaryOp::Maximum:
+    case BinaryOp::Maximum:  // complex values in numpy's order (real part, then imaginary)
     case BinaryOp::Minimum:
+      return true;
     case BinaryOp::Lt:
     case BinaryOp::Le:
     case BinaryOp::Gt:

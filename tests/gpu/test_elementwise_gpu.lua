@@ -8,8 +8,8 @@
 --
 -- Bit-identical (NaN equal to NaN, +0 equal to -0), since both backends compute with IEEE
 -- + - * / and sqrt without FMA contraction (host: -ffp-contract=off, nvcc: --fmad=false) and the
--- same integer code: + - * / // % maximum minimum comparisons where neg abs conj real imag, sqrt
--- of reals, integer pow, complex + - * /.
+-- same integer code: + - * / // % maximum minimum (complex too) comparisons where neg abs conj real
+-- imag, sqrt of reals, integer pow, complex + - * /.
 -- Within a tolerance (CUDA's libdevice and the host libm differ in the last bits), relative to
 -- the host result, with an absolute floor at the smallest normal number:
 --   f64: 8 * 2^-52 (CUDA <= 2 ulp, glibc <= 1 ulp)      f32: 8 * 2^-23 (CUDA powf <= 4 ulp)
@@ -64,6 +64,7 @@ local function binary_defined(op, t)
   if op == "add" or op == "mul" or op == "eq" or op == "ne" or op == "div" then return true end
   if op == "sub" or op == "pow" then return k ~= "bool" end
   if op == "floordiv" or op == "mod" then return k == "int" or k == "float" end
+  if op == "maximum" or op == "minimum" then return true end
   return k ~= "complex"
 end
 
@@ -385,6 +386,59 @@ T.case("where, out= and in-place on the device equal the host", function()
       cu.sub(dm, dm:transpose(1, 2), { out = dm })
       cu.sub(hm, hm:transpose(1, 2), { out = hm })
       compare(dm, hm, true, "a - a^T into a " .. t)
+    end
+  end
+end)
+
+-- Complex functions at special and large values (the inputs of tests/lua/test_complex_special.lua:
+-- every pair of parts from +-0, a subnormal, ordinary and overflowing values, +-inf, NaN): a part
+-- is NaN, infinite or zero on the device exactly when it is on the host, with the same sign;
+-- finite nonzero parts agree within 8 ulp (the real math libraries differ in the last bits).
+T.case("complex functions at special and large values: device equals host (Annex G cases)", function()
+  local DATA = require "complex_special_data"
+  local EPS = { c64 = 2.0 ^ -23, c128 = 2.0 ^ -52 }
+  local TINY = { c64 = 2.0 ^ -126, c128 = 2.0 ^ -1022 }
+  local function same(d, h, eps, tiny)
+    if h ~= h then return d ~= d end
+    if h == 0 then return d == 0 and 1 / d == 1 / h end
+    if h == math.huge or h == -math.huge then return d == h end
+    return d == d and math.abs(d - h) <= 8 * eps * math.max(math.abs(h), tiny)
+  end
+  local function complex_host(flat, t)
+    local v = {}
+    for i = 1, #flat, 2 do v[#v + 1] = cu.complex(flat[i], flat[i + 1]) end
+    return cu.host.array(v, t)
+  end
+  local function check_special(rd, rh, t, what, ins)
+    CHECKS = CHECKS + 1
+    T.eq(rd.dtype, rh.dtype, what .. " dtype")
+    local d, h = rd:to_host():totable(), rh:totable()
+    for i = 1, #h do
+      if not (same(d[i].re, h[i].re, EPS[t], TINY[t]) and same(d[i].im, h[i].im, EPS[t], TINY[t])) then
+        error(string.format("%s %s: element %d differs: device %s, host %s (inputs %s)", what, t, i,
+          element(rd:to_host(), i), element(rh, i), table.concat(ins(i), ", ")), 2)
+      end
+    end
+  end
+  for _, t in ipairs({ "c64", "c128" }) do
+    local D = DATA[t]
+    local hz = complex_host(D.inputs, t)
+    local dz = hz:to_device()
+    local one = function(i) return { element(hz, i) } end
+    for _, f in ipairs({ "exp", "log", "sqrt", "sin", "cos", "tanh", "abs" }) do
+      if f == "abs" then
+        compare(cu.abs(dz), cu.abs(hz), false, "abs special " .. t, { hz })
+      else
+        check_special(cu[f](dz), cu[f](hz), t, f, one)
+      end
+    end
+    local ha, hb = complex_host(D.pow_base, t), complex_host(D.pow_exponent, t)
+    check_special(cu.pow(ha:to_device(), hb:to_device()), cu.pow(ha, hb), t, "pow",
+      function(i) return { element(ha, i), element(hb, i) } end)
+    local oa, ob = complex_host(D.order_a, t), complex_host(D.order_b, t)
+    for _, op in ipairs({ "maximum", "minimum" }) do
+      compare(cu[op](oa:to_device(), ob:to_device()), cu[op](oa, ob), true, op .. " special " .. t,
+        { oa, ob })
     end
   end
 end)

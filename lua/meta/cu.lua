@@ -854,8 +854,8 @@ function cu.randn(shape, dtype, opts) end
 
 --- Options of cu.matmul.
 ---@class cu.MatmulOptions
----@field out? cu.Array a contiguous result array; returned
----@field alpha? number|cu.Complex scales the product (default 1)
+---@field out? cu.Array a contiguous result array of a dtype numpy's same_kind rule allows; returned
+---@field alpha? number|cu.Complex scales the product (default 1; integer products: an integer)
 ---@field beta? number|cu.Complex adds beta * out to the product (needs out; default 0)
 ---@field ta? boolean use a transposed (no copy)
 ---@field tb? boolean use b transposed (no copy)
@@ -868,9 +868,10 @@ function cu.randn(shape, dtype, opts) end
 ---@field stream? cu.Stream the stream to queue on
 
 --- The matrix product a @ b as numpy: [..., M, K] @ [..., K, N], batch dimensions broadcast, 1-D
---- operands are vectors. cuBLAS on the GPU, OpenBLAS on the host backend; queued. dtypes f32,
---- f64, c64, c128, and f16/bf16 with f32 accumulation. Transposed views cost no copy; other
---- non-contiguous operands are copied first. Also a:matmul(b).
+--- operands are vectors. cuBLAS on the GPU, OpenBLAS on the host backend; queued. Every dtype:
+--- f16/bf16 accumulate in f32; integers wrap in the result dtype and bool is the or of ands (as
+--- numpy); mixed dtypes promote as the elementwise operations. Transposed views cost no copy;
+--- other non-contiguous operands are copied first. Also a:matmul(b).
 ---@param a cu.Array
 ---@param b cu.Array
 ---@param opts? cu.MatmulOptions

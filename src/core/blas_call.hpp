@@ -21,7 +21,7 @@ struct GemmOperand {
 // C (m x n) = alpha op(A) op(B) + beta C for every batch index. The last batch dimension is one
 // strided-batched call (a stride of 0 broadcasts an operand); the others are looped over.
 struct MatmulCall {
-  DType dtype = DType::F32;  // of A, B and C; f16/bf16 accumulate in f32
+  DType dtype = DType::F32;  // of A, B and C; f16/bf16 accumulate in f32, integers wrap
   bool tf32 = false;         // f32 only: allow TF32 tensor cores
   int64_t m = 0, n = 0, k = 0;
   GemmOperand a, b, c;  // c: never transposed
@@ -29,6 +29,10 @@ struct MatmulCall {
   int64_t batch_shape[kMaxDims] = {};
   double alpha[2] = {1, 0};  // real and imaginary parts
   double beta[2] = {0, 0};
+  // Integer dtypes: alpha and beta as residues modulo 2^64 (integers the dtype holds exactly;
+  // C is read only when int_beta != 0). bool takes neither.
+  uint64_t int_alpha = 1;
+  uint64_t int_beta = 0;
 };
 
 // Calls f(offset_a, offset_b, offset_c, count, stride_a, stride_b, stride_c) (in elements) for each

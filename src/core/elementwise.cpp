@@ -190,10 +190,7 @@ class Launcher {
       fail(ErrorKind::Value, "out has shape {} but the result has shape {}", out->shape().str(),
            shape.str());
     }
-    if (kind_rank(out->dtype()) < kind_rank(result)) {
-      fail(ErrorKind::Type, "cannot store a {} result in an out array of {}", name(result),
-           name(out->dtype()));
-    }
+    check_out_dtype(result, out->dtype());
     return *out;
   }
 
@@ -269,6 +266,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 ElementwiseTypes binary_types(BinaryOp op, const Operand& a, const Operand& b) {
   DType t = common_type(a, b);
   if (op == BinaryOp::Div && kind_rank(t) < 2) t = DType::F64;  // true division
+  // numpy has no bool power: it computes in i8 (bool ^ bool is i8; bool ^ 3 is already i64).
+  if (op == BinaryOp::Pow && t == DType::Bool) t = DType::I8;
   if (!binary_valid(op, t)) {
     fail(ErrorKind::Type, "{} is not defined for {} operands ({} and {})", op_name(op), name(t),
          name(operand_type(a)), name(operand_type(b)));

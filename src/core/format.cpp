@@ -29,7 +29,7 @@ bool reads_back(double parsed, double v, DType t) {
     case DType::BF16:
       return bfloat16::from_double(parsed).bits == bfloat16::from_double(v).bits;
     default:
-      return static_cast<float>(parsed) == static_cast<float>(v);
+      return narrow_to_float(parsed) == narrow_to_float(v);
   }
 }
 

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <limits>
 
 #include "core/blas_call.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
+#include "core/promote.hpp"
 
 namespace culua::detail {
 
@@ -33,8 +36,39 @@ void check_same_device(const Array& a, const Array& b, const char* fn, const cha
   }
 }
 
-bool is_gemm_dtype(DType t) {
-  return is_floating(t) || is_complex(t);
+bool is_integer_product(DType t) {
+  return is_integer(t) || t == DType::Bool;
+}
+
+// alpha or beta of an integer product: an integer that the result dtype holds exactly, as a
+// residue modulo 2^64 (the products wrap in the dtype).
+uint64_t integer_scale(const Scalar& v, DType t, const char* what) {
+  if (v.kind == Scalar::Kind::Bool)
+    fail(ErrorKind::Type, "{} must be a number, not a boolean", what);
+  if (v.kind == Scalar::Kind::Complex) {
+    fail(ErrorKind::Value, "{} is complex ({}) but the operands are {}", what, v.str(), name(t));
+  }
+  int64_t iv = v.i;
+  if (v.kind == Scalar::Kind::Float) {
+    if (!std::isfinite(v.re) || std::trunc(v.re) != v.re || v.re < -0x1p63 || v.re >= 0x1p63) {
+      fail(ErrorKind::Value, "{} must be an integer for a {} matmul, not {}", what, name(t),
+           v.str());
+    }
+    iv = static_cast<int64_t>(v.re);
+  }
+  dispatch(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      using L = std::numeric_limits<T>;
+      const bool fits =
+          std::is_signed_v<T>
+              ? iv >= static_cast<int64_t>(L::min()) && iv <= static_cast<int64_t>(L::max())
+              : iv >= 0 && static_cast<uint64_t>(iv) <= static_cast<uint64_t>(L::max());
+      if (!fits)
+        fail(ErrorKind::Value, "{} {} is out of range for a {} matmul", what, v.str(), name(t));
+    }
+  });
+  return static_cast<uint64_t>(iv);
 }
 
 void scalar_parts(const Scalar& v, DType t, const char* what, double out[2]) {
@@ -45,6 +79,14 @@ void scalar_parts(const Scalar& v, DType t, const char* what, double out[2]) {
   }
   out[0] = v.as_double();
   out[1] = v.kind == Scalar::Kind::Complex ? v.im : 0.0;
+  // f32, f16, bf16 and c64 products scale in f32 (cuBLAS's compute type).
+  const bool f32_scale = t != DType::F64 && t != DType::C128;
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (f32_scale && (std::fabs(out[0]) > kMax || std::fabs(out[1]) > kMax) &&
+      std::isfinite(out[0]) && std::isfinite(out[1])) {
+    fail(ErrorKind::Value, "{} {} is beyond the f32 range of a {} matmul's scale factors", what,
+         v.str(), name(t));
+  }
 }
 
 // The operand as a matrix (or batch of matrices): a 1-D operand becomes a row (a) or a column (b)
@@ -104,15 +146,8 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
   check_device(a, "matmul", "the first operand");
   check_device(b, "matmul", "the second operand");
   check_same_device(a, b, "matmul", "the second operand");
-  const DType t = a.dtype();
-  if (b.dtype() != t) {
-    fail(ErrorKind::Value, "matmul needs operands of one dtype ({} and {}); use astype", name(t),
-         name(b.dtype()));
-  }
-  if (!is_gemm_dtype(t)) {
-    fail(ErrorKind::Value, "matmul supports the dtypes f32, f64, f16, bf16, c64 and c128, not {}",
-         name(t));
-  }
+  // Mixed dtypes compute in the type the elementwise operations promote to (numpy's matmul).
+  const DType t = promote_types(a.dtype(), b.dtype());
   if (a.ndim() == 0 || b.ndim() == 0) {
     fail(ErrorKind::Value, "matmul needs operands of at least one dimension (shapes {} and {})",
          a.shape().str(), b.shape().str());
@@ -123,17 +158,29 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
   MatmulCall call;
   call.dtype = t;
   call.tf32 = o.tf32;
-  scalar_parts(o.alpha, t, "alpha", call.alpha);
-  if (o.beta) {
-    if (!o.out) fail(ErrorKind::Value, "beta needs out= (result = alpha a b + beta out)");
-    scalar_parts(*o.beta, t, "beta", call.beta);
+  if (o.beta && !o.out) fail(ErrorKind::Value, "beta needs out= (result = alpha a b + beta out)");
+  if (t == DType::Bool) {
+    const bool unit_alpha = o.alpha.kind != Scalar::Kind::Bool &&
+                            o.alpha.kind != Scalar::Kind::Complex && o.alpha.as_double() == 1;
+    if (!unit_alpha || o.beta) {
+      fail(ErrorKind::Value,
+           "alpha and beta are not defined for a bool matmul (its result is the or of ands); "
+           "use astype for an integer product");
+    }
+  } else if (is_integer(t)) {
+    call.int_alpha = integer_scale(o.alpha, t, "alpha");
+    if (o.beta) call.int_beta = integer_scale(*o.beta, t, "beta");
+    call.beta[0] = static_cast<double>(call.int_beta);
+  } else {
+    scalar_parts(o.alpha, t, "alpha", call.alpha);
+    if (o.beta) scalar_parts(*o.beta, t, "beta", call.beta);
   }
 
-  Layout la = as_matrices(a.layout(), true, o.ta);
-  Layout lb = as_matrices(b.layout(), false, o.tb);
   const auto last = [](const Layout& l, int from_end) {
     return l.shape[static_cast<size_t>(l.ndim - from_end)];
   };
+  Layout la = as_matrices(a.layout(), true, o.ta);
+  Layout lb = as_matrices(b.layout(), false, o.tb);
   const int64_t M = last(la, 2), K = last(la, 1), N = last(lb, 1);
   if (last(lb, 2) != K) {
     fail(ErrorKind::Value, "matmul shapes do not match: a {}{} has {} columns, b {}{} has {} rows",
@@ -145,21 +192,24 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
   const int na = la.ndim - 2, nb = lb.ndim - 2, nbatch = std::max(na, nb);
   Shape shape;
   int64_t batch[kMaxDims] = {}, sa[kMaxDims] = {}, sb[kMaxDims] = {};
-  for (int d = 0; d < nbatch; ++d) {
-    const int da = d - (nbatch - na), db = d - (nbatch - nb);
-    const int64_t ea = da >= 0 ? la.shape[static_cast<size_t>(da)] : 1;
-    const int64_t eb = db >= 0 ? lb.shape[static_cast<size_t>(db)] : 1;
-    if (ea != eb && ea != 1 && eb != 1) {
-      fail(ErrorKind::Value,
-           "matmul batch dimensions do not broadcast: a {} and b {} (dimension {} of the batch: "
-           "{} and {})",
-           a.shape().str(), b.shape().str(), d + 1, ea, eb);
+  const auto batch_strides = [&](bool check) {
+    for (int d = 0; d < nbatch; ++d) {
+      const int da = d - (nbatch - na), db = d - (nbatch - nb);
+      const int64_t ea = da >= 0 ? la.shape[static_cast<size_t>(da)] : 1;
+      const int64_t eb = db >= 0 ? lb.shape[static_cast<size_t>(db)] : 1;
+      if (check && ea != eb && ea != 1 && eb != 1) {
+        fail(ErrorKind::Value,
+             "matmul batch dimensions do not broadcast: a {} and b {} (dimension {} of the batch: "
+             "{} and {})",
+             a.shape().str(), b.shape().str(), d + 1, ea, eb);
+      }
+      batch[d] = ea == 1 ? eb : ea;
+      sa[d] = ea == 1 ? 0 : la.strides[static_cast<size_t>(da)];
+      sb[d] = eb == 1 ? 0 : lb.strides[static_cast<size_t>(db)];
     }
-    batch[d] = ea == 1 ? eb : ea;
-    sa[d] = ea == 1 ? 0 : la.strides[static_cast<size_t>(da)];
-    sb[d] = eb == 1 ? 0 : lb.strides[static_cast<size_t>(db)];
-    shape.push(batch[d]);
-  }
+  };
+  batch_strides(true);
+  for (int d = 0; d < nbatch; ++d) shape.push(batch[d]);
   if (a.ndim() > 1) shape.push(M);
   if (b.ndim() > 1) shape.push(N);
 
@@ -168,9 +218,7 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
     out.check_alive("out");
     check_device(out, "matmul", "out");
     check_same_device(a, out, "matmul", "out");
-    if (out.dtype() != t) {
-      fail(ErrorKind::Value, "out has dtype {} but the result is {}", name(out.dtype()), name(t));
-    }
+    check_out_dtype(t, out.dtype());
     if (!(out.shape() == shape)) {
       fail(ErrorKind::Value, "out has shape {} but the result has shape {}", out.shape().str(),
            shape.str());
@@ -180,7 +228,7 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
       fail(ErrorKind::Value, "out must not overlap the operands");
     }
   }
-  const bool host_blas = rt.kind() == BackendKind::Host;
+  const bool host_blas = rt.kind() == BackendKind::Host && !is_integer_product(t);
   if (host_blas) {
     check_int_range(M, "dimension");
     check_int_range(N, "dimension");
@@ -188,15 +236,37 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
   }
 
   Stream& s = stream_for(rt, a, o.stream);
-  Array result = o.out ? *o.out : empty(rt, shape, t, Location::Device, &s);
+  // An out= of another dtype (same kind or wider) receives the result converted, as numpy's.
+  const bool direct_out = o.out && o.out->dtype() == t;
+  if (o.out && o.out->size() == 0) return *o.out;
+  Array result = direct_out ? *o.out : empty(rt, shape, t, Location::Device, &s);
   if (result.size() == 0) return result;
-  if (K == 0 && call.beta[0] == 0 && call.beta[1] == 0) {
-    fill(rt, result, Scalar::integer(0), &s);
+  const auto finished = [&]() -> Array {
+    if (o.out && !direct_out) {
+      copy(rt, *o.out, result, &s);
+      return *o.out;
+    }
     return result;
+  };
+  const bool reads_out = call.beta[0] != 0 || call.beta[1] != 0;
+  if (K == 0 && !reads_out) {
+    fill(rt, result, Scalar::integer(0), &s);
+    return finished();
+  }
+  if (o.out && !direct_out && reads_out) copy(rt, result, *o.out, &s);
+
+  // Operands of another dtype are converted (contiguous temporaries), then used as any other.
+  Array ac = a, bc = b;
+  if (a.dtype() != t || b.dtype() != t) {
+    if (a.dtype() != t) ac = astype(rt, a, t, &s);
+    if (b.dtype() != t) bc = astype(rt, b, t, &s);
+    la = as_matrices(ac.layout(), true, o.ta);
+    lb = as_matrices(bc.layout(), false, o.tb);
+    batch_strides(false);
   }
 
   // Operands in place when their matrices are row- or column-major, else contiguous copies.
-  Array av = a.with_layout(la), bv = b.with_layout(lb);
+  Array av = ac.with_layout(la), bv = bc.with_layout(lb);
   MatrixForm fa = form_of(la), fb = form_of(lb);
   if (!fa.ok) {
     av = contiguous(rt, av, &s);
@@ -260,7 +330,7 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
   bv.buffer()->record_use(s);
   result.buffer()->record_use(s);
   rt.backend().matmul(call, s);
-  return result;
+  return finished();
 }
 
 Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out, Stream* stream) {

@@ -73,6 +73,22 @@ CULUA_HD inline uint16_t encode_small_float(double x) {
                                static_cast<uint16_t>(q & ((1u << M) - 1)));
 }
 
+// A double rounded to the nearest float (ties to even), defined for every double: a plain
+// static_cast of a finite value beyond float's range is undefined behaviour in C++. Values from
+// FLT_MAX + half an ulp up give infinity (that midpoint ties to even, away from the odd FLT_MAX),
+// as IEEE 754, numpy and the GPU's cvt.rn.f32.f64 do; those just above FLT_MAX still give FLT_MAX;
+// NaN stays NaN.
+CULUA_HD inline float narrow_to_float(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double2float_rn(x);
+#else
+  constexpr double overflow = 0x1.ffffffp127;  // (2^25 - 1) * 2^103
+  if (x >= overflow) return std::numeric_limits<float>::infinity();
+  if (x <= -overflow) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(x);
+#endif
+}
+
 // Rounds an integer to `bits` significant bits (ties to even), so that the result converts to a
 // double exactly: int64 values past 2^53 would otherwise round twice on their way to a small float.
 CULUA_HD inline double round_to_significand(int64_t x, int bits) {
@@ -192,7 +208,7 @@ CULUA_HD inline To convert(From x) {
   } else if constexpr (is_complex_element<From>::value) {
     if constexpr (is_complex_element<To>::value) {
       using T = decltype(To{}.re);
-      return To{static_cast<T>(x.re), static_cast<T>(x.im)};
+      return To{convert<T>(x.re), convert<T>(x.im)};
     } else if constexpr (std::is_same_v<To, bool>) {
       return x.re != 0 || x.im != 0;
     } else {
@@ -218,6 +234,8 @@ CULUA_HD inline To convert(From x) {
     } else {
       return static_cast<To>(v);
     }
+  } else if constexpr (std::is_same_v<To, float> && std::is_same_v<From, double>) {
+    return narrow_to_float(x);
   } else {
     return static_cast<To>(real_value(x));
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
+
 namespace culua::detail {
 
 namespace {
@@ -124,6 +126,33 @@ DType promote_types(DType a, DType b) {
       return a == DType::C128 || b == DType::C128 ? DType::C128 : DType::C64;
     default:
       return DType::Bool;
+  }
+}
+
+bool can_cast_same_kind(DType from, DType to) {
+  const auto order = [](DType t) {
+    switch (info(t).cls) {
+      case DTypeClass::Bool:
+        return 0;
+      case DTypeClass::Unsigned:
+        return 1;
+      case DTypeClass::Signed:
+        return 2;
+      case DTypeClass::Float:
+        return 3;
+      case DTypeClass::Complex:
+        return 4;
+    }
+    return 0;
+  };
+  return order(from) <= order(to);
+}
+
+void check_out_dtype(DType result, DType out) {
+  if (!can_cast_same_kind(result, out)) {
+    fail(ErrorKind::Type,
+         "out= has dtype {}, cannot hold the {} result under numpy's same_kind rule", name(out),
+         name(result));
   }
 }
 

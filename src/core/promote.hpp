@@ -26,4 +26,11 @@ DType real_of(DType t);
 // The complex type whose parts hold `t` (f16/bf16/f32 -> c64, f64 and integers -> c128).
 DType complex_of(DType t);
 
+// numpy's can_cast(from, to, "same_kind"): a cast within a kind (narrowing included) or to a later
+// kind in the order bool < unsigned < signed < float < complex (u8 -> i8 is allowed, i32 -> u8,
+// f32 -> i64 and c64 -> f64 are not).
+bool can_cast_same_kind(DType from, DType to);
+// Throws Error(Type) when an out= array of dtype `out` cannot take a `result` under that rule.
+void check_out_dtype(DType result, DType out);
+
 }  // namespace culua::detail

@@ -60,7 +60,11 @@ I exact_integer(DType t, const Scalar& v) {
           d < static_cast<double>(L::max()) + 1.0) {
         return static_cast<I>(d);
       }
-      if (std::isfinite(d) && std::trunc(d) != d) {
+      if (!std::isfinite(d)) {
+        fail(ErrorKind::Value, "cannot store {} in a {} array (integers have no nan or inf)",
+             v.str(), name(t));
+      }
+      if (std::trunc(d) != d) {
         fail(ErrorKind::Value, "cannot store {} in a {} array exactly (not an integer)", v.str(),
              name(t));
       }
@@ -91,11 +95,11 @@ void encode_scalar(DType t, const Scalar& v, void* out) {
     } else if constexpr (is_complex_element<T>::value) {
       using R = decltype(T{}.re);
       if (v.kind == Scalar::Kind::Complex) {
-        value = T{static_cast<R>(v.re), static_cast<R>(v.im)};
+        value = T{convert<R>(v.re), convert<R>(v.im)};
       } else if (v.kind == Scalar::Kind::Int) {
-        value = T{static_cast<R>(v.i), R{0}};
+        value = T{convert<R>(v.i), R{0}};
       } else {
-        value = T{static_cast<R>(v.as_double()), R{0}};
+        value = T{convert<R>(v.as_double()), R{0}};
       }
     } else {
       if (v.kind == Scalar::Kind::Complex) {

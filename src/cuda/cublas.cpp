@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "cuda/cuda_check.hpp"
 #include "kernels/integer_dot.hpp"
+#include "kernels/integer_gemm.hpp"
 
 namespace culua::detail::cuda {
 
@@ -130,6 +131,11 @@ cublasContext* Cublas::handle(Stream& s, void* workspace, size_t bytes) {
 }
 
 void Cublas::matmul(const MatmulCall& c, Stream& s, void* workspace, size_t bytes) {
+  if (is_integer(c.dtype) || c.dtype == DType::Bool) {
+    CULUA_CUDA_CHECK(*health_,
+                     static_cast<cudaError_t>(kernels::cuda::integer_gemm(c, s.native_handle())));
+    return;
+  }
   const GemmTypes types = gemm_types(c.dtype, c.tf32);
   const ScaleValue alpha(c.alpha, types.compute), beta(c.beta, types.compute);
   const size_t size = itemsize(c.dtype);

@@ -10,6 +10,7 @@
 #include "core/blas_call.hpp"
 #include "core/error.hpp"
 #include "core/numeric.hpp"
+#include "kernels/integer_gemm.hpp"
 
 namespace culua::detail::host {
 
@@ -144,6 +145,10 @@ std::mutex& blas_mutex() {
 }  // namespace
 
 void blas_matmul(const MatmulCall& c) {
+  if (is_integer(c.dtype) || c.dtype == DType::Bool) {
+    kernels::host::integer_gemm(c);  // no BLAS: needs no turn
+    return;
+  }
   std::lock_guard lock(blas_mutex());
   switch (c.dtype) {
     case DType::F32:

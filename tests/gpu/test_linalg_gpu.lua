@@ -111,6 +111,48 @@ T.case("dot: every dtype, long vectors, strided", function()
   T.eq(cu.dot(x:astype("i64"), x:astype("i64")):item(), want, "i64 dot")
 end)
 
+T.case("integer and bool products (culua's tiled kernel) wrap exactly as numpy", function()
+  -- sizes around the 64 x 64 x 16 tile: partial tiles on every side, several k steps
+  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u32", "bool" }) do
+    for _, dims in ipairs({ { 1, 1, 1 }, { 63, 17, 65 }, { 128, 64, 64 }, { 130, 100, 70 }, { 5, 0, 7 } }) do
+      local M, K, N = dims[1], dims[2], dims[3]
+      local a, b = L.random_ints({ M, K }, t), L.random_ints({ K, N }, t)
+      L.check_int(cu.matmul(a, b), a, b, string.format("%s %dx%d @ %dx%d", t, M, K, K, N))
+      if K > 0 then
+        local at, bt = L.random_ints({ K, M }, t), L.random_ints({ N, K }, t)
+        L.check_int(cu.matmul(at, bt, { ta = true, tb = true }), at:transpose(), bt:transpose(),
+          t .. " ta tb")
+        L.check_int(cu.matmul(at:transpose(), b), at:transpose(), b, t .. " view")
+      end
+    end
+    local a, b = L.random_ints({ 3, 1, 40, 33 }, t), L.random_ints({ 5, 33, 20 }, t)
+    L.check_int(cu.matmul(a, b), a, b, t .. " broadcast batches")
+    local v = L.random_ints({ 33 }, t)
+    L.check_int(cu.matmul(a, v), a, v, t .. " batch @ vector")
+    local odd = L.random_ints({ 33, 40, 3 }, t):transpose(1, 3) -- copied first
+    L.check_int(cu.matmul(odd, b), odd, b, t .. " copied operand")
+    if t ~= "bool" then
+      local out = L.random_ints({ 3, 5, 40, 20 }, t)
+      local old = L.int_values(out)
+      local signed = L.INTEGERS[t][2]
+      cu.matmul(a, b, { out = out, alpha = signed and -5 or 5, beta = 3 })
+      L.check_int(out, a, b, t .. " alpha beta",
+        { alpha = signed and -5 or 5, beta = 3, out_values = old })
+    end
+  end
+  -- mixed dtypes: converted, then the same kernels (or cuBLAS for float results)
+  local a, b = L.random_ints({ 70, 40 }, "i8"), L.random_ints({ 40, 66 }, "u8")
+  local r = cu.matmul(a, b)
+  T.eq(r.dtype, "i16")
+  L.check_int(r, a:astype("i16"), b:astype("i16"), "i8 @ u8")
+  local f = L.random_ints({ 40, 66 }, "i32", true)
+  local rf = cu.matmul(R({ 70, 40 }, "f32"), f)
+  T.eq(rf.dtype, "f64")
+  local o16 = cu.zeros({ 70, 66 }, "i16")
+  cu.matmul(a:astype("i32"), b:astype("i32"), { out = o16 })
+  T.eq(o16:totable(), r:totable(), "i32 result into an i16 out")
+end)
+
 T.case("no synchronization: a dot and a matmul queue and return at once", function()
   local s = cu.stream()
   local a, b = cu.randn({ 2048, 2048 }), cu.randn({ 2048, 2048 })

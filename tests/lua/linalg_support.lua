@@ -143,6 +143,122 @@ function L.reference(a, b, alpha, beta, out_values)
   return out, scale, shape, K
 end
 
+-- Integer dtypes of matmul: their width and sign (bool: the or of ands).
+L.INTEGERS = { i8 = { 8, true }, i16 = { 16, true }, i32 = { 32, true }, i64 = { 64, true },
+  u8 = { 8, false }, u32 = { 32, false } }
+
+local function wrap_to(x, dtype)
+  local w = L.INTEGERS[dtype]
+  if w[1] == 64 then return x end
+  local v = x & ((1 << w[1]) - 1)
+  if w[2] and v >= (1 << (w[1] - 1)) then v = v - (1 << w[1]) end
+  return v
+end
+L.wrap_to = wrap_to
+
+-- Random integers of a dtype: the full range (so that products wrap), or [-9, 9] when `small`.
+function L.random_ints(shape, dtype, small)
+  local n = prod(shape)
+  local flat = {}
+  for i = 1, n do
+    if dtype == "bool" then
+      flat[i] = math.random() < 0.5
+    elseif small then
+      flat[i] = L.INTEGERS[dtype][2] and math.random(-9, 9) or math.random(0, 9)
+    else
+      flat[i] = wrap_to(math.random(math.mininteger, math.maxinteger), dtype)
+    end
+  end
+  if n == 0 then return cu.zeros(shape, dtype) end
+  return cu.array(nest(flat, shape), dtype)
+end
+
+-- The flat elements of an array as Lua integers (bool: 0/1), read through its view.
+local function int_values(a)
+  local flat = {}
+  local function walk(v)
+    if type(v) == "table" then
+      for i = 1, #v do walk(v[i]) end
+    elseif type(v) == "boolean" then
+      flat[#flat + 1] = v and 1 or 0
+    else
+      flat[#flat + 1] = math.tointeger(v)
+    end
+  end
+  walk(a:totable())
+  return flat
+end
+L.int_values = int_values
+
+-- numpy's matmul of integer or bool arrays in `dtype`, a naive loop in Lua's 64-bit wrapping
+-- integers, then wrapped to the dtype (bool: the or of ands, as 0/1): the flat result and shape.
+function L.int_reference(a, b, dtype, alpha, beta, out_values)
+  local av, bv = int_values(a), int_values(b)
+  local ash, bsh = a.shape, b.shape
+  local a1, b1 = #ash == 1, #bsh == 1
+  if a1 then ash = { 1, ash[1] } end
+  if b1 then bsh = { bsh[1], 1 } end
+  local M, K, N = ash[#ash - 1], ash[#ash], bsh[#bsh]
+  assert(bsh[#bsh - 1] == K, "int_reference: inner dimensions differ")
+  local na, nb = #ash - 2, #bsh - 2
+  local nbatch = math.max(na, nb)
+  local batch = {}
+  for d = 1, nbatch do
+    local da, db = d - (nbatch - na), d - (nbatch - nb)
+    local ea, eb = da >= 1 and ash[da] or 1, db >= 1 and bsh[db] or 1
+    batch[d] = ea == 1 and eb or ea
+  end
+  local out, idx = {}, {}
+  for bi = 0, prod(batch) - 1 do
+    local rem = bi
+    for d = nbatch, 1, -1 do
+      idx[d] = rem % batch[d]
+      rem = rem // batch[d]
+    end
+    local la, lb = 0, 0
+    for d = 1, nbatch do
+      local da, db = d - (nbatch - na), d - (nbatch - nb)
+      if da >= 1 then la = la * ash[da] + (ash[da] == 1 and 0 or idx[d]) end
+      if db >= 1 then lb = lb * bsh[db] + (bsh[db] == 1 and 0 or idx[d]) end
+    end
+    for i = 0, M - 1 do
+      for j = 0, N - 1 do
+        local sum = 0
+        for k = 0, K - 1 do
+          sum = sum + av[la * M * K + i * K + k + 1] * bv[lb * K * N + k * N + j + 1]
+        end
+        local pos = #out + 1
+        if dtype == "bool" then
+          out[pos] = sum ~= 0 and 1 or 0
+        else
+          local r = (alpha or 1) * sum
+          if beta then r = r + beta * out_values[pos] end
+          out[pos] = wrap_to(r, dtype)
+        end
+      end
+    end
+  end
+  local shape = {}
+  for d = 1, nbatch do shape[#shape + 1] = batch[d] end
+  if not a1 then shape[#shape + 1] = M end
+  if not b1 then shape[#shape + 1] = N end
+  return out, shape
+end
+
+-- Checks an integer or bool product exactly against int_reference.
+function L.check_int(result, a, b, what, opts)
+  opts = opts or {}
+  local ref, shape = L.int_reference(a, b, result.dtype, opts.alpha, opts.beta, opts.out_values)
+  T.eq(result.shape, shape, what .. ": shape")
+  local got = int_values(result)
+  T.eq(#got, #ref, what .. ": size")
+  for i = 1, #ref do
+    if got[i] ~= ref[i] then
+      error(string.format("%s: element %d: got %d, expected %d", what, i, got[i], ref[i]), 2)
+    end
+  end
+end
+
 -- Checks a result array against the reference of a @ b (with alpha, beta and out's old values).
 function L.check(result, a, b, what, opts)
   opts = opts or {}

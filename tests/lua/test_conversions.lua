@@ -130,6 +130,43 @@ T.case("writes into float dtypes round", function()
   T.eq(cu.array({ 16777217 }, "f32")[1], 16777216.0, "integers round too")
 end)
 
+T.case("values beyond a float dtype's range become inf (IEEE rounding, as numpy)", function()
+  local fmax = 3.4028234663852886e38 -- f32's largest value
+  local near = fmax * (1 + 1e-10)   -- rounds to it
+  local past = fmax + 2.0 ^ 103      -- the midpoint to 2^128: ties to even, to inf
+  for _, t in ipairs({ "f32", "f16", "bf16" }) do
+    local a = cu.empty(4, t)
+    a[1], a[2], a[3], a[4] = 1e300, -1e300, 0 / 0, math.huge
+    local v = a:totable()
+    T.eq({ v[1], v[2], v[4] }, { math.huge, -math.huge, math.huge }, t .. " a[i] = v")
+    T.truthy(v[3] ~= v[3], t .. " nan stays nan")
+    T.eq(cu.full(2, -1e300, t):totable(), { -math.huge, -math.huge }, t .. " full")
+    T.eq(cu.array({ 1e300, -1e39 }, t):totable(), { math.huge, -math.huge }, t .. " array")
+    T.eq(cu.zeros(1, t):fill(1e300)[1], math.huge, t .. " fill")
+    T.eq(cu.array({ 1e300, -1e300, 1 }, "f64"):astype(t):totable(), { math.huge, -math.huge, 1.0 },
+      t .. " astype from f64")
+    T.eq((cu.zeros(1, t) + 1e300)[1], math.huge, t .. " weak scalar operand")
+  end
+  T.eq(cu.array({ near, -near, past, -past }, "f32"):totable(), { fmax, -fmax, math.huge, -math.huge })
+  T.eq(cu.array({ near, past }, "f64"):astype("f32"):totable(), { fmax, math.huge })
+  T.eq(cu.array({ 65519.99, 65520 }, "f16"):totable(), { 65504.0, math.huge })
+  local z = cu.array({ cu.complex(1e300, near) }, "c64")[1]
+  T.eq({ z.re, z.im }, { math.huge, fmax })
+  local w = cu.array({ cu.complex(-1e300, 1) }, "c128"):astype("c64")[1]
+  T.eq({ w.re, w.im }, { -math.huge, 1.0 })
+end)
+
+T.case("writes of nan, inf or out-of-range values into integer dtypes are errors", function()
+  for _, t in ipairs({ "i8", "i32", "i64", "u8", "u32" }) do
+    local a = cu.zeros(2, t)
+    S.raises(function() a[1] = 0 / 0 end, { "cannot store nan in a " .. t .. " array", "no nan or inf" })
+    S.raises(function() a[1] = -math.huge end, { "cannot store -inf", "no nan or inf" })
+    S.raises(function() cu.full(2, 1e300, t) end, { "out of range for " .. t })
+    S.raises(function() cu.array({ 1, 0 / 0 }, t) end, "cannot store nan")
+    T.eq(a:totable(), { 0, 0 }, t .. " unchanged")
+  end
+end)
+
 T.case("writes into integer and bool dtypes take exact values", function()
   for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u32" }) do
     local info = S.INFO[t]

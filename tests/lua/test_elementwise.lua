@@ -160,6 +160,7 @@ end
 local function binary_types(op, common)
   local ct = common
   if op == "div" and (KIND[ct] == "int" or KIND[ct] == "bool") then ct = "f64" end
+  if op == "pow" and ct == "bool" then ct = "i8" end -- numpy's power has no bool loop
   return ct, COMPARISON[op] and "bool" or ct
 end
 
@@ -1088,7 +1089,7 @@ case("float edge values: nan propagation in maximum/minimum, inf, signed zeros, 
   T.eq((cu.array({ 7.0 }, "f64") // -2):totable(), { -4.0 })
 end)
 
-case("bool arithmetic: add is or, mul is and; sub/pow/floordiv/mod/neg are errors", function()
+case("bool arithmetic: add is or, mul is and, pow is i8 (numpy); sub/floordiv/mod/neg are errors", function()
   local a = operand({ 17 }, "bool", "arith", "contig")
   local b = operand({ 17 }, "bool", "arith", "narrow")
   check_binary("add", a + b, a, b, "bool +")
@@ -1099,7 +1100,17 @@ case("bool arithmetic: add is or, mul is and; sub/pow/floordiv/mod/neg are error
     check_binary(op, cu[op](a, b), a, b, "bool " .. op)
   end
   S.raises(function() return a - b end, { "sub is not defined", "bool" })
-  S.raises(function() return a ^ b end, "pow is not defined")
+  -- numpy has no bool power: bool ^ bool computes in i8; a Lua integer exponent gives i64 and a
+  -- negative one follows the integer rule (1 ^ -3 is 1, 0 ^ -3 is 0)
+  local p = a ^ b
+  T.eq(p.dtype, "i8")
+  local fa, fb, fp = flat(a), flat(b), flat(p)
+  for i = 1, #fa do T.eq(fp[i], (fa[i] or not fb[i]) and 1 or 0, "bool ^ bool " .. i) end
+  T.eq(cu.pow(a, true).dtype, "i8")
+  local neg = cu.array({ true, false }, "bool") ^ -3
+  T.eq(neg.dtype, "i64")
+  T.eq(neg:totable(), { 1, 0 })
+  T.eq((cu.array({ true, false }, "bool") ^ 0.5).dtype, "f64")
   S.raises(function() return a // b end, "floordiv is not defined")
   S.raises(function() return a % b end, "mod is not defined")
   S.raises(function() return -a end, "neg is not defined for bool")
@@ -1470,6 +1481,24 @@ case("errors: out of the wrong shape or a narrower kind, freed operands, scalars
   S.raises(function() return cu.add(a, cu.complex(1, 1), { out = cu.zeros({ 2, 3 }) }) end, "c64")
   S.raises(function() return cu.add(cu.ones(2, "i8"), 1, { out = cu.zeros(2, "bool") }) end, "bool")
   S.raises(function() return cu.add(a, 1, { out = 5 }) end, "out")
+  -- numpy's same_kind: signed integers do not go into unsigned ones (any width), complex not into
+  -- real; unsigned into signed and narrowing within a kind are allowed
+  local i32 = cu.array({ 5, 7 }, "i32")
+  S.raises(function() return cu.sub(i32, i32, { out = cu.zeros(2, "u8") }) end,
+    { "out= has dtype u8", "i32 result", "same_kind" })
+  S.raises(function() return cu.add(cu.ones(2, "i8"), 1, { out = cu.zeros(2, "u32") }) end,
+    { "out= has dtype u32", "i8" })
+  S.raises(function() return cu.add(cu.ones(2, "c64"), 1, { out = cu.zeros(2, "f64") }) end,
+    { "out= has dtype f64", "c64 result" })
+  local into_i8 = cu.zeros(2, "i8")
+  cu.add(cu.array({ 200, 100 }, "u8"), 100, { out = into_i8 }) -- u8 result 44, 200 wraps to -56
+  T.eq(into_i8:totable(), { 44, -56 })
+  local into_i16 = cu.zeros(2, "i16")
+  cu.mul(i32, 10000, { out = into_i16 }) -- i32 50000, 70000 wrap to i16
+  T.eq(into_i16:totable(), { 50000 - 65536, 70000 - 65536 })
+  local into_f16 = cu.zeros(2, "f16")
+  cu.add(cu.array({ 1e5, 1 }, "f64"), 0, { out = into_f16 })
+  T.eq(into_f16:totable(), { math.huge, 1.0 })
   local f = cu.ones(4)
   f:free()
   S.raises(function() return f + 1 end, "freed")

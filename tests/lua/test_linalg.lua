@@ -212,16 +212,148 @@ T.case("dot: integers sum exactly and wrap to the dtype", function()
   T.eq(cu.dot(cu.array(big, "i32"), cu.array(big, "i32")):item(), w)
 end)
 
+-- integer, bool and mixed dtypes ----------------------------------------------------------------
+
+T.case("integer and bool products wrap in the result dtype as numpy does (naive Lua reference)", function()
+  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u32", "bool" }) do
+    for _, dims in ipairs({ { 7, 5, 6 }, { 1, 9, 1 }, { 70, 33, 67 }, { 3, 1, 4 }, { 2, 0, 3 } }) do
+      local M, K, N = dims[1], dims[2], dims[3]
+      local a, b = L.random_ints({ M, K }, t), L.random_ints({ K, N }, t)
+      local c = cu.matmul(a, b)
+      T.eq(c.dtype, t)
+      L.check_int(c, a, b, string.format("%s %dx%d @ %dx%d", t, M, K, K, N))
+    end
+  end
+  -- named wraparounds (numpy: [[100, 100]] @ [[2], [3]] in i8 is -12)
+  T.eq(cu.matmul(cu.array({ { 100, 100 } }, "i8"), cu.array({ { 2 }, { 3 } }, "i8")):totable(), { { -12 } })
+  T.eq(cu.matmul(cu.array({ 4000000000 }, "u32"), cu.array({ 3 }, "u32")):item(), 12000000000 % (1 << 32))
+  T.eq(cu.matmul(cu.array({ { true, false } }, "bool"), cu.array({ { true }, { true } }, "bool")):totable(),
+    { { true } })
+  T.eq(cu.matmul(cu.array({ { false, true } }, "bool"), cu.array({ { true }, { false } }, "bool")):totable(),
+    { { false } })
+end)
+
+T.case("integer products: batches, broadcasts, 1-D operands, ta/tb, views", function()
+  local cases = {
+    { { 3, 4, 5 }, { 3, 5, 2 } },
+    { { 2, 1, 4, 5 }, { 3, 5, 6 } },
+    { { 4, 5 }, { 3, 5, 2 } },
+    { { 1, 4, 5 }, { 6, 5, 2 } },
+    { { 5 }, { 3, 5, 2 } },
+    { { 3, 4, 5 }, { 5 } },
+    { { 5 }, { 5 } },
+  }
+  for _, t in ipairs({ "i8", "i32", "i64", "u32", "bool" }) do
+    for _, c in ipairs(cases) do
+      local a, b = L.random_ints(c[1], t), L.random_ints(c[2], t)
+      L.check_int(cu.matmul(a, b), a, b, t .. " " .. T.describe(c[1]) .. " @ " .. T.describe(c[2]))
+    end
+    local a, b = L.random_ints({ 6, 5 }, t), L.random_ints({ 7, 6 }, t)
+    -- ta/tb and transposed views are the same products
+    local want = cu.matmul(a:transpose():contiguous(), b:transpose():contiguous())
+    L.check_int(cu.matmul(a, b, { ta = true, tb = true }), a:transpose(), b:transpose(), t .. " ta tb")
+    T.eq(cu.matmul(a:transpose(), b:transpose()):totable(), want:totable(), t .. " views")
+    -- a narrowed (non-contiguous) operand is copied first
+    local wide = L.random_ints({ 5, 9 }, t)
+    local narrow = wide:narrow(2, 2, 6)
+    L.check_int(cu.matmul(narrow, b:transpose()), narrow, b:transpose(), t .. " narrowed")
+    local batch = L.random_ints({ 3, 7, 5 }, t):transpose(2, 3)
+    L.check_int(cu.matmul(a, batch), a, batch, t .. " transposed batch")
+  end
+end)
+
+T.case("integer alpha, beta and out= (same_kind: wider, narrower, unsigned into signed)", function()
+  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u32" }) do
+    local a, b = L.random_ints({ 4, 6 }, t), L.random_ints({ 6, 5 }, t)
+    local signed = L.INTEGERS[t][2]
+    local alpha, beta = signed and -3 or 3, signed and -7 or 7
+    local out = L.random_ints({ 4, 5 }, t)
+    local old = L.int_values(out)
+    local r = cu.matmul(a, b, { out = out, alpha = alpha, beta = beta })
+    T.truthy(rawequal(r, out), t .. " returns out")
+    L.check_int(out, a, b, t .. " alpha beta", { alpha = alpha, beta = beta, out_values = old })
+    L.check_int(cu.matmul(a, b, { alpha = 2.0 }), a, b, t .. " alpha 2.0", { alpha = 2 })
+  end
+  -- out= of another dtype of the same kind gets the result converted (numpy's same_kind casting)
+  local a, b = L.random_ints({ 3, 4 }, "i32"), L.random_ints({ 4, 2 }, "i32")
+  local want = cu.matmul(a, b)
+  local o16 = cu.zeros({ 3, 2 }, "i16")
+  cu.matmul(a, b, { out = o16 })
+  local w = L.int_values(want)
+  for i, v in ipairs(L.int_values(o16)) do T.eq(v, S.wrap(w[i], 16, true), "i32 result into i16") end
+  local o64 = cu.zeros({ 3, 2 }, "i64")
+  cu.matmul(a, b, { out = o64 })
+  T.eq(L.int_values(o64), w, "i32 result into i64")
+  local of = cu.zeros({ 3, 2 }, "f64")
+  cu.matmul(a, b, { out = of })
+  for i, v in ipairs(of:totable()) do
+    for j, x in ipairs(v) do T.eq(x, w[(i - 1) * 2 + j] + 0.0, "i32 result into f64") end
+  end
+  local ua, ub = L.random_ints({ 2, 3 }, "u8"), L.random_ints({ 3, 2 }, "u8")
+  local oi = cu.zeros({ 2, 2 }, "i8")
+  cu.matmul(ua, ub, { out = oi })
+  local uw = L.int_reference(ua, ub, "u8")
+  for i, v in ipairs(L.int_values(oi)) do T.eq(v, S.wrap(uw[i], 8, true), "u8 result into i8") end
+  -- beta with an out= of another dtype reads out converted to the result dtype
+  local ob = cu.array({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, "i64")
+  cu.matmul(a, b, { out = ob, beta = 10 })
+  for i, v in ipairs(L.int_values(ob)) do T.eq(v, S.wrap(w[i] + 10 * i, 32, true), "beta into i64") end
+  -- float out= of an f32 product: f64
+  local fa, fb = R({ 3, 4 }, "f32"), R({ 4, 2 }, "f32")
+  local fo = cu.zeros({ 3, 2 }, "f64")
+  cu.matmul(fa, fb, { out = fo })
+  T.eq(fo:totable(), cu.matmul(fa, fb):astype("f64"):totable())
+end)
+
+T.case("mixed dtypes promote as the elementwise operations do", function()
+  local cases = {
+    { "i8", "u8", "i16" }, { "bool", "i8", "i8" }, { "u8", "u32", "u32" }, { "i8", "u32", "i64" },
+    { "i32", "f32", "f64" }, { "i8", "f16", "f16" }, { "f16", "bf16", "f32" }, { "f32", "f64", "f64" },
+    { "i16", "c64", "c64" }, { "f64", "c64", "c128" }, { "bool", "f32", "f32" }, { "u8", "bf16", "bf16" },
+  }
+  for _, c in ipairs(cases) do
+    local ta, tb, want = c[1], c[2], c[3]
+    local ints = (L.INTEGERS[ta] or ta == "bool") and (L.INTEGERS[tb] or tb == "bool")
+    local small = not ints
+    local function operand(shape, t)
+      if L.INTEGERS[t] or t == "bool" then return L.random_ints(shape, t, small) end
+      return R(shape, t)
+    end
+    local a, b = operand({ 4, 6 }, ta), operand({ 2, 6, 3 }, tb)
+    local r = cu.matmul(a, b)
+    T.eq(r.dtype, want, ta .. " @ " .. tb)
+    T.eq(cu.matmul(b:transpose(2, 3), a:transpose(), { ta = false }).dtype, want, tb .. " @ " .. ta)
+    local what = ta .. " @ " .. tb .. " -> " .. want
+    if L.INTEGERS[want] or want == "bool" then
+      L.check_int(r, a:astype(want), b:astype(want), what)
+    else
+      -- the operands are converted to the result dtype first: the reference of the converted ones
+      L.check(r, a:astype(want), b:astype(want), what)
+    end
+    T.eq(r:totable(), cu.matmul(a:astype(want), b:astype(want)):totable(), what .. " = astype first")
+  end
+end)
+
 -- errors -------------------------------------------------------------------------------------
 
 T.case("matmul errors", function()
   local a, b = cu.ones({ 2, 3 }), cu.ones({ 3, 4 })
-  S.raises(function() cu.matmul(a, b:astype("f64")) end,
-    "matmul needs operands of one dtype (f32 and f64); use astype")
-  for _, t in ipairs({ "i32", "i8", "u8", "i64", "bool" }) do
-    S.raises(function() cu.matmul(a:astype(t), b:astype(t)) end,
-      { "matmul supports the dtypes f32, f64, f16, bf16, c64 and c128", "not " .. t })
-  end
+  local ia, ib = a:astype("i32"), b:astype("i32")
+  S.raises(function() cu.matmul(ia, ib, { alpha = 2.5 }) end, "alpha must be an integer for a i32 matmul, not 2.5")
+  S.raises(function() cu.matmul(ia, ib, { alpha = 0 / 0 }) end, "alpha must be an integer")
+  S.raises(function() cu.matmul(a:astype("u8"), b:astype("u8"), { alpha = 300 }) end,
+    "alpha 300 is out of range for a u8 matmul")
+  S.raises(function() cu.matmul(a:astype("u8"), b:astype("u8"), { alpha = -1 }) end, "out of range")
+  S.raises(function() cu.matmul(ia, ib, { out = cu.zeros({ 2, 4 }, "i32"), beta = 1e10 }) end,
+    "beta 10000000000 is out of range for a i32 matmul")
+  S.raises(function() cu.matmul(ia, ib, { alpha = cu.complex(1, 0) }) end, "alpha is complex")
+  S.raises(function() cu.matmul(a:astype("bool"), b:astype("bool"), { alpha = 2 }) end,
+    "alpha and beta are not defined for a bool matmul")
+  S.raises(function()
+    cu.matmul(a:astype("bool"), b:astype("bool"), { out = cu.zeros({ 2, 4 }, "bool"), beta = 1 })
+  end, "alpha and beta are not defined for a bool matmul")
+  S.raises(function() cu.matmul(a, b, { alpha = 1e300 }) end,
+    "alpha 1e+300 is beyond the f32 range of a f32 matmul's scale factors")
   S.raises(function() cu.matmul(a, cu.ones({ 4, 3 })) end,
     { "shapes do not match", "a {2,3} has 3 columns", "b {4,3} has 4 rows" })
   S.raises(function() cu.matmul(a, b, { ta = true }) end, { "a {2,3} (transposed) has 2 columns" })
@@ -231,8 +363,12 @@ T.case("matmul errors", function()
   S.raises(function() cu.matmul(cu.ones(3), cu.ones(4)) end, "shapes do not match")
   S.raises(function() cu.matmul(a, b, { out = cu.zeros({ 2, 5 }) }) end,
     "out has shape {2,5} but the result has shape {2,4}")
-  S.raises(function() cu.matmul(a, b, { out = cu.zeros({ 2, 4 }, "f64") }) end,
-    "out has dtype f64 but the result is f32")
+  S.raises(function() cu.matmul(a, b, { out = cu.zeros({ 2, 4 }, "i32") }) end,
+    "out= has dtype i32, cannot hold the f32 result under numpy's same_kind rule")
+  S.raises(function() cu.matmul(ia, ib, { out = cu.zeros({ 2, 4 }, "u8") }) end,
+    "out= has dtype u8, cannot hold the i32 result")
+  S.raises(function() cu.matmul(a:astype("c64"), b, { out = cu.zeros({ 2, 4 }, "f64") }) end,
+    "out= has dtype f64, cannot hold the c64 result")
   S.raises(function() cu.matmul(a, b, { out = cu.zeros({ 4, 2 }):transpose() }) end,
     "out must be contiguous")
   local big = cu.ones({ 3, 3 })

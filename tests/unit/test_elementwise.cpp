@@ -78,8 +78,8 @@ bool defined(BinaryOp op, DType t) {
     case BinaryOp::Ne:
       return true;
     case BinaryOp::Sub:
-    case BinaryOp::Pow:
       return !is_bool_t(t);
+    case BinaryOp::Pow:  // bools compute in i8, as numpy's power
     case BinaryOp::Div:
       return true;  // integers and bools divide in f64
     case BinaryOp::FloorDiv:
@@ -206,8 +206,9 @@ TEST_CASE("binary_types: defined operations, compute and result types", "[elemen
         continue;
       }
       const ElementwiseTypes ty = binary_types(op, a, a);
-      const DType compute =
-          op == BinaryOp::Div && (is_integer(t) || t == DType::Bool) ? DType::F64 : t;
+      const DType compute = op == BinaryOp::Div && (is_integer(t) || t == DType::Bool) ? DType::F64
+                            : op == BinaryOp::Pow && t == DType::Bool                  ? DType::I8
+                                                                                       : t;
       CHECK(ty.compute == compute);
       CHECK(ty.result == (is_comparison(op) ? DType::Bool : compute));
     }
@@ -232,6 +233,41 @@ TEST_CASE("binary_types: defined operations, compute and result types", "[elemen
       error_message_of([&] { binary_types(BinaryOp::Gt, c, Operand(Scalar::integer(1))); });
   CHECK(msg.find("gt") != std::string::npos);
   CHECK(msg.find("c64") != std::string::npos);
+}
+
+TEST_CASE("can_cast_same_kind is numpy's can_cast(from, to, 'same_kind')", "[elementwise]") {
+  // numpy 1.24's answers for every pair: bool < unsigned < signed < float < complex, any width.
+  const auto order = [](DType t) {
+    switch (info(t).cls) {
+      case DTypeClass::Bool:
+        return 0;
+      case DTypeClass::Unsigned:
+        return 1;
+      case DTypeClass::Signed:
+        return 2;
+      case DTypeClass::Float:
+        return 3;
+      default:
+        return 4;
+    }
+  };
+  for (DType from : kAll) {
+    for (DType to : kAll) {
+      INFO(pair_name(from, to));
+      CHECK(can_cast_same_kind(from, to) == (order(from) <= order(to)));
+    }
+  }
+  CHECK_FALSE(can_cast_same_kind(DType::I32, DType::U8));
+  CHECK_FALSE(can_cast_same_kind(DType::I8, DType::U32));
+  CHECK(can_cast_same_kind(DType::U32, DType::I8));
+  CHECK(can_cast_same_kind(DType::F64, DType::F16));
+  CHECK(can_cast_same_kind(DType::Bool, DType::U8));
+  CHECK_FALSE(can_cast_same_kind(DType::C64, DType::F64));
+  CHECK_FALSE(can_cast_same_kind(DType::F16, DType::I64));
+  const std::string msg = error_message_of([] { check_out_dtype(DType::I32, DType::U8); });
+  CHECK(msg.find("out= has dtype u8, cannot hold the i32 result under numpy's same_kind rule") !=
+        std::string::npos);
+  CHECK(error_kind_of([] { check_out_dtype(DType::F32, DType::I64); }) == ErrorKind::Type);
 }
 
 TEST_CASE("unary_types", "[elementwise]") {

@@ -254,6 +254,44 @@ TEST_CASE("matmul: f32 results of small integers are exact", "[linalg]") {
   CHECK(raw_elements<float>(rt, matmul(rt, a, b)) == std::vector<float>{-3, 12, 1, 24, 5, 36});
 }
 
+TEST_CASE("matmul: integers wrap in the result dtype, bool is the or of ands", "[linalg]") {
+  Runtime rt(host_options());
+  const Array a = empty(rt, Shape{2, 3}, DType::I8);
+  const Array b = empty(rt, Shape{3, 2}, DType::I8);
+  write_raw<int8_t>(rt, a, {100, 100, -128, 1, 2, 3});
+  write_raw<int8_t>(rt, b, {2, 1, 3, -1, 1, 127});
+  // 200 + 300 - 128 = 372 -> 116; 100 - 100 - 16256 -> -16256 mod 256 = 128 -> -128; 2 + 6 + 3 =
+  // 11; 1 - 2 + 381 = 380 -> 124 (numpy's int8 matmul gives the same)
+  CHECK(raw_elements<int8_t>(rt, matmul(rt, a, b)) == std::vector<int8_t>{116, -128, 11, 124});
+  MatmulOptions o;
+  o.alpha = Scalar::integer(-2);
+  CHECK(raw_elements<int8_t>(rt, matmul(rt, a, b, o)) == std::vector<int8_t>{24, 0, -22, 8});
+  const Array u = empty(rt, Shape{1, 2}, DType::U32);
+  const Array v = empty(rt, Shape{2}, DType::U32);
+  write_raw<uint32_t>(rt, u, {4000000000u, 3u});
+  write_raw<uint32_t>(rt, v, {3u, 5u});
+  CHECK(raw_elements<uint32_t>(rt, matmul(rt, u, v)) ==
+        std::vector<uint32_t>{static_cast<uint32_t>(12000000015ull)});
+  const Array p = empty(rt, Shape{2, 2}, DType::Bool);
+  const Array q = empty(rt, Shape{2, 2}, DType::Bool);
+  write_raw<uint8_t>(rt, p, {1, 0, 0, 0});  // bool elements are bytes 0 and 1
+  write_raw<uint8_t>(rt, q, {0, 1, 1, 1});
+  CHECK(raw_elements<uint8_t>(rt, matmul(rt, p, q)) == std::vector<uint8_t>{0, 1, 0, 0});
+  // mixed: i8 @ u8 is i16 (no wrap at 8 bits)
+  const Array ub = empty(rt, Shape{3, 2}, DType::U8);
+  write_raw<uint8_t>(rt, ub, {200, 1, 200, 1, 0, 0});
+  const Array m = matmul(rt, a, ub);
+  CHECK(m.dtype() == DType::I16);
+  CHECK(raw_elements<int16_t>(rt, m) == std::vector<int16_t>{-25536, 200, 600, 3});
+  // alpha must be an integer the dtype holds
+  MatmulOptions bad;
+  bad.alpha = Scalar::real(0.5);
+  CHECK(error_kind_of([&] { matmul(rt, a, b, bad); }) == ErrorKind::Value);
+  bad.alpha = Scalar::integer(128);
+  CHECK(error_message_of([&] { matmul(rt, a, b, bad); }).find("out of range for a i8 matmul") !=
+        std::string::npos);
+}
+
 TEST_CASE("matmul: f16 and bf16 accumulate in f32", "[linalg]") {
   Runtime rt(host_options());
   // 4096 ones: an f16 accumulator would stop at 2048 (2048 + 1 rounds back to 2048).
@@ -339,8 +377,7 @@ TEST_CASE("matmul and dot errors", "[linalg]") {
   const Array a = full(rt, Shape{2, 3}, DType::F32, Scalar::integer(1));
   const Array b = full(rt, Shape{3, 4}, DType::F32, Scalar::integer(1));
   const Array b64 = full(rt, Shape{3, 4}, DType::F64, Scalar::integer(1));
-  CHECK(error_message_of([&] { matmul(rt, a, b64); }) ==
-        "matmul needs operands of one dtype (f32 and f64); use astype");
+  CHECK(matmul(rt, a, b64).dtype() == DType::F64);  // mixed dtypes promote
   const Array ai = full(rt, Shape{2, 3}, DType::I32, Scalar::integer(1));
   CHECK(error_kind_of([&] { matmul(rt, ai, ai); }) == ErrorKind::Value);
   CHECK(error_message_of([&] { matmul(rt, a, a); }).find("{2,3} has 3 columns") !=

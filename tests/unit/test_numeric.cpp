@@ -438,3 +438,54 @@ TEST_CASE("convert: between floating types rounds once", "[numeric][convert]") {
   const int64_t below_mid = (int64_t{1} << 60) + (int64_t{1} << 52) - 1;
   CHECK(convert<bfloat16>(below_mid).bits == reference_round<8, 7>(std::ldexp(1.0, 60)));
 }
+
+TEST_CASE("convert: double to float beyond float's range is defined (IEEE rounding, then inf)",
+          "[numeric][convert]") {
+  const double fmax = std::numeric_limits<float>::max();
+  const double half_ulp = std::ldexp(1.0, 103);  // ulp(FLT_MAX) = 2^104
+  const float inf = std::numeric_limits<float>::infinity();
+  // Just above FLT_MAX still rounds to FLT_MAX (numpy: float32(3.4028235e38 * 1.0000000001)).
+  CHECK(convert<float>(fmax) == std::numeric_limits<float>::max());
+  CHECK(convert<float>(fmax * 1.0000000001) == std::numeric_limits<float>::max());
+  CHECK(convert<float>(fmax + half_ulp - std::ldexp(1.0, 76)) == std::numeric_limits<float>::max());
+  CHECK(convert<float>(-(fmax + half_ulp - std::ldexp(1.0, 76))) ==
+        -std::numeric_limits<float>::max());
+  // The midpoint ties to even: away from FLT_MAX's odd significand, to infinity.
+  CHECK(convert<float>(fmax + half_ulp) == inf);
+  CHECK(convert<float>(-(fmax + half_ulp)) == -inf);
+  CHECK(convert<float>(1e300) == inf);
+  CHECK(convert<float>(-1e300) == -inf);
+  CHECK(convert<float>(std::numeric_limits<double>::max()) == inf);
+  CHECK(convert<float>(std::numeric_limits<double>::infinity()) == inf);
+  CHECK(std::isnan(convert<float>(std::numeric_limits<double>::quiet_NaN())));
+  CHECK(convert<float>(1e-300) == 0.0f);
+  CHECK(std::signbit(convert<float>(-1e-300)));
+  CHECK(convert<float>(std::ldexp(1.0, -149)) == std::ldexp(1.0f, -149));
+  // complex128 -> complex64 narrows each part the same way
+  const complex64 z = convert<complex64>(complex128{-1e300, fmax * 1.0000000001});
+  CHECK(z.re == -inf);
+  CHECK(z.im == std::numeric_limits<float>::max());
+  // f16 and bf16: values that round to the largest finite value stay finite, beyond give inf
+  CHECK(convert<half>(65519.99).bits == 0x7BFF);
+  CHECK(convert<half>(65520.0).bits == 0x7C00);
+  CHECK(convert<half>(-1e300).bits == 0xFC00);
+  CHECK(convert<bfloat16>(fmax).bits == 0x7F80);  // FLT_MAX rounds up past bf16's largest
+  CHECK(convert<bfloat16>(1e300).bits == 0x7F80);
+  CHECK(convert<bfloat16>(std::ldexp(255.0, 120)).bits == 0x7F7F);  // bf16's largest value
+}
+
+TEST_CASE("convert: double to integers is defined for NaN, infinities and huge values",
+          "[numeric][convert]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(convert<int32_t>(nan) == 0);
+  CHECK(convert<int64_t>(nan) == 0);
+  CHECK(convert<uint8_t>(nan) == 0);
+  CHECK(convert<int64_t>(1e300) == std::numeric_limits<int64_t>::max());
+  CHECK(convert<int64_t>(std::ldexp(1.0, 63)) == std::numeric_limits<int64_t>::max());
+  CHECK(convert<int64_t>(-inf) == std::numeric_limits<int64_t>::min());
+  CHECK(convert<uint32_t>(-1e300) == 0u);
+  CHECK(convert<uint32_t>(inf) == std::numeric_limits<uint32_t>::max());
+  CHECK(convert<int8_t>(-128.9) == -128);
+  CHECK(convert<int32_t>(convert<float>(1e300)) == std::numeric_limits<int32_t>::max());
+}

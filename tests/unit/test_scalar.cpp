@@ -148,6 +148,13 @@ TEST_CASE("encode_scalar: float targets round", "[scalar]") {
   CHECK(encode_as<float>(DType::F32, Scalar::boolean(true)) == 1.0f);
   CHECK(std::isnan(encode_as<float>(DType::F32, Scalar::real(kNaN))));
   CHECK(std::isinf(encode_as<float>(DType::F32, Scalar::real(1e300))));
+  CHECK(encode_as<float>(DType::F32, Scalar::real(-1e300)) ==
+        -std::numeric_limits<float>::infinity());
+  CHECK(encode_as<float>(DType::F32,
+                         Scalar::real(std::numeric_limits<float>::max() * 1.0000000001)) ==
+        std::numeric_limits<float>::max());
+  CHECK(encode_as<float>(DType::F32, Scalar::integer(std::numeric_limits<int64_t>::max())) ==
+        std::ldexp(1.0f, 63));
   CHECK(encode_as<double>(DType::F64, Scalar::integer((int64_t{1} << 53) + 1)) ==
         9007199254740992.0);
   CHECK(encode_as<double>(DType::F64, Scalar::real(0.1)) == 0.1);

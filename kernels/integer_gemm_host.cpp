@@ -1,0 +1,71 @@
+// Integer and bool matrix products on the calling thread, with the element logic of
+// integer_gemm.cuh. Column by column: a column of C accumulates in residues while the columns of
+// op(A) stream through (unit stride when A is not transposed); a zero element of op(B) adds
+// nothing and is skipped.
+#include <cstdint>
+#include <vector>
+
+#include "core/error.hpp"
+#include "kernels/integer_gemm.cuh"
+#include "kernels/integer_gemm.hpp"
+
+namespace culua::detail::kernels::host {
+
+namespace {
+
+using namespace integer_gemm;
+
+template <class T>
+void gemm(const MatmulCall& c) {
+  const int64_t m = c.m, n = c.n, k = c.k;
+  const bool read_c = c.int_beta != 0;
+  std::vector<Acc<T>> acc(static_cast<size_t>(m));
+  for_each_gemm_batch(c, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa,
+                             int64_t sb, int64_t sc) {
+    for (int64_t batch = 0; batch < count; ++batch) {
+      const T* a = static_cast<const T*>(c.a.data) + oa + batch * sa;
+      const T* b = static_cast<const T*>(c.b.data) + ob + batch * sb;
+      T* out = static_cast<T*>(c.c.data) + oc + batch * sc;
+      for (int64_t j = 0; j < n; ++j) {
+        acc.assign(static_cast<size_t>(m), 0);
+        for (int64_t p = 0; p < k; ++p) {
+          const Acc<T> bv = operand_at(b, c.b.trans, c.b.ld, p, j);
+          if (bv == 0) continue;
+          for (int64_t i = 0; i < m; ++i) {
+            acc[static_cast<size_t>(i)] = multiply_add<T>(
+                acc[static_cast<size_t>(i)], operand_at(a, c.a.trans, c.a.ld, i, p), bv);
+          }
+        }
+        T* col = out + j * c.c.ld;
+        for (int64_t i = 0; i < m; ++i) {
+          col[i] = finish(acc[static_cast<size_t>(i)], c.int_alpha, c.int_beta, read_c, col + i);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void integer_gemm(const MatmulCall& c) {
+  switch (c.dtype) {
+    case DType::I8:
+      return gemm<int8_t>(c);
+    case DType::I16:
+      return gemm<int16_t>(c);
+    case DType::I32:
+      return gemm<int32_t>(c);
+    case DType::I64:
+      return gemm<int64_t>(c);
+    case DType::U8:
+      return gemm<uint8_t>(c);
+    case DType::U32:
+      return gemm<uint32_t>(c);
+    case DType::Bool:
+      return gemm<bool>(c);
+    default:
+      fail(ErrorKind::Unsupported, "integer matmul of {} arrays", name(c.dtype));
+  }
+}
+
+}  // namespace culua::detail::kernels::host

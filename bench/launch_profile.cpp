@@ -28,7 +28,7 @@ class NullFunction final : public RtcFunction {
     a.max_dynamic_shared = 48 << 10;
     return a;
   }
-  bool parameter_layout(std::vector<ParamLayout>&) override { return false; }
+  bool parameter_layout(size_t, std::vector<ParamLayout>&) override { return false; }
   void reserve_dynamic_shared(size_t) override {}
   int max_active_blocks(int, size_t) override { return 1; }
   void launch(const LaunchDims&, Stream&, void**, const LaunchSite&) override { ++launches; }

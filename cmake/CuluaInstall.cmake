@@ -31,4 +31,4 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/lua/meta/cu.lua)
 endif()
 
 # The module for stock Lua: its default package.cpath has <prefix>/lib/lua/5.4/?.so.
-install(TARGETS culua_module LIBRARY DESTINATION lib/lua/5.4)
+install(TARGETS culua_module LIBRARY DESTINATION ${CULUA_LUA_CMOD_DIR})

@@ -68,8 +68,8 @@ class ObservedFunction final : public RtcFunction {
       : inner_(std::move(inner)), name_("kernel " + std::move(name)), m_(std::move(m)) {}
   int device() const override { return inner_->device(); }
   KernelAttributes attributes() override { return inner_->attributes(); }
-  bool parameter_layout(std::vector<ParamLayout>& out) override {
-    return inner_->parameter_layout(out);
+  bool parameter_layout(size_t count, std::vector<ParamLayout>& out) override {
+    return inner_->parameter_layout(count, out);
   }
   void reserve_dynamic_shared(size_t bytes) override { inner_->reserve_dynamic_shared(bytes); }
   int max_active_blocks(int block_threads, size_t dynamic_shared) override {

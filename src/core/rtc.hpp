@@ -84,8 +84,10 @@ class RtcFunction {
   virtual ~RtcFunction() = default;
   virtual int device() const = 0;
   virtual KernelAttributes attributes() = 0;
-  // The driver's view of the parameters; false when the driver cannot say.
-  virtual bool parameter_layout(std::vector<ParamLayout>& out) = 0;
+  // The driver's view of the first `count` parameters (the declaration's count: the driver is
+  // never asked past it, which compute-sanitizer reports as an API error); false when the driver
+  // cannot say. Fewer entries than `count`: the kernel takes fewer parameters.
+  virtual bool parameter_layout(size_t count, std::vector<ParamLayout>& out) = 0;
   // Allows `bytes` of dynamic shared memory (past 48 KiB this must be asked for explicitly).
   virtual void reserve_dynamic_shared(size_t bytes) = 0;
   // Blocks of `block_threads` threads that fit on one SM at once.

@@ -167,7 +167,7 @@ RtcKernel::OnDevice& RtcKernel::load(Backend& backend, int device) {
   std::vector<ParamLayout> layout;
   bool known = true;
   for (const auto& p : params_) known = known && p.type.kind != rtc::ParamKind::Unsupported;
-  if (known && k.function->parameter_layout(layout)) {
+  if (known && k.function->parameter_layout(params_.size(), layout)) {
     bool same = layout.size() == params_.size();
     size_t offset = 0;
     for (size_t i = 0; same && i < params_.size(); ++i) {

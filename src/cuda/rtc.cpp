@@ -266,17 +266,18 @@ class CudaRtcFunction final : public RtcFunction {
     return a;
   }
 
-  bool parameter_layout(std::vector<ParamLayout>& out) override {
+  bool parameter_layout(size_t count, std::vector<ParamLayout>& out) override {
     out.clear();
     const auto info = driver_api().func_get_param_info;
     if (!info) return false;
-    for (size_t i = 0;; ++i) {
+    for (size_t i = 0; i < count; ++i) {
       size_t offset = 0, size = 0;
       const CUresult r = info(f_, i, &offset, &size);
-      if (r == CUDA_ERROR_INVALID_VALUE) return true;  // past the last parameter
+      if (r == CUDA_ERROR_INVALID_VALUE) return true;  // past the kernel's last parameter
       if (r != CUDA_SUCCESS) return false;
       out.push_back(ParamLayout{offset, size});
     }
+    return true;
   }
 
   void reserve_dynamic_shared(size_t bytes) override {

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -28,6 +30,16 @@ std::vector<float> to_vector(Runtime& rt, const Array& a) {
   std::vector<float> v(bytes.size() / sizeof(float));
   std::memcpy(v.data(), bytes.data(), bytes.size());
   return v;
+}
+
+// compute-sanitizer (tests/run_gpu_sanitizer.sh sets CULUA_UNDER_SANITIZER=1) makes a kernel
+// launch wait for the device's earlier work: a check that a call returns while work is still
+// queued cannot hold there, and is only reported.
+bool under_sanitizer(const char* what) {
+  const char* v = std::getenv("CULUA_UNDER_SANITIZER");
+  if (!v || std::strcmp(v, "1") != 0) return false;
+  std::printf("note: under compute-sanitizer (launches serialized), not asserted: %s\n", what);
+  return true;
 }
 
 }  // namespace
@@ -87,7 +99,7 @@ TEST_CASE("a buffer used on two streams is freed after both") {
   CHECK(wrong == 0);
 }
 
-TEST_CASE("pinned copies with a stream are asynchronous; others are synchronous") {
+TEST_CASE("pinned copies with a stream are asynchronous, others are synchronous") {
   Runtime& rt = gpu_runtime();
   auto s = rt.backend().create_stream(0, StreamPriority::Normal);
   const Shape shape{int64_t{1} << 20};
@@ -101,8 +113,10 @@ TEST_CASE("pinned copies with a stream are asynchronous; others are synchronous"
   copy(rt, pinned, d, s.get());
   const double async_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  CHECK(async_ms < 100);
-  CHECK_FALSE(s->query());
+  if (!under_sanitizer("a pinned copy returns while the stream is busy")) {
+    CHECK(async_ms < 100);
+    CHECK_FALSE(s->query());
+  }
   // A host read of the pinned array waits for the copy.
   CHECK(read_element(rt, pinned.with_layout(pinned.layout().select(7))).re == 5.0);
 
@@ -181,7 +195,7 @@ TEST_CASE("the memory pool keeps freed memory (release threshold at its maximum)
   CHECK(free_trimmed > free_after);
 }
 
-TEST_CASE("waits for the device are interruptible; queued work and its buffers go on") {
+TEST_CASE("waits for the device are interruptible, queued work and its buffers go on") {
   Runtime& rt = gpu_runtime();
   Backend& be = rt.backend();
   auto s1 = be.create_stream(0, StreamPriority::Normal);
@@ -215,10 +229,13 @@ TEST_CASE("waits for the device are interruptible; queued work and its buffers g
     CHECK(kind == ErrorKind::Interrupted);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
-  CHECK(interrupted_after([&] { s1->synchronize(); }) < 200);
-  CHECK(interrupted_after([&] { e->synchronize(); }) < 200);
-  CHECK(interrupted_after([&] { rt.synchronize(); }) < 200);  // polls the streams culua made
-  CHECK(interrupted_after([&] { (void)to_vector(rt, b); }) < 200);
+  // Under the sanitizer the fill waited for the sleep: nothing is left to interrupt.
+  if (!under_sanitizer("waits for queued work are interrupted")) {
+    CHECK(interrupted_after([&] { s1->synchronize(); }) < 200);
+    CHECK(interrupted_after([&] { e->synchronize(); }) < 200);
+    CHECK(interrupted_after([&] { rt.synchronize(); }) < 200);  // polls the streams culua made
+    CHECK(interrupted_after([&] { (void)to_vector(rt, b); }) < 200);
+  }
   a.reset();  // freed stream-ordered, after the fill and the copy
   rt.synchronize();
   const auto v = to_vector(rt, b);

@@ -148,7 +148,7 @@ __global__ void after(int n) {}
   CHECK(ks[0].param_types == Strings{"T*", "T", "int"});
 }
 
-TEST_CASE("scan_kernels: namespaces qualify names; anonymous ones do not", "[kernel_signature]") {
+TEST_CASE("scan_kernels: namespaces qualify names, anonymous ones do not", "[kernel_signature]") {
   const char* src = R"(
 namespace a {
 __global__ void k1(int) {}
@@ -321,7 +321,7 @@ __global__ void param_attr([[maybe_unused]] float* p, const __grid_constant__ Pa
   CHECK(k->param_names == Strings{"p", "q"});
 }
 
-TEST_CASE("scan_kernels: a declaration then its definition count once; overloads twice",
+TEST_CASE("scan_kernels: a declaration then its definition count once, overloads twice",
           "[kernel_signature]") {
   const char* src = R"(
 __global__ void k(float*, const float *, int);

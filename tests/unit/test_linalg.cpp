@@ -224,7 +224,7 @@ TEST_CASE("matmul: random shapes, batches, broadcasts, transposes and views", "[
   CHECK(cases == 360);
 }
 
-TEST_CASE("matmul: alpha, beta and out; complex scalars", "[linalg]") {
+TEST_CASE("matmul: alpha, beta and out, complex scalars", "[linalg]") {
   Runtime rt(host_options());
   std::mt19937_64 rng(5);
   for (DType t : kGemmDTypes) {

@@ -206,7 +206,7 @@ TEST_CASE("small floats are formed from their own bits: never rounded up to 1", 
   for (double x : f) REQUIRE(std::ldexp(x, 24) == std::floor(std::ldexp(x, 24)));
 }
 
-TEST_CASE("seeds: reproducible, independent of the global state; offsets advance", "[random]") {
+TEST_CASE("seeds: reproducible, independent of the global state, offsets advance", "[random]") {
   Runtime rt(host_options());
   CHECK(rt.random_state().seed == kDefaultSeed);
   CHECK(rt.random_state().offset == 0);

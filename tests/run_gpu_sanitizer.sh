@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Runs the GPU tests under compute-sanitizer's memcheck (API errors reported too) from an
+# already-built build folder, like tests/run_gpu_tests.sh (relative paths only, so a build carried
+# to a GPU machine by tools/stage-gpu works):
+#   tests/run_gpu_sanitizer.sh [BUILD_DIR [NAME_REGEX]]   (default: build, every test)
+# Environment: COMPUTE_SANITIZER (default: on the PATH, else /usr/local/cuda/bin), JOBS (tests run
+# at once, default 1: some tests measure free device memory), TEST_TIMEOUT (seconds a test, 1200).
+# The tests run with CULUA_UNDER_SANITIZER=1: the sanitizer makes every kernel launch wait for the
+# device's earlier work, so the checks that a launch returns while work is still queued (and the
+# timing ratios of test_bench_gpu) only print a note there.
+# Some tests provoke CUDA errors on purpose (out of memory, a graph update the driver refuses, a
+# capture with unjoined work); the sanitizer reports them as API errors. They are counted apart,
+# as expected, only for the test and the error named in EXPECTED below; every other error counts.
+# gpu.fatal_error (an illegal address on purpose) is left out.
+# Writes one log, $OUT/gpu-sanitizer.log when OUT is set (the device tool), else gpu-sanitizer.log.
+# Exit status: 0 when every test passed with no unexpected sanitizer error, 1 otherwise.
+set -uo pipefail
+shopt -s nullglob
+cd "$(dirname "$0")/.." || exit 1
+build=${1:-build}
+filter=${2:-.}
+jobs=${JOBS:-1}
+timeout_s=${TEST_TIMEOUT:-1200}
+log=${OUT:-.}/gpu-sanitizer.log
+sanitizer=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+if [[ ! -x $sanitizer ]]; then
+  echo "compute-sanitizer not found (set COMPUTE_SANITIZER)" >&2
+  exit 1
+fi
+export CULUA_UNDER_SANITIZER=1
+
+# test name (regex), then the CUDA error names it provokes on purpose.
+EXPECTED=(
+  "lua\.cuda\.test_memory|gpu\.lua\.test_gpu_memory|gpu\.catch cudaErrorMemoryAllocation"
+  "lua\.cuda\.test_graph|gpu\.lua\.test_graph_gpu cudaErrorGraphExecUpdateFailure cudaErrorStreamCaptureUnjoined"
+)
+
+names=()
+commands=()
+add() {
+  [[ $1 =~ $filter ]] || return 0
+  names+=("$1")
+  shift
+  commands+=("$(printf '%q ' "$@")")
+}
+lib_path="$build/lib-extra:${LD_LIBRARY_PATH:-}"
+add gpu.catch "$build/tests/culua_gpu_tests" --warn NoTests
+add gpu.embed env "LD_LIBRARY_PATH=$lib_path" "$build/tests/culua_embed_gpu_tests" --warn NoTests
+for t in tests/lua/test_*.lua; do add "lua.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"; done
+for t in tests/gpu/test_*.lua; do add "gpu.lua.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"; done
+add module.cuda.stock_lua_host env CULUA_BACKEND=cuda "$build/tests/stock_lua_host" "$build/module" \
+  tests/module/test_module.lua
+add quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# One test under the sanitizer: its output in $work/<i>.log, its summary line in $work/<i>.sum.
+run_one() {
+  local i=$1 name=${names[$1]} start=$SECONDS
+  local out="$work/$i.log"
+  # shellcheck disable=SC2086
+  eval "timeout $timeout_s \"\$sanitizer\" --tool memcheck --report-api-errors explicit \
+        --print-limit 100000 ${commands[$i]}" >"$out" 2>&1
+  local rc=$?
+  local total expected=0
+  total=$(sed -n 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$out" | head -1)
+  for entry in "${EXPECTED[@]}"; do
+    local pattern=${entry%% *} errors=${entry#* }
+    [[ $name =~ ^($pattern)$ ]] || continue
+    for e in $errors; do
+      expected=$((expected + $(grep -c "^========= Program hit $e " "$out")))
+    done
+  done
+  local status
+  if [[ -z $total ]]; then
+    status="FAILED (exit $rc, no error summary)"
+  else
+    local real=$((total - expected))
+    if ((rc != 0)); then
+      status="FAILED (exit $rc)"
+    elif ((real > 0)); then
+      status="FAILED"
+    else
+      status="ok"
+    fi
+    status="$status: $real error(s)$( ((expected)) && echo ", $expected expected")"
+  fi
+  printf '%-40s %s (%ds)\n' "$name" "$status" $((SECONDS - start)) >"$work/$i.sum"
+}
+
+for i in "${!names[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+  run_one "$i" &
+done
+wait
+
+: >"$log"
+failed=()
+for i in "${!names[@]}"; do
+  cat "$work/$i.sum"
+  { echo "=== ${names[$i]}: ${commands[$i]}"; cat "$work/$i.log"; cat "$work/$i.sum"; } >>"$log"
+  grep -q ' ok: ' "$work/$i.sum" || failed+=("${names[$i]}")
+done
+echo "${#names[@]} run, ${#failed[@]} failed${failed:+: ${failed[*]}}"
+echo "log: $log"
+((${#names[@]} > 0 && ${#failed[@]} == 0))

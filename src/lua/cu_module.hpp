@@ -35,6 +35,6 @@ void check_run_outputs(const RunOptions& options);
 
 // Leaving early (an error exit, os.exit): Runtime::abandon_queued_work, and on a GPU a note on
 // stderr of the streams whose work is left running.
-void abandon_queued_work(Runtime& rt) noexcept;
+int abandon_queued_work(Runtime& rt) noexcept;  // the CUDA streams still busy
 
 }  // namespace culua::detail::lua

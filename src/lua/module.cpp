@@ -1,5 +1,6 @@
 // The `cu` module table: device queries, synchronization, clocks, and the wiring of the types.
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 
 #include "core/error.hpp"
@@ -111,10 +112,18 @@ int l_help(lua_State* L) {
 
 // os.exit leaves at once: work still queued is not waited for (Runtime::abandon_queued_work),
 // also when the state is closed first (os.exit(code, true)); then the standard os.exit, an
-// upvalue, does the rest.
+// upvalue, does the rest. With kernels still running on a GPU the process ends here (_Exit, the
+// state not closed): closing it unloads cu.so in a stock Lua, and the CUDA runtime's teardown
+// then waits for those kernels.
 int l_os_exit(lua_State* L) {
   if (!lua_isnoneornil(L, 1) && !lua_isboolean(L, 1)) arg_integer(L, 1);  // os.exit's own check
-  abandon_queued_work(runtime(L));
+  if (abandon_queued_work(runtime(L)) > 0) {
+    const int status = lua_isboolean(L, 1)     ? (lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE)
+                       : lua_isnoneornil(L, 1) ? EXIT_SUCCESS
+                                               : static_cast<int>(lua_tointeger(L, 1));
+    std::fflush(nullptr);
+    std::_Exit(status);
+  }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   call_lua(L, lua_gettop(L) - 1, LUA_MULTRET);
@@ -148,7 +157,7 @@ int context_gc(lua_State* L) {
 
 }  // namespace
 
-void abandon_queued_work(Runtime& rt) noexcept {
+int abandon_queued_work(Runtime& rt) noexcept {
   const int busy = rt.abandon_queued_work();
   if (busy > 0 && rt.backend().kind() == BackendKind::Cuda) {
     std::fprintf(stderr,
@@ -156,7 +165,9 @@ void abandon_queued_work(Runtime& rt) noexcept {
                  "(it ends with the process)\n",
                  busy, busy == 1 ? "" : "s");
     std::fflush(stderr);
+    return busy;
   }
+  return 0;
 }
 
 void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {

@@ -129,7 +129,7 @@ T.case("integer and bool products (culua's tiled kernel) wrap exactly as numpy",
     L.check_int(cu.matmul(a, b), a, b, t .. " broadcast batches")
     local v = L.random_ints({ 33 }, t)
     L.check_int(cu.matmul(a, v), a, v, t .. " batch @ vector")
-    local odd = L.random_ints({ 33, 40, 3 }, t):transpose(1, 3) -- copied first
+    local odd = L.random_ints({ 33, 40, 5 }, t):transpose(1, 3) -- copied first
     L.check_int(cu.matmul(odd, b), odd, b, t .. " copied operand")
     if t ~= "bool" then
       local out = L.random_ints({ 3, 5, 40, 20 }, t)

@@ -1,5 +1,6 @@
 // The elementwise kernels on the host: the same functors as on CUDA, in a loop.
 #include "core/elementwise_call.hpp"
+#include "core/error.hpp"
 #include "kernels/elementwise.cuh"
 #include "kernels/kernels.hpp"
 
@@ -29,6 +30,24 @@ void elementwise(const ElementwiseCall& c) {
     using S = typename decltype(tag)::type;
     run_elementwise_typed<S>(c, Loop{});
   });
+}
+
+complex128 complex_binary(BinaryOp op, complex128 a, complex128 b) {
+  switch (op) {
+    case BinaryOp::Add:
+      return AddOp::apply(a, b);
+    case BinaryOp::Sub:
+      return SubOp::apply(a, b);
+    case BinaryOp::Mul:
+      return MulOp::apply(a, b);
+    case BinaryOp::Div:
+      return DivOp::apply(a, b);
+    case BinaryOp::Pow:
+      return PowOp::apply(a, b);
+    default:
+      fail(ErrorKind::Unsupported, "complex_binary: operation {} has no complex scalar form",
+           static_cast<int>(op));
+  }
 }
 
 }  // namespace culua::detail::kernels::host

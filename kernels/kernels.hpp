@@ -3,7 +3,9 @@
 #pragma once
 
 #include "core/backend.hpp"
+#include "core/elementwise_call.hpp"
 #include "core/layout.hpp"
+#include "core/numeric.hpp"
 
 namespace culua::detail {
 struct ElementwiseCall;
@@ -20,6 +22,9 @@ void sequence(const StridedView& dst, const SequenceSpec& spec);
 void elementwise(const ElementwiseCall& c);  // elementwise.cpp
 void reduce(const ReduceCall& c);            // reduce_host.cpp
 void random(const RandomCall& c);            // random_host.cpp
+// a op b for complex scalars (add, sub, mul, div, pow), by the array functors: a cu.complex
+// scalar computes exactly as a one-element complex128 array does.
+complex128 complex_binary(BinaryOp op, complex128 a, complex128 b);  // elementwise_host.cpp
 }  // namespace host
 
 #if defined(CULUA_HAVE_CUDA)

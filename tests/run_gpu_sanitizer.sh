@@ -46,7 +46,22 @@ add() {
 lib_path="$build/lib-extra:${LD_LIBRARY_PATH:-}"
 add gpu.catch "$build/tests/culua_gpu_tests" --warn NoTests
 add gpu.embed env "LD_LIBRARY_PATH=$lib_path" "$build/tests/culua_embed_gpu_tests" --warn NoTests
-for t in tests/lua/test_*.lua; do add "lua.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"; done
+# Tests in SPLIT run one case a run (the case name is the filter cu.testing takes as its first
+# argument): under the sanitizer the whole of test_experiments runs past any sensible timeout, its
+# cases side by side (JOBS) do not.
+SPLIT=(test_experiments)
+for t in tests/lua/test_*.lua; do
+  base=$(basename "$t" .lua)
+  if [[ " ${SPLIT[*]} " == *" $base "* ]]; then
+    i=0
+    while IFS= read -r case_name; do
+      i=$((i + 1))
+      add "lua.cuda.$base.$i" "$build/culua" --backend cuda "$t" "$case_name"
+    done < <(sed -n 's/^T\.case("\([^"]*\)".*/\1/p' "$t")
+  else
+    add "lua.cuda.$base" "$build/culua" --backend cuda "$t"
+  fi
+done
 for t in tests/gpu/test_*.lua; do add "gpu.lua.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"; done
 add module.cuda.stock_lua_host env CULUA_BACKEND=cuda "$build/tests/stock_lua_host" "$build/module" \
   tests/module/test_module.lua

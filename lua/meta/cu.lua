@@ -1518,7 +1518,7 @@ function cu.sweep(spec) end
 ---@field rows table[] one per point: its parameters, status ("ok"/"failed"), error, and the fields run returned
 ---@field started string UTC start time
 ---@field seconds number wall time of the sweep
----@field interrupted? boolean true when Ctrl-C ended the sweep
+---@field interrupted boolean true when Ctrl-C ended the sweep
 local SweepResults = {}
 
 --- The result file's JSON text of this sweep.

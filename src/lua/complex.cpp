@@ -3,6 +3,7 @@
 #include <complex>
 
 #include "core/error.hpp"
+#include "kernels/kernels.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {
@@ -41,6 +42,15 @@ void push(lua_State* L, std::complex<double> z) {
   push_scalar(L, Scalar::complex(z.real(), z.imag()));
 }
 
+// The arithmetic of the array kernels (numpy's rules: Smith's division, a^0 = 1, 0^b by the sign
+// of b, whole exponents by repeated products), so that a scalar and a one-element array agree.
+std::complex<double> binary(BinaryOp op, lua_State* L) {
+  const std::complex<double> a = to_complex(L, 1), b = to_complex(L, 2);
+  const complex128 r =
+      kernels::host::complex_binary(op, {a.real(), a.imag()}, {b.real(), b.imag()});
+  return {r.re, r.im};
+}
+
 int l_complex(lua_State* L) {
   const double re = arg_number(L, 1);
   const double im = opt_arg_number(L, 2, 0.0);
@@ -50,27 +60,27 @@ int l_complex(lua_State* L) {
 
 int c_add(lua_State* L) {
   check_binary(L);
-  push(L, to_complex(L, 1) + to_complex(L, 2));
+  push(L, binary(BinaryOp::Add, L));
   return 1;
 }
 int c_sub(lua_State* L) {
   check_binary(L);
-  push(L, to_complex(L, 1) - to_complex(L, 2));
+  push(L, binary(BinaryOp::Sub, L));
   return 1;
 }
 int c_mul(lua_State* L) {
   check_binary(L);
-  push(L, to_complex(L, 1) * to_complex(L, 2));
+  push(L, binary(BinaryOp::Mul, L));
   return 1;
 }
 int c_div(lua_State* L) {
   check_binary(L);
-  push(L, to_complex(L, 1) / to_complex(L, 2));
+  push(L, binary(BinaryOp::Div, L));
   return 1;
 }
 int c_pow(lua_State* L) {
   check_binary(L);
-  push(L, std::pow(to_complex(L, 1), to_complex(L, 2)));
+  push(L, binary(BinaryOp::Pow, L));
   return 1;
 }
 int c_unm(lua_State* L) {

@@ -162,6 +162,16 @@ int ledger_tostring(lua_State* L) {
   return 1;
 }
 
+// The counts are the table's own fields; __index runs only for a name that is none of them.
+int ledger_index(lua_State* L) {
+  check_type(L, 1, kLedgerType);
+  std::string names;
+  for (const LedgerField& f : kLedgerFields)
+    names += (names.empty() ? "" : ", ") + std::string(f.name);
+  fail(ErrorKind::Index, "{} has no field '{}' (it has {})", kLedgerType,
+       luaL_tolstring(L, 2, nullptr), names);
+}
+
 // cu.ledger(): the counts since start. cu.ledger(fn): the counts of fn's run.
 int l_ledger(lua_State* L) {
   Monitor& m = runtime(L).monitor();
@@ -355,6 +365,8 @@ void register_measure(lua_State* L) {
   new_metatable(L, kLedgerType);
   lua_pushcfunction(L, entry<ledger_sub>);
   lua_setfield(L, -2, "__sub");
+  lua_pushcfunction(L, entry<ledger_index>);
+  lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, entry<ledger_tostring>);
   lua_setfield(L, -2, "__tostring");
   lua_pop(L, 1);

@@ -885,10 +885,8 @@ int l_sweep(lua_State* L) {
 
   lua_pushnumber(L, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   lua_setfield(L, results, "seconds");
-  if (interrupted) {
-    lua_pushboolean(L, 1);
-    lua_setfield(L, results, "interrupted");
-  }
+  lua_pushboolean(L, interrupted ? 1 : 0);
+  lua_setfield(L, results, "interrupted");
   if (!collisions.empty()) {
     std::string names;
     for (const auto& c : collisions) names += (names.empty() ? "'" : ", '") + c + "'";
@@ -909,6 +907,17 @@ int l_sweep(lua_State* L) {
 }
 
 // ---- methods of results ----
+
+// The fields are the table's own; __index runs only for the methods and for a name that is neither.
+int results_index(lua_State* L) {
+  check_results(L, 1);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  fail(ErrorKind::Index,
+       "{} has no field or method '{}' (it has name, axes, rows, started, seconds, interrupted, "
+       "json, csv, write_json, write_csv, plot)",
+       kResultsType, luaL_tolstring(L, 2, nullptr));
+}
 
 int results_tostring(lua_State* L) {
   check_results(L, 1);
@@ -1007,6 +1016,7 @@ void register_sweep(lua_State* L) {
                               {"plot", entry<results_plot>},
                               {nullptr, nullptr}};
   luaL_newlib(L, methods);
+  lua_pushcclosure(L, entry<results_index>, 1);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, entry<results_tostring>);
   lua_setfield(L, -2, "__tostring");

@@ -53,6 +53,7 @@ T.case("a 256 MiB copy: GB/s in a sane range, cold and hot", function()
 end)
 
 T.case("a working set that fits in L2: hot is faster than cold", function()
+  skip_timing_under_sanitizer()
   if dev.l2 == 0 then T.skip("the device reports no L2 size") end
   -- Half of L2, read and written: cold reads come from memory, hot ones from L2.
   local n = math.max(1024, dev.l2 // 4 // 4)
@@ -81,6 +82,7 @@ T.case("clocks through NVML", function()
 end)
 
 T.case("cu.sleep gives its device time", function()
+  skip_timing_under_sanitizer()
   local res = cu.bench(function() cu.sleep(1) end, { min_time = 0.05 })
   print(tostring(res))
   T.truthy(res.gpu.median > 0.9 and res.gpu.median < 1.5, "median " .. res.gpu.median)

@@ -100,9 +100,15 @@ end
 T.case("cu.complex scalar arithmetic computes as a one-element c128 array", function()
   local D = DATA.c128
   local bad = {}
+  -- On the host backend the array runs the very functors the scalar does: the same bits. The
+  -- CUDA kernels use the device's exp/log/sin/cos, which may differ in the last bits.
+  local tol = cu.backend == "host" and 0 or 8 * 2.0 ^ -52
   local function same(x, y)
     if x ~= x then return y ~= y end
-    return x == y and (x ~= 0 or 1 / x == 1 / y)
+    if x == 0 or y == 0 or x == math.huge or x == -math.huge then
+      return x == y and 1 / x == 1 / y
+    end
+    return math.abs(x - y) <= tol * math.abs(y)
   end
   local function compare(what, s, arr)
     local e = arr:item()

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "backends/backends.hpp"
 #include "core/backend.hpp"
 #include "core/runtime.hpp"
 #include "cuda/rtc.hpp"
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: culua-launch-profile SCRIPT [ARGS...]\n");
     return 2;
   }
-  culua::detail::Runtime rt(culua::detail::RuntimeOptions{}, std::make_shared<ProfileBackend>());
+  culua::detail::Runtime rt(culua::detail::backends::engines(), std::make_shared<ProfileBackend>());
   int status = 0;
   {
     lua_State* L = luaL_newstate();

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/backends.hpp"
 #include "cli/compare.hpp"
 #include "cli/interpreter.hpp"
 #include "core/error.hpp"
@@ -389,7 +390,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "culua: %s\n", e.what());
     return 1;
   }
-  Runtime rt(options);
+  Runtime rt(backends::engines(options));
   if (options.backend == BackendKind::Cuda) {
     try {
       rt.backend();

@@ -90,6 +90,20 @@ class GraphExec {
   virtual size_t nodes() const = 0;
 };
 
+// Math on host arrays (pinned or pageable memory), run on the calling thread after the arrays'
+// queued work is done: the same element functors as the backends' kernels (src/kernels). Core
+// reaches it through the runtime (Runtime::host_math), which reports each call to the monitor.
+class HostExecutor {
+ public:
+  virtual ~HostExecutor() = default;
+  virtual void fill(const StridedView& dst, const void* value) = 0;
+  virtual void copy_cast(const StridedView& dst, const StridedView& src) = 0;
+  virtual void sequence(const StridedView& dst, const SequenceSpec& spec) = 0;
+  virtual void elementwise(const ElementwiseCall& c) = 0;
+  virtual void reduce(const ReduceCall& c) = 0;
+  virtual void random(const RandomCall& c) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;

@@ -6,22 +6,20 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "core/promote.hpp"
-#include "kernels/kernels.hpp"
 
 namespace culua::detail {
 
+#define CULUA_OP_NAME(e, name, functor) name,
 const char* op_name(BinaryOp op) {
-  static constexpr const char* kNames[kNumBinaryOps] = {
-      "add", "sub", "mul", "div", "pow", "maximum", "minimum", "floordiv",
-      "mod", "eq",  "ne",  "lt",  "le",  "gt",      "ge"};
+  static constexpr const char* kNames[kNumBinaryOps] = {CULUA_BINARY_OPS(CULUA_OP_NAME)};
   return kNames[static_cast<int>(op)];
 }
 
 const char* op_name(UnaryOp op) {
-  static constexpr const char* kNames[kNumUnaryOps] = {"neg", "abs",  "exp",  "log",  "sqrt", "sin",
-                                                       "cos", "tanh", "conj", "real", "imag"};
+  static constexpr const char* kNames[kNumUnaryOps] = {CULUA_UNARY_OPS(CULUA_OP_NAME)};
   return kNames[static_cast<int>(op)];
 }
+#undef CULUA_OP_NAME
 
 const char* ElementwiseCall::name() const {
   switch (kind) {
@@ -209,7 +207,7 @@ class Launcher {
     if (host_) {
       for (const Array* a : inputs_) wait_host_access(rt_, *a->buffer(), "host array math");
       wait_host_access(rt_, *out.buffer(), "host array math");
-      kernels::host::elementwise(c);
+      rt_.host_math().elementwise(c);
       return;
     }
     for (const Array* a : inputs_) a->buffer()->record_use(*s_);

@@ -5,42 +5,18 @@
 #include <cstdint>
 
 #include "core/layout.hpp"
+#include "core/op_table.hpp"
 
 namespace culua::detail {
 
-enum class BinaryOp : uint8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Pow,
-  Maximum,
-  Minimum,
-  FloorDiv,
-  Mod,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-};
-inline constexpr int kNumBinaryOps = 15;
-
-enum class UnaryOp : uint8_t {
-  Neg,
-  Abs,
-  Exp,
-  Log,
-  Sqrt,
-  Sin,
-  Cos,
-  Tanh,
-  Conj,
-  Real,
-  Imag,
-};
-inline constexpr int kNumUnaryOps = 11;
+#define CULUA_OP_ENUM(e, name, functor) e,
+#define CULUA_OP_COUNT(e, name, functor) +1
+enum class BinaryOp : uint8_t { CULUA_BINARY_OPS(CULUA_OP_ENUM) };
+inline constexpr int kNumBinaryOps = 0 CULUA_BINARY_OPS(CULUA_OP_COUNT);
+enum class UnaryOp : uint8_t { CULUA_UNARY_OPS(CULUA_OP_ENUM) };
+inline constexpr int kNumUnaryOps = 0 CULUA_UNARY_OPS(CULUA_OP_COUNT);
+#undef CULUA_OP_ENUM
+#undef CULUA_OP_COUNT
 
 const char* op_name(BinaryOp op);
 const char* op_name(UnaryOp op);

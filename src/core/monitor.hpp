@@ -50,6 +50,8 @@ class OpObserver {
   virtual void end_op(const OpInfo& op, Stream& s) = 0;    // after it was queued
   // The host waited for the device from t0 to t1 (steady-clock seconds).
   virtual void host_wait(const char* what, bool implicit, double t0, double t1) = 0;
+  // Math on host arrays ran on the calling thread from t0 to t1 (Runtime::host_math).
+  virtual void host_op(const OpInfo& op, double t0, double t1) = 0;
 };
 
 class Monitor {

@@ -247,7 +247,59 @@ class ObservedBackend final : public Backend {
   std::shared_ptr<Monitor> m_;
 };
 
+class ObservedHostExecutor final : public HostExecutor {
+ public:
+  ObservedHostExecutor(std::shared_ptr<HostExecutor> inner, Monitor& m)
+      : inner_(std::move(inner)), m_(m) {}
+
+  void fill(const StridedView& dst, const void* value) override {
+    run({"fill (host)", OpCategory::Kernel, view_bytes(dst)}, [&] { inner_->fill(dst, value); });
+  }
+  void copy_cast(const StridedView& dst, const StridedView& src) override {
+    run({"copy HtoH", OpCategory::Copy, view_bytes(dst) + view_bytes(src)},
+        [&] { inner_->copy_cast(dst, src); });
+  }
+  void sequence(const StridedView& dst, const SequenceSpec& spec) override {
+    run({"sequence (host)", OpCategory::Kernel, view_bytes(dst)},
+        [&] { inner_->sequence(dst, spec); });
+  }
+  void elementwise(const ElementwiseCall& c) override {
+    uint64_t bytes = view_bytes(c.out);
+    const int inputs = c.kind == ElementwiseCall::Kind::Unary    ? 1
+                       : c.kind == ElementwiseCall::Kind::Binary ? 2
+                                                                 : 3;
+    for (int i = 0; i < inputs; ++i) {
+      if (!c.in[i].is_scalar()) bytes += view_bytes(c.in[i].view);
+    }
+    run({c.name(), OpCategory::Kernel, bytes}, [&] { inner_->elementwise(c); });
+  }
+  void reduce(const ReduceCall& c) override {
+    run({c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)},
+        [&] { inner_->reduce(c); });
+  }
+  void random(const RandomCall& c) override {
+    run({c.name(), OpCategory::Kernel, view_bytes(c.out)}, [&] { inner_->random(c); });
+  }
+
+ private:
+  template <class F>
+  void run(const OpInfo& op, const F& f) {
+    if (!m_.observer) return f();
+    const double t0 = steady_seconds();
+    f();
+    if (m_.observer) m_.observer->host_op(op, t0, steady_seconds());
+  }
+
+  std::shared_ptr<HostExecutor> inner_;
+  Monitor& m_;
+};
+
 }  // namespace
+
+std::unique_ptr<HostExecutor> make_observed_host_executor(std::shared_ptr<HostExecutor> inner,
+                                                          Monitor& monitor) {
+  return std::make_unique<ObservedHostExecutor>(std::move(inner), monitor);
+}
 
 std::shared_ptr<Backend> make_observed_backend(std::shared_ptr<Backend> inner,
                                                std::shared_ptr<Monitor> monitor) {

@@ -13,6 +13,10 @@ namespace culua::detail {
 
 std::shared_ptr<Backend> make_observed_backend(std::shared_ptr<Backend> inner,
                                                std::shared_ptr<Monitor> monitor);
+// A host executor that reports each call (its name, bytes and time on the calling thread) to
+// the monitor's observer.
+std::unique_ptr<HostExecutor> make_observed_host_executor(std::shared_ptr<HostExecutor> inner,
+                                                          Monitor& monitor);
 // The backend inside an observed one (or `b` itself).
 Backend& unwrap_backend(Backend& b);
 

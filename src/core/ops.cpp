@@ -8,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
-#include "kernels/kernels.hpp"
 
 namespace culua::detail {
 
@@ -45,7 +44,7 @@ void wait_for_sync_copy(Stream& s) {
 void host_copy(Runtime& rt, const Array& dst, const Array& src) {
   wait_host_access(rt, *dst.buffer(), "a host copy");
   wait_host_access(rt, *src.buffer(), "a host copy");
-  kernels::host::copy_cast(dst.view(), src.view());
+  rt.host_math().copy_cast(dst.view(), src.view());
 }
 
 void device_copy(Runtime& rt, const Array& dst, const Array& src, Stream& s) {
@@ -134,7 +133,7 @@ Array sequence(Runtime& rt, int64_t n, const SequenceSpec& spec, DType dtype, Lo
   Array out = empty(rt, Shape{n}, dtype, loc, stream);
   if (n == 0) return out;
   if (is_host(loc)) {
-    kernels::host::sequence(out.view(), spec);
+    rt.host_math().sequence(out.view(), spec);
   } else {
     rt.backend().sequence(out.view(), spec, stream_for(rt, out, stream));
   }
@@ -183,7 +182,7 @@ void fill(Runtime& rt, const Array& a, const Scalar& value, Stream* stream) {
   if (a.size() == 0) return;
   if (is_host(a.location())) {
     wait_host_access(rt, *a.buffer(), "filling a host array");
-    kernels::host::fill(a.view(), bytes);
+    rt.host_math().fill(a.view(), bytes);
     return;
   }
   Stream& s = stream_for(rt, a, stream);

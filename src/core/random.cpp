@@ -3,7 +3,6 @@
 #include "core/capture.hpp"
 #include "core/error.hpp"
 #include "core/ops.hpp"
-#include "kernels/kernels.hpp"
 
 namespace culua::detail {
 
@@ -45,7 +44,7 @@ void random_fill(Runtime& rt, RandomDistribution dist, const Array& out, Stream*
   if (out.size() > 0) {
     if (is_host(out.location())) {
       wait_host_access(rt, *out.buffer(), "filling a host array");
-      kernels::host::random(c);
+      rt.host_math().random(c);
     } else {
       Stream& s = stream_for(rt, out, stream);
       out.buffer()->record_use(s);

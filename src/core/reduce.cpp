@@ -3,7 +3,6 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "core/promote.hpp"
-#include "kernels/kernels.hpp"
 
 namespace culua::detail {
 
@@ -141,7 +140,7 @@ Array reduce(Runtime& rt, ReduceOp op, const Array& a, std::optional<int> axis, 
     wait_host_access(rt, *a.buffer(), "a host reduction");
     if (out) wait_host_access(rt, *out->buffer(), "a host reduction");
     Array result = direct ? *out : empty(rt, shape, rtype, Location::Pageable);
-    if (result.size() > 0) kernels::host::reduce(make_call(op, a, axis, keepdims, result));
+    if (result.size() > 0) rt.host_math().reduce(make_call(op, a, axis, keepdims, result));
     if (out && !direct) {
       copy(rt, *out, result);
       return *out;

@@ -6,10 +6,6 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/observed_backend.hpp"
-#include "host/host_backend.hpp"
-#if defined(CULUA_HAVE_CUDA)
-#include "cuda/cuda_backend.hpp"
-#endif
 
 namespace culua::detail {
 
@@ -141,32 +137,12 @@ int Runtime::abandon_queued_work() noexcept {
 }
 
 void Runtime::create_backend() {
-  BackendKind k = options_.backend;
-  if (k == BackendKind::Auto) {
-    if (const char* env = std::getenv("CULUA_BACKEND"); env && *env) k = parse_backend(env);
-  }
-#if defined(CULUA_HAVE_CUDA)
-  std::string why;
-  if (k == BackendKind::Auto)
-    k = cuda::device_available(&why) ? BackendKind::Cuda : BackendKind::Host;
-  if (k == BackendKind::Cuda) {
-    if (!cuda::device_available(&why)) {
-      fail(ErrorKind::Unsupported,
-           "the CUDA backend was requested but no CUDA device is usable: {}", why);
-    }
-    backend_ = cuda::make_backend();
-  }
-#else
-  if (k == BackendKind::Cuda) {
+  if (!options_.make_backend) {
     fail(ErrorKind::Unsupported,
-         "the CUDA backend was requested but this culua was built without the CUDA toolkit");
+         "this runtime has no backend factory (RuntimeOptions::make_backend; the front ends pass "
+         "backends::engines())");
   }
-#endif
-  if (!backend_) {
-    uint64_t limit = options_.host_memory_limit;
-    if (!limit) limit = host_memory_limit_from_environment();
-    backend_ = host::make_backend(host::HostOptions{limit});
-  }
+  backend_ = options_.make_backend(options_);
   backend_ = make_observed_backend(std::move(backend_), monitor_);
   const int count = backend_->device_count();
   current_streams_.assign(static_cast<size_t>(count), nullptr);
@@ -177,6 +153,17 @@ void Runtime::create_backend() {
          count == 1 ? "" : "s");
   }
   device_ = options_.device;
+}
+
+HostExecutor& Runtime::host_math() {
+  if (!host_math_) {
+    if (!options_.host_executor) {
+      fail(ErrorKind::Unsupported,
+           "this runtime has no host executor for host-array math (RuntimeOptions::host_executor)");
+    }
+    host_math_ = make_observed_host_executor(options_.host_executor, *monitor_);
+  }
+  return *host_math_;
 }
 
 void Runtime::set_device(int device) {

@@ -13,6 +13,11 @@
 
 namespace culua::detail {
 
+struct RuntimeOptions;
+// Makes the backend `options` ask for (Auto resolved there). Core knows no backend: the front
+// ends (CLI, embedding API, stock-Lua module) pass the factory of src/backends.
+using BackendFactory = std::function<std::shared_ptr<Backend>(const RuntimeOptions&)>;
+
 struct RuntimeOptions {
   // Auto: the CULUA_BACKEND environment variable, else CUDA when a device is present, else host.
   BackendKind backend = BackendKind::Auto;
@@ -20,6 +25,10 @@ struct RuntimeOptions {
   // Host backend only: cap on its "device" memory in bytes (0: $CULUA_HOST_MEMORY_LIMIT, else
   // physical memory).
   uint64_t host_memory_limit = 0;
+  // The engines (backends::engines() fills both): how the backend is made on first use, and what
+  // runs math on host arrays.
+  BackendFactory make_backend;
+  std::shared_ptr<HostExecutor> host_executor;
 };
 
 // "512M", "2G", "1048576": bytes (suffixes K, M, G are powers of 1024). Sizes past 4 EiB are
@@ -52,6 +61,8 @@ class Runtime {
     return backend_;
   }
   BackendKind kind() { return backend().kind(); }
+  // Math on host arrays, on the calling thread (reported to the monitor: the trace shows it).
+  HostExecutor& host_math();
   // The ledger, strict mode and the trace's hook (core/monitor.hpp). The backend reports to it.
   Monitor& monitor() { return *monitor_; }
 
@@ -96,7 +107,8 @@ class Runtime {
 
   RuntimeOptions options_;
   std::shared_ptr<Monitor> monitor_ = std::make_shared<Monitor>();
-  std::shared_ptr<Backend> backend_;  // the real backend inside an observed one
+  std::shared_ptr<Backend> backend_;         // the real backend inside an observed one
+  std::unique_ptr<HostExecutor> host_math_;  // options_.host_executor inside an observed one
   int device_ = 0;
   std::vector<std::shared_ptr<Stream>> current_streams_;  // per device; null: default stream
   // Device bytes allocated since the last collection that were not freed explicitly. The Lua

@@ -7,6 +7,7 @@
 #include <exception>
 #include <new>
 
+#include "backends/backends.hpp"
 #include "core/array.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -550,7 +551,7 @@ Runtime::Runtime(const Options& options) : impl_(std::make_unique<Impl>()) {
   if (options.device < 0) throw Error("Options::device must not be negative");
   ro.device = options.device;
   translate([&] {
-    impl_->engine = std::make_shared<d::Runtime>(ro);
+    impl_->engine = std::make_shared<d::Runtime>(d::backends::engines(ro));
     // An explicitly requested backend must be there now, not at the first operation.
     if (options.backend == Backend::Cuda) impl_->engine->backend();
   });

@@ -897,138 +897,38 @@ struct ImagOp {
   }
 };
 
-// Calls f(Op{}) for a runtime operation code.
+// Calls f(Op{}) for a runtime operation code (the cases: core/op_table.hpp).
+#define CULUA_BINARY_CASE(e, name, functor) \
+  case BinaryOp::e:                         \
+    return f(functor{});
+#define CULUA_UNARY_CASE(e, name, functor) \
+  case UnaryOp::e:                         \
+    return f(functor{});
 template <class F>
 CULUA_HD decltype(auto) visit_binary(BinaryOp op, F&& f) {
-  switch (op) {
-    case BinaryOp::Add:
-      return f(AddOp{});
-    case BinaryOp::Sub:
-      return f(SubOp{});
-    case BinaryOp::Mul:
-      return f(MulOp{});
-    case BinaryOp::Div:
-      return f(DivOp{});
-    case BinaryOp::Pow:
-      return f(PowOp{});
-    case BinaryOp::Maximum:
-      return f(MaximumOp{});
-    case BinaryOp::Minimum:
-      return f(MinimumOp{});
-    case BinaryOp::FloorDiv:
-      return f(FloorDivOp{});
-    case BinaryOp::Mod:
-      return f(ModOp{});
-    case BinaryOp::Eq:
-      return f(EqOp{});
-    case BinaryOp::Ne:
-      return f(NeOp{});
-    case BinaryOp::Lt:
-      return f(LtOp{});
-    case BinaryOp::Le:
-      return f(LeOp{});
-    case BinaryOp::Gt:
-      return f(GtOp{});
-    case BinaryOp::Ge:
-      return f(GeOp{});
-  }
+  switch (op) { CULUA_BINARY_OPS(CULUA_BINARY_CASE) }
   return f(AddOp{});
 }
 
 template <class F>
 CULUA_HD decltype(auto) visit_unary(UnaryOp op, F&& f) {
-  switch (op) {
-    case UnaryOp::Neg:
-      return f(NegOp{});
-    case UnaryOp::Abs:
-      return f(AbsOp{});
-    case UnaryOp::Exp:
-      return f(ExpOp{});
-    case UnaryOp::Log:
-      return f(LogOp{});
-    case UnaryOp::Sqrt:
-      return f(SqrtOp{});
-    case UnaryOp::Sin:
-      return f(SinOp{});
-    case UnaryOp::Cos:
-      return f(CosOp{});
-    case UnaryOp::Tanh:
-      return f(TanhOp{});
-    case UnaryOp::Conj:
-      return f(ConjOp{});
-    case UnaryOp::Real:
-      return f(RealOp{});
-    case UnaryOp::Imag:
-      return f(ImagOp{});
-  }
+  switch (op) { CULUA_UNARY_OPS(CULUA_UNARY_CASE) }
   return f(NegOp{});
 }
 
 // The same, for host code that passes host-only callables.
 template <class F>
 decltype(auto) visit_binary_host(BinaryOp op, F&& f) {
-  switch (op) {
-    case BinaryOp::Add:
-      return f(AddOp{});
-    case BinaryOp::Sub:
-      return f(SubOp{});
-    case BinaryOp::Mul:
-      return f(MulOp{});
-    case BinaryOp::Div:
-      return f(DivOp{});
-    case BinaryOp::Pow:
-      return f(PowOp{});
-    case BinaryOp::Maximum:
-      return f(MaximumOp{});
-    case BinaryOp::Minimum:
-      return f(MinimumOp{});
-    case BinaryOp::FloorDiv:
-      return f(FloorDivOp{});
-    case BinaryOp::Mod:
-      return f(ModOp{});
-    case BinaryOp::Eq:
-      return f(EqOp{});
-    case BinaryOp::Ne:
-      return f(NeOp{});
-    case BinaryOp::Lt:
-      return f(LtOp{});
-    case BinaryOp::Le:
-      return f(LeOp{});
-    case BinaryOp::Gt:
-      return f(GtOp{});
-    case BinaryOp::Ge:
-      return f(GeOp{});
-  }
+  switch (op) { CULUA_BINARY_OPS(CULUA_BINARY_CASE) }
   return f(AddOp{});
 }
 
 template <class F>
 decltype(auto) visit_unary_host(UnaryOp op, F&& f) {
-  switch (op) {
-    case UnaryOp::Neg:
-      return f(NegOp{});
-    case UnaryOp::Abs:
-      return f(AbsOp{});
-    case UnaryOp::Exp:
-      return f(ExpOp{});
-    case UnaryOp::Log:
-      return f(LogOp{});
-    case UnaryOp::Sqrt:
-      return f(SqrtOp{});
-    case UnaryOp::Sin:
-      return f(SinOp{});
-    case UnaryOp::Cos:
-      return f(CosOp{});
-    case UnaryOp::Tanh:
-      return f(TanhOp{});
-    case UnaryOp::Conj:
-      return f(ConjOp{});
-    case UnaryOp::Real:
-      return f(RealOp{});
-    case UnaryOp::Imag:
-      return f(ImagOp{});
-  }
+  switch (op) { CULUA_UNARY_OPS(CULUA_UNARY_CASE) }
   return f(NegOp{});
 }
+#undef CULUA_BINARY_CASE
+#undef CULUA_UNARY_CASE
 
 }  // namespace culua::detail::kernels

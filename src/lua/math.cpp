@@ -112,29 +112,11 @@ int l_where(lua_State* L) {
   return 1;
 }
 
-#define CULUA_BINARY(name, op) \
-  { name, entry<l_binary<BinaryOp::op>> }
-#define CULUA_UNARY(name, op) \
-  { name, entry<l_unary<UnaryOp::op>> }
-
-const luaL_Reg kBinary[] = {
-    CULUA_BINARY("add", Add),         CULUA_BINARY("sub", Sub),
-    CULUA_BINARY("mul", Mul),         CULUA_BINARY("div", Div),
-    CULUA_BINARY("pow", Pow),         CULUA_BINARY("maximum", Maximum),
-    CULUA_BINARY("minimum", Minimum), CULUA_BINARY("floordiv", FloorDiv),
-    CULUA_BINARY("mod", Mod),         CULUA_BINARY("eq", Eq),
-    CULUA_BINARY("ne", Ne),           CULUA_BINARY("lt", Lt),
-    CULUA_BINARY("le", Le),           CULUA_BINARY("gt", Gt),
-    CULUA_BINARY("ge", Ge),           {nullptr, nullptr},
-};
-
-const luaL_Reg kUnary[] = {
-    CULUA_UNARY("neg", Neg),   CULUA_UNARY("abs", Abs),   CULUA_UNARY("exp", Exp),
-    CULUA_UNARY("log", Log),   CULUA_UNARY("sqrt", Sqrt), CULUA_UNARY("sin", Sin),
-    CULUA_UNARY("cos", Cos),   CULUA_UNARY("tanh", Tanh), CULUA_UNARY("conj", Conj),
-    CULUA_UNARY("real", Real), CULUA_UNARY("imag", Imag), {nullptr, nullptr},
-};
-
+// cu.add, cu.exp, ...: one function per operation of core/op_table.hpp.
+#define CULUA_BINARY(e, name, functor) {name, entry<l_binary<BinaryOp::e>>},
+#define CULUA_UNARY(e, name, functor) {name, entry<l_unary<UnaryOp::e>>},
+const luaL_Reg kBinary[] = {CULUA_BINARY_OPS(CULUA_BINARY){nullptr, nullptr}};
+const luaL_Reg kUnary[] = {CULUA_UNARY_OPS(CULUA_UNARY){nullptr, nullptr}};
 #undef CULUA_BINARY
 #undef CULUA_UNARY
 

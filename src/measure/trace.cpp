@@ -137,6 +137,12 @@ void TraceRecorder::host_wait(const char* what, bool implicit, double t0, double
                            rt_.monitor().site ? rt_.monitor().site() : std::string(), t0, t1});
 }
 
+void TraceRecorder::host_op(const OpInfo& op, double t0, double t1) {
+  if (host_.size() >= limit_) return;
+  host_.push_back(HostSpan{op.name, "host math",
+                           rt_.monitor().site ? rt_.monitor().site() : std::string(), t0, t1});
+}
+
 void TraceRecorder::host_range(const std::string& name, double t0, double t1,
                                const std::string& site) {
   if (host_.size() >= limit_) return;
@@ -226,18 +232,18 @@ void TraceRecorder::write_chrome_json(const std::string& path) {
   resolve();
   using nlohmann::json;
   json events = json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "host"}}}});
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "host"}}}});
   events.push_back(
       {{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", "Lua"}}}});
   std::vector<std::pair<int, uint64_t>> named;
   for (size_t dev = 0; dev < origins_.size(); ++dev) {
     if (!origins_[dev].event) continue;
-    const std::string name = fmt::format("{} {}: {}", backend_name(rt_.kind()) == "cuda" ? "GPU" : "host device",
-                                         dev, rt_.backend().device_info(static_cast<int>(dev)).name);
-    events.push_back({{"name", "process_name"},
-                      {"ph", "M"},
-                      {"pid", dev + 1},
-                      {"args", {{"name", name}}}});
+    const std::string name =
+        fmt::format("{} {}: {}", backend_name(rt_.kind()) == "cuda" ? "GPU" : "host device", dev,
+                    rt_.backend().device_info(static_cast<int>(dev)).name);
+    events.push_back(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", dev + 1}, {"args", {{"name", name}}}});
   }
   auto us = [&](double steady) { return (steady - start_host_) * 1e6; };
   for (const DeviceOp& d : ops_) {
@@ -272,7 +278,10 @@ void TraceRecorder::write_chrome_json(const std::string& path) {
                       {"args", {{"site", d.site}}}});
   }
   for (const HostSpan& h : host_) {
-    events.push_back({{"name", h.category == "range" ? h.name : "wait: " + h.name},
+    const std::string name = h.category == "range"       ? h.name
+                             : h.category == "host math" ? "host: " + h.name
+                                                         : "wait: " + h.name;
+    events.push_back({{"name", name},
                       {"cat", h.category},
                       {"ph", "X"},
                       {"pid", 0},

@@ -57,6 +57,7 @@ class TraceRecorder final : public OpObserver {
   void begin_op(const OpInfo& op, Stream& s) override;
   void end_op(const OpInfo& op, Stream& s) override;
   void host_wait(const char* what, bool implicit, double t0, double t1) override;
+  void host_op(const OpInfo& op, double t0, double t1) override;
 
  private:
   struct DeviceOp {
@@ -73,7 +74,7 @@ class TraceRecorder final : public OpObserver {
   };
   struct HostSpan {
     std::string name;
-    std::string category;  // "wait", "implicit wait", "range"
+    std::string category;  // "wait", "implicit wait", "range", "host math"
     std::string site;
     double t0, t1;
   };

@@ -8,6 +8,7 @@
 #include <new>
 #include <string_view>
 
+#include "backends/backends.hpp"
 #include "core/error.hpp"
 #include "core/runtime.hpp"
 #include "lua/binding.hpp"
@@ -71,7 +72,7 @@ int open_module(lua_State* L) {
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
   lua_rawsetp(L, LUA_REGISTRYINDEX, kRuntimeKey);
-  box->rt = std::make_unique<Runtime>(options);
+  box->rt = std::make_unique<Runtime>(backends::engines(options));
 
   open_cu(L, *box->rt);
   lua_pushvalue(L, -1);

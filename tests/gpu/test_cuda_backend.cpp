@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/backends.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/ops.hpp"
@@ -21,7 +22,7 @@ namespace {
 
 // Never destroyed: no CUDA work may run in static destructors (the CUDA runtime may be gone).
 Runtime& gpu_runtime() {
-  static Runtime* rt = new Runtime(RuntimeOptions{BackendKind::Cuda});
+  static Runtime* rt = new Runtime(backends::engines({BackendKind::Cuda}));
   return *rt;
 }
 

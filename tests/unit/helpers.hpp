@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/backends.hpp"
 #include "core/error.hpp"
 #include "core/observed_backend.hpp"
 #include "core/ops.hpp"
@@ -21,7 +22,7 @@ inline RuntimeOptions host_options(uint64_t limit = 0) {
   o.backend = BackendKind::Host;
   o.device = 0;
   o.host_memory_limit = limit;
-  return o;
+  return backends::engines(o);
 }
 
 inline host::HostBackend& host_backend(Runtime& rt) {

@@ -1,0 +1,30 @@
+#include "kernels/host_executor.hpp"
+
+#include "kernels/kernels.hpp"
+
+namespace culua::detail::kernels::host {
+
+namespace {
+
+class Executor final : public HostExecutor {
+ public:
+  void fill(const StridedView& dst, const void* value) override { host::fill(dst, value); }
+  void copy_cast(const StridedView& dst, const StridedView& src) override {
+    host::copy_cast(dst, src);
+  }
+  void sequence(const StridedView& dst, const SequenceSpec& spec) override {
+    host::sequence(dst, spec);
+  }
+  void elementwise(const ElementwiseCall& c) override { host::elementwise(c); }
+  void reduce(const ReduceCall& c) override { host::reduce(c); }
+  void random(const RandomCall& c) override { host::random(c); }
+};
+
+}  // namespace
+
+std::shared_ptr<HostExecutor> executor() {
+  static const std::shared_ptr<HostExecutor> instance = std::make_shared<Executor>();
+  return instance;
+}
+
+}  // namespace culua::detail::kernels::host

@@ -42,8 +42,11 @@ CULUA_API std::string_view version();            // "0.1.0"
 
 struct Options {
   Backend backend = Backend::Auto;  // Auto: CUDA when a GPU is present, else the host backend
-  int device = 0;                   // the CUDA device to start on
-  bool open_libs = true;            // the Lua standard libraries (io, os, string, ...)
+  // The CUDA device to start on. culua never changes the calling thread's current device (its
+  // current CUDA context): each call makes the device it works on current and gives the thread's
+  // own back, none included, before it returns.
+  int device = 0;
+  bool open_libs = true;  // the Lua standard libraries (io, os, string, ...)
 };
 
 // A Lua error (or a failed call from C++ into Lua). what() is the message followed by the

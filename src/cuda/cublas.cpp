@@ -103,31 +103,25 @@ struct DevicePointerMode {
 Cublas::Cublas(std::shared_ptr<Health> health) : health_(std::move(health)) {}
 
 Cublas::~Cublas() {
-  if (health_->poisoned.load()) return;  // the context is unusable: nothing can be released
-  int current = -1;
-  const bool restore = cudaGetDevice(&current) == cudaSuccess;
-  for (size_t d = 0; d < handles_.size(); ++d) {
-    if (!handles_[d]) continue;
-    if (cudaSetDevice(static_cast<int>(d)) == cudaSuccess) cublas_api().destroy(handles_[d]);
-  }
-  if (restore) cudaSetDevice(current);
-  cudaGetLastError();
+  if (!health_->poisoned.load()) return;
+  // The context is unusable: nothing can be released.
+  for (UniqueCublas& h : handles_) static_cast<void>(h.release());
 }
 
 cublasContext* Cublas::handle(Stream& s, void* workspace, size_t bytes) {
   const auto d = static_cast<size_t>(s.device());
-  if (handles_.size() <= d) handles_.resize(d + 1, nullptr);
+  if (handles_.size() <= d) handles_.resize(d + 1);
   if (!handles_[d]) {
     cublasHandle_t h = nullptr;
     CULUA_CUBLAS_CHECK(cublas_api().create(&h));
-    handles_[d] = h;
+    handles_[d] = UniqueCublas(h, DestroyCublas{s.device()});
     CULUA_CUBLAS_CHECK(cublas_api().set_math_mode(h, CUBLAS_DEFAULT_MATH));
     CULUA_CUBLAS_CHECK(cublas_api().set_pointer_mode(h, CUBLAS_POINTER_MODE_HOST));
   }
-  CULUA_CUBLAS_CHECK(
-      cublas_api().set_stream(handles_[d], static_cast<cudaStream_t>(s.native_handle())));
-  if (workspace) CULUA_CUBLAS_CHECK(cublas_api().set_workspace(handles_[d], workspace, bytes));
-  return handles_[d];
+  cublasHandle_t h = handles_[d].get();
+  CULUA_CUBLAS_CHECK(cublas_api().set_stream(h, static_cast<cudaStream_t>(s.native_handle())));
+  if (workspace) CULUA_CUBLAS_CHECK(cublas_api().set_workspace(h, workspace, bytes));
+  return h;
 }
 
 void Cublas::matmul(const MatmulCall& c, Stream& s, void* workspace, size_t bytes) {

@@ -10,8 +10,7 @@
 #include <vector>
 
 #include "core/stream.hpp"
-
-struct cublasContext;  // cublasHandle_t is cublasContext*
+#include "cuda/scoped.hpp"
 
 namespace culua::detail {
 struct MatmulCall;
@@ -25,7 +24,7 @@ struct Health;
 class Cublas {
  public:
   explicit Cublas(std::shared_ptr<Health> health);
-  ~Cublas();  // destroys the handles (never throws)
+  ~Cublas();  // destroys the handles, each on its device (never throws)
   Cublas(const Cublas&) = delete;
   Cublas& operator=(const Cublas&) = delete;
 
@@ -42,7 +41,7 @@ class Cublas {
 
   std::shared_ptr<Health> health_;
   std::mutex mutex_;
-  std::vector<cublasContext*> handles_;  // per device
+  std::vector<UniqueCublas> handles_;  // per device
 };
 
 }  // namespace culua::detail::cuda

@@ -27,6 +27,7 @@
 #include "cuda/pageable_copy.hpp"
 #include "cuda/pinned_pool.hpp"
 #include "cuda/rtc.hpp"
+#include "cuda/scoped.hpp"
 #include "kernels/kernels.hpp"
 
 namespace culua::detail::cuda {
@@ -63,15 +64,9 @@ class CudaBackend final : public Backend {
     devices_.resize(static_cast<size_t>(n));
   }
 
-  ~CudaBackend() override {
-    blas_.reset();
-    for (auto& d : devices_) {
-      d.modules.clear();
-      d.default_stream.reset();
-      d.release_stream.reset();
-      if (d.pool) cudaMemPoolDestroy(d.pool);
-    }
-  }
+  // cuBLAS's handles go first, then each device's modules and streams, then its pool (the order of
+  // the members).
+  ~CudaBackend() override = default;
 
   BackendKind kind() const override { return BackendKind::Cuda; }
   int device_count() override { return static_cast<int>(devices_.size()); }
@@ -140,6 +135,7 @@ class CudaBackend final : public Backend {
   // embedding application) can keep the final call waiting.
   void synchronize_device(int device) override {
     state(device);
+    const DeviceScope scope(device, *health_);
     interruptible_wait(
         [&](std::chrono::microseconds) { return streams_->device_idle(device, *health_); }, false,
         [] {});
@@ -149,6 +145,7 @@ class CudaBackend final : public Backend {
 
   std::shared_ptr<Stream> wrap_stream(void* native, int device) override {
     state(device);
+    const DeviceScope scope(device, *health_);
     auto* s = static_cast<cudaStream_t>(native);
     int stream_device = device;
     CULUA_CUDA_CHECK(*health_, cudaStreamGetDevice(s, &stream_device));
@@ -162,6 +159,7 @@ class CudaBackend final : public Backend {
 
   PointerInfo locate(const void* p) override {
     health_->check_usable();
+    const DeviceScope scope(any_device(), *health_);
     cudaPointerAttributes a{};
     CULUA_CUDA_CHECK(*health_, cudaPointerGetAttributes(&a, p));
     switch (a.type) {
@@ -184,13 +182,16 @@ class CudaBackend final : public Backend {
         // The hot path of every allocation: no device switch is needed to allocate from a pool.
         DeviceState& d = ready_state(device);
         cudaStream_t s = stream ? cu(*stream) : cu(*default_stream(device));
+        const DeviceScope scope(device, *health_);
         void* p = nullptr;
-        CULUA_CUDA_CHECK(*health_, cudaMallocFromPoolAsync(&p, bytes, d.pool, s));
+        CULUA_CUDA_CHECK(*health_, cudaMallocFromPoolAsync(&p, bytes, d.pool.get(), s));
         return p;
       }
-      case Location::Pinned:
-        state(device);  // pinned memory needs the context
-        return pinned_.allocate(bytes);
+      case Location::Pinned: {
+        state(device);
+        const DeviceScope scope(device, *health_);  // pinned memory needs the context
+        return pinned_.allocate(bytes, device);
+      }
       case Location::Pageable: {
         void* p = allocate_host_memory(bytes);
         if (!p) fail(ErrorKind::OutOfMemory, "host allocation failed");
@@ -213,12 +214,16 @@ class CudaBackend final : public Backend {
             return;
           }
         }
-        if (cudaFreeAsync(p, s) != cudaSuccess) cudaGetLastError();
+        const DeviceScope scope(device, std::nothrow);
+        if (scope.ok() && cudaFreeAsync(p, s) != cudaSuccess) cudaGetLastError();
         return;
       }
-      case Location::Pinned:
-        pinned_.release(p, stream ? cu(*stream) : nullptr);
+      case Location::Pinned: {
+        const int on = stream ? stream->device() : device;
+        const DeviceScope scope(on, std::nothrow);
+        if (scope.ok()) pinned_.release(p, stream ? cu(*stream) : nullptr);
         return;
+      }
       case Location::Pageable:
         free_host_memory(p, bytes);  // pageable copies are synchronous: no queued work uses it
         return;
@@ -228,6 +233,7 @@ class CudaBackend final : public Backend {
   MemoryInfo memory_info(Location loc, int device) override {
     if (loc == Location::Device) {
       state(device);
+      const DeviceScope scope(device, *health_);
       size_t free = 0, total = 0;
       CULUA_CUDA_CHECK(*health_, cudaMemGetInfo(&free, &total));
       return MemoryInfo{free, total};
@@ -238,7 +244,8 @@ class CudaBackend final : public Backend {
   void trim(int device) noexcept override {
     pinned_.trim();
     if (device >= 0 && device < device_count() && devices_[static_cast<size_t>(device)].pool) {
-      cudaMemPoolTrimTo(devices_[static_cast<size_t>(device)].pool, 0);
+      const DeviceScope scope(device, std::nothrow);
+      if (scope.ok()) cudaMemPoolTrimTo(devices_[static_cast<size_t>(device)].pool.get(), 0);
     }
   }
 
@@ -251,8 +258,8 @@ class CudaBackend final : public Backend {
     health_->note_op("memcpy");
     const bool h2d = r.dst == Location::Device && r.src == Location::Pageable;
     const bool d2h = r.dst == Location::Pageable && r.src == Location::Device;
+    const DeviceScope scope(s.device(), *health_);
     if ((h2d || d2h) && bytes >= kStagedCopyMin) {
-      use_device(s.device());
       pageable_.copy(dst, src, bytes, h2d, s.device(), cu(s));
       return;
     }
@@ -262,6 +269,7 @@ class CudaBackend final : public Backend {
   void fill(const StridedView& dst, const void* value, Stream& s) override {
     health_->check_usable();
     health_->note_op("fill");
+    const DeviceScope scope(s.device(), *health_);
     CULUA_CUDA_CHECK(*health_,
                      static_cast<cudaError_t>(kernels::cuda::fill(dst, value, launch(s))));
   }
@@ -269,6 +277,7 @@ class CudaBackend final : public Backend {
   void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) override {
     health_->check_usable();
     health_->note_op("copy");
+    const DeviceScope scope(s.device(), *health_);
     CULUA_CUDA_CHECK(*health_,
                      static_cast<cudaError_t>(kernels::cuda::copy_cast(dst, src, launch(s))));
   }
@@ -276,6 +285,7 @@ class CudaBackend final : public Backend {
   void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) override {
     health_->check_usable();
     health_->note_op("sequence");
+    const DeviceScope scope(s.device(), *health_);
     CULUA_CUDA_CHECK(*health_,
                      static_cast<cudaError_t>(kernels::cuda::sequence(dst, spec, launch(s))));
   }
@@ -283,24 +293,28 @@ class CudaBackend final : public Backend {
   void sleep(double seconds, Stream& s) override {
     health_->check_usable();
     health_->note_op("sleep");
+    const DeviceScope scope(s.device(), *health_);
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::sleep(seconds, launch(s))));
   }
 
   void elementwise(const ElementwiseCall& c, Stream& s) override {
     health_->check_usable();
     health_->note_op(c.name());
+    const DeviceScope scope(s.device(), *health_);
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::elementwise(c, launch(s))));
   }
 
   void reduce(const ReduceCall& c, Stream& s) override {
     health_->check_usable();
     health_->note_op(c.name());
+    const DeviceScope scope(s.device(), *health_);
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::reduce(c, launch(s))));
   }
 
   void random(const RandomCall& c, Stream& s) override {
     health_->check_usable();
     health_->note_op(c.name());
+    const DeviceScope scope(s.device(), *health_);
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::random(c, launch(s))));
   }
 
@@ -312,7 +326,7 @@ class CudaBackend final : public Backend {
   void matmul(const MatmulCall& c, Stream& s) override {
     health_->check_usable();
     health_->note_op("matmul");
-    use_device(s.device());
+    const DeviceScope scope(s.device(), *health_);
     void* workspace = s.capture() ? s.capture()->scratch(s, kCaptureWorkspace) : nullptr;
     RelaxedCaptureMode relaxed;
     blas().matmul(c, s, workspace, workspace ? kCaptureWorkspace : 0);
@@ -321,7 +335,7 @@ class CudaBackend final : public Backend {
   void dot(const DotCall& c, Stream& s) override {
     health_->check_usable();
     health_->note_op("dot");
-    use_device(s.device());
+    const DeviceScope scope(s.device(), *health_);
     void* workspace = s.capture() ? s.capture()->scratch(s, kCaptureWorkspace) : nullptr;
     RelaxedCaptureMode relaxed;
     blas().dot(c, s, workspace, workspace ? kCaptureWorkspace : 0);
@@ -330,6 +344,7 @@ class CudaBackend final : public Backend {
   void fault(Stream& s) {
     health_->check_usable();
     health_->note_op("fault (test kernel)");
+    const DeviceScope scope(s.device(), *health_);
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::fault(launch(s))));
   }
 
@@ -340,54 +355,52 @@ class CudaBackend final : public Backend {
 
   std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device) override {
     state(device);
+    const DeviceScope scope(device, *health_);
     RelaxedCaptureMode relaxed;
     std::lock_guard lock(init_mutex_);
     auto& m = devices_[static_cast<size_t>(device)].modules[binary.key];
-    if (!m) m = cuda::load_module(binary, device, device_count() > 1, health_);
+    if (!m) m = cuda::load_module(binary, device, health_);
     return m;
   }
 
   // --- Graphs: stream capture in CUDA's thread-local mode, executable graphs ---
 
+  // The device is the capturing stream's: the graph is instantiated, updated and launched there.
   class Recording final : public GraphRecording {
    public:
-    explicit Recording(cudaGraph_t g) : graph(g) {
-      if (cudaGraphGetNodes(g, nullptr, &count) != cudaSuccess) cudaGetLastError();
-    }
-    ~Recording() override {
-      RelaxedCaptureMode relaxed;
-      cudaGraphDestroy(graph);
+    explicit Recording(UniqueGraph g) : graph(std::move(g)) {
+      if (cudaGraphGetNodes(graph.get(), nullptr, &count) != cudaSuccess) cudaGetLastError();
     }
     size_t nodes() const override { return count; }
-    cudaGraph_t graph;
+    int device() const { return graph.releaser().device; }
+    UniqueGraph graph;
     size_t count = 0;
   };
 
+  // Destroyed while launches are still queued, they complete: CUDA frees the executable graph
+  // after them.
   class Exec final : public GraphExec {
    public:
-    Exec(cudaGraphExec_t e, size_t n) : exec(e), count(n) {}
-    // Launches still queued complete: CUDA frees the executable graph after them.
-    ~Exec() override {
-      RelaxedCaptureMode relaxed;
-      cudaGraphExecDestroy(exec);
-    }
+    Exec(UniqueGraphExec e, size_t n) : exec(std::move(e)), count(n) {}
     size_t nodes() const override { return count; }
-    cudaGraphExec_t exec;
+    int device() const { return exec.releaser().device; }
+    UniqueGraphExec exec;
     size_t count;
   };
 
   void begin_capture(Stream& s) override {
     health_->check_usable();
-    use_device(s.device());
+    const DeviceScope scope(s.device(), *health_);
     CULUA_CUDA_CHECK(*health_, cudaStreamBeginCapture(cu(s), cudaStreamCaptureModeThreadLocal));
   }
 
   std::unique_ptr<GraphRecording> end_capture(Stream& s) override {
-    cudaGraph_t g = nullptr;
-    const cudaError_t e = cudaStreamEndCapture(cu(s), &g);
+    const DeviceScope scope(s.device(), *health_);
+    cudaGraph_t raw = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(cu(s), &raw);
+    UniqueGraph g(raw, DestroyGraph{s.device()});
     if (e != cudaSuccess) {
       cudaGetLastError();
-      if (g) cudaGraphDestroy(g);
       if (e == cudaErrorStreamCaptureUnjoined) {
         fail(ErrorKind::Capture,
              "the capture failed: a stream that joined it did not join back into the capturing "
@@ -397,22 +410,25 @@ class CudaBackend final : public Backend {
       fail(ErrorKind::Capture, "the capture failed: CUDA error {} ({})", cudaGetErrorName(e),
            cudaGetErrorString(e));
     }
-    return std::make_unique<Recording>(g);
+    return std::make_unique<Recording>(std::move(g));
   }
 
   void abort_capture(Stream& s) noexcept override {
-    cudaGraph_t g = nullptr;
-    cudaStreamEndCapture(cu(s), &g);
+    const DeviceScope scope(s.device(), std::nothrow);
+    if (!scope.ok()) return;
+    cudaGraph_t raw = nullptr;
+    cudaStreamEndCapture(cu(s), &raw);
     cudaGetLastError();
-    if (g) cudaGraphDestroy(g);
+    const UniqueGraph g(raw, DestroyGraph{s.device()});
   }
 
   std::unique_ptr<GraphExec> instantiate(GraphRecording& rec) override {
     health_->check_usable();
     auto& r = dynamic_cast<Recording&>(rec);
+    const DeviceScope scope(r.device(), *health_);
     cudaGraphExec_t e = nullptr;
-    CULUA_CUDA_CHECK(*health_, cudaGraphInstantiateWithFlags(&e, r.graph, 0));
-    return std::make_unique<Exec>(e, r.count);
+    CULUA_CUDA_CHECK(*health_, cudaGraphInstantiateWithFlags(&e, r.graph.get(), 0));
+    return std::make_unique<Exec>(UniqueGraphExec(e, DestroyGraphExec{r.device()}), r.count);
   }
 
   // cudaGraphExecUpdate; a topology (or node type) change is not an error: the caller
@@ -421,8 +437,9 @@ class CudaBackend final : public Backend {
     health_->check_usable();
     auto& x = dynamic_cast<Exec&>(exec);
     auto& r = dynamic_cast<Recording&>(rec);
+    const DeviceScope scope(x.device(), *health_);
     cudaGraphExecUpdateResultInfo info{};
-    const cudaError_t e = cudaGraphExecUpdate(x.exec, r.graph, &info);
+    const cudaError_t e = cudaGraphExecUpdate(x.exec.get(), r.graph.get(), &info);
     if (e == cudaSuccess) {
       x.count = r.count;
       return true;
@@ -435,16 +452,18 @@ class CudaBackend final : public Backend {
   void launch_graph(GraphExec& exec, Stream& s, const char*) override {
     health_->check_usable();
     health_->note_op("graph launch");
-    CULUA_CUDA_CHECK(*health_, cudaGraphLaunch(static_cast<Exec&>(exec).exec, cu(s)));
+    const DeviceScope scope(s.device(), *health_);
+    CULUA_CUDA_CHECK(*health_, cudaGraphLaunch(static_cast<Exec&>(exec).exec.get(), cu(s)));
   }
 
   bool poisoned() const override { return health_->poisoned.load(); }
   std::string poison_message() const override { return health_->poison_message(); }
 
  private:
+  // Members are destroyed bottom-up: modules and streams before the pool.
   struct DeviceState {
     bool ready = false;
-    cudaMemPool_t pool = nullptr;
+    UniqueMemPool pool;
     std::shared_ptr<Stream> default_stream;
     std::shared_ptr<Stream> release_stream;
     int priority_least = 0;
@@ -459,16 +478,19 @@ class CudaBackend final : public Backend {
 
   static uint64_t host_memory_bytes(bool available);
 
+  // The caller holds a DeviceScope for the stream's device.
   kernels::cuda::Launch launch(Stream& s) {
-    use_device(s.device());
     const DeviceState& d = devices_[static_cast<size_t>(s.device())];
-    return kernels::cuda::Launch{s.native_handle(), d.info.sm_count, d.pool};
+    return kernels::cuda::Launch{s.native_handle(), d.info.sm_count, d.pool.get()};
   }
 
-  void use_device(int device) {
-    int current = -1;
-    cudaGetDevice(&current);
-    if (current != device) CULUA_CUDA_CHECK(*health_, cudaSetDevice(device));
+  // A device for calls that need some context but none in particular: the first one culua has
+  // initialized (device 0 when none is).
+  int any_device() {
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      if (devices_[i].ready) return static_cast<int>(i);
+    }
+    return 0;
   }
 
   DeviceState& ready_state(int device) {
@@ -478,18 +500,19 @@ class CudaBackend final : public Backend {
     return state(device);
   }
 
-  // The device's state, initialized on first use (this creates the context).
+  // The device's state, initialized on first use (this creates the context). It leaves the
+  // caller's current device as it was: a call that needs the device current opens a DeviceScope.
   DeviceState& state(int device) {
     health_->check_usable();
     if (device < 0 || device >= device_count()) {
       fail(ErrorKind::Index, "CUDA device {} does not exist ({} devices)", device, device_count());
     }
-    use_device(device);
     DeviceState& d = devices_[static_cast<size_t>(device)];
     if (d.ready) return d;
     device_info(device);
     std::lock_guard lock(init_mutex_);
     if (d.ready) return d;
+    const DeviceScope scope(device, *health_);
     CULUA_CUDA_CHECK(*health_,
                      cudaDeviceGetStreamPriorityRange(&d.priority_least, &d.priority_greatest));
     cudaMemPoolProps props{};
@@ -497,10 +520,12 @@ class CudaBackend final : public Backend {
     props.handleTypes = cudaMemHandleTypeNone;
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = device;
-    CULUA_CUDA_CHECK(*health_, cudaMemPoolCreate(&d.pool, &props));
+    cudaMemPool_t pool = nullptr;
+    CULUA_CUDA_CHECK(*health_, cudaMemPoolCreate(&pool, &props));
+    d.pool = UniqueMemPool(pool, DestroyMemPool{device});
     uint64_t threshold = std::numeric_limits<uint64_t>::max();
-    CULUA_CUDA_CHECK(*health_,
-                     cudaMemPoolSetAttribute(d.pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    CULUA_CUDA_CHECK(*health_, cudaMemPoolSetAttribute(
+                                   d.pool.get(), cudaMemPoolAttrReleaseThreshold, &threshold));
     d.ready = true;
     return d;
   }
@@ -511,12 +536,12 @@ class CudaBackend final : public Backend {
     const int priority = p == StreamPriority::High  ? d.priority_greatest
                          : p == StreamPriority::Low ? d.priority_least
                                                     : 0;
-    use_device(device);
+    const DeviceScope scope(device, *health_);
     cudaStream_t raw = nullptr;
     CULUA_CUDA_CHECK(*health_, cudaStreamCreateWithPriority(&raw, cudaStreamNonBlocking, priority));
     // Owned here until the handle exists: a throw in between (out of memory, the registry) does
     // not leak the stream.
-    UniqueStream s(raw);
+    UniqueStream s(raw, DestroyStream{device});
     auto stream = std::make_shared<CudaStream>(s.get(), true, device, p, next_stream_id_++, health_,
                                                streams_);
     static_cast<void>(s.release());
@@ -535,7 +560,7 @@ class CudaBackend final : public Backend {
   std::mutex init_mutex_;
   PinnedPool pinned_{health_};
   PageableCopier pageable_{health_};
-  std::unique_ptr<Cublas> blas_;  // created on first use; destroyed before the pools
+  std::unique_ptr<Cublas> blas_;  // created on first use; destroyed first
   uint64_t next_stream_id_ = 0;
 };
 

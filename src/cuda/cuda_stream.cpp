@@ -4,7 +4,7 @@ namespace culua::detail::cuda {
 
 StreamRegistry::~StreamRegistry() {
   for (const Entry& e : entries_) {
-    if (e.retired) cudaStreamDestroy(e.stream);
+    if (e.retired) DestroyStream{e.device}(e.stream);
   }
 }
 
@@ -13,25 +13,29 @@ void StreamRegistry::add(cudaStream_t s, int device) {
   entries_.push_back(Entry{s, device, false});
 }
 
-void StreamRegistry::retire(cudaStream_t s, bool owned) noexcept {
+void StreamRegistry::retire(cudaStream_t s, int device, bool owned) noexcept {
   std::lock_guard lock(m_);
   for (size_t i = 0; i < entries_.size(); ++i) {
     if (entries_[i].stream != s) continue;
-    if (owned && cudaStreamQuery(s) == cudaErrorNotReady) {
-      cudaGetLastError();
-      entries_[i].retired = true;
-      return;
+    if (owned) {
+      const DeviceScope scope(device, std::nothrow);
+      if (scope.ok() && cudaStreamQuery(s) == cudaErrorNotReady) {
+        cudaGetLastError();
+        entries_[i].retired = true;
+        return;
+      }
+      if (scope.ok()) cudaGetLastError();
+      DestroyStream{device}(s);
     }
-    cudaGetLastError();
-    if (owned) cudaStreamDestroy(s);
     entries_[i] = entries_.back();
     entries_.pop_back();
     return;
   }
-  if (owned) cudaStreamDestroy(s);
+  if (owned) DestroyStream{device}(s);
 }
 
 bool StreamRegistry::device_idle(int device, Health& health) {
+  const DeviceScope scope(device, health);
   std::lock_guard lock(m_);
   for (size_t i = 0; i < entries_.size();) {
     Entry& e = entries_[i];
@@ -46,7 +50,7 @@ bool StreamRegistry::device_idle(int device, Health& health) {
     }
     health.check(status, "cudaStreamQuery", __FILE__, __LINE__);
     if (e.retired) {
-      cudaStreamDestroy(e.stream);
+      DestroyStream{e.device}(e.stream);
       e = entries_.back();
       entries_.pop_back();
     } else {
@@ -60,15 +64,12 @@ int StreamRegistry::busy_streams() noexcept {
   std::lock_guard lock(m_);
   int busy = 0;
   for (const Entry& e : entries_) {
+    const DeviceScope scope(e.device, std::nothrow);
+    if (!scope.ok()) continue;
     if (cudaStreamQuery(e.stream) == cudaErrorNotReady) ++busy;
     cudaGetLastError();
   }
   return busy;
-}
-
-void StreamDestroyer::operator()(cudaStream_t s) const noexcept {
-  RelaxedCaptureMode relaxed;
-  cudaStreamDestroy(s);
 }
 
 CudaStream::CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p, uint64_t id,
@@ -81,23 +82,24 @@ CudaStream::CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p,
   if (registry_) registry_->add(stream_, device);
 }
 
+// Neither path blocks: queued work still completes.
 CudaStream::~CudaStream() {
-  RelaxedCaptureMode relaxed;
-  // Neither blocks: queued work still completes.
   if (registry_) {
-    registry_->retire(stream_, owned_);
+    registry_->retire(stream_, device(), owned_);
   } else if (owned_) {
-    cudaStreamDestroy(stream_);
+    DestroyStream{device()}(stream_);
   }
 }
 
 void CudaStream::do_synchronize() {
   health_->check_usable();
+  const DeviceScope scope(device(), *health_);
   CULUA_CUDA_CHECK(*health_, cudaStreamSynchronize(stream_));
 }
 
 bool CudaStream::do_query() {
   health_->check_usable();
+  const DeviceScope scope(device(), *health_);
   const cudaError_t e = cudaStreamQuery(stream_);
   if (e == cudaErrorNotReady) {
     cudaGetLastError();
@@ -109,35 +111,37 @@ bool CudaStream::do_query() {
 
 void CudaStream::do_wait(Event& e) {
   health_->check_usable();
+  const DeviceScope scope(device(), *health_);
   CULUA_CUDA_CHECK(*health_, cudaStreamWaitEvent(stream_, static_cast<CudaEvent&>(e).get(), 0));
 }
 
 CudaEvent::CudaEvent(int device, bool timing, std::shared_ptr<Health> health)
     : Event(device, timing), health_(std::move(health)) {
   health_->check_usable();
-  RelaxedCaptureMode relaxed;
-  CULUA_CUDA_CHECK(*health_, cudaEventCreateWithFlags(
-                                 &event_, timing ? cudaEventDefault : cudaEventDisableTiming));
-}
-
-CudaEvent::~CudaEvent() {
-  RelaxedCaptureMode relaxed;
-  if (event_) cudaEventDestroy(event_);
+  const DeviceScope scope(device, *health_);
+  const RelaxedCaptureMode relaxed;
+  cudaEvent_t e = nullptr;
+  CULUA_CUDA_CHECK(
+      *health_, cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
+  event_ = UniqueEvent(e, DestroyEvent{device});
 }
 
 void CudaEvent::do_record(Stream& s) {
   health_->check_usable();
-  CULUA_CUDA_CHECK(*health_, cudaEventRecord(event_, static_cast<CudaStream&>(s).get()));
+  const DeviceScope scope(s.device(), *health_);
+  CULUA_CUDA_CHECK(*health_, cudaEventRecord(event_.get(), static_cast<CudaStream&>(s).get()));
 }
 
 void CudaEvent::do_synchronize() {
   health_->check_usable();
-  CULUA_CUDA_CHECK(*health_, cudaEventSynchronize(event_));
+  const DeviceScope scope(device(), *health_);
+  CULUA_CUDA_CHECK(*health_, cudaEventSynchronize(event_.get()));
 }
 
 bool CudaEvent::do_query() {
   health_->check_usable();
-  const cudaError_t e = cudaEventQuery(event_);
+  const DeviceScope scope(device(), *health_);
+  const cudaError_t e = cudaEventQuery(event_.get());
   if (e == cudaErrorNotReady) {
     cudaGetLastError();
     return false;
@@ -150,8 +154,9 @@ double CudaEvent::do_elapsed_ms(Event& later) {
   auto& other = static_cast<CudaEvent&>(later);
   do_synchronize();
   other.do_synchronize();
+  const DeviceScope scope(device(), *health_);
   float ms = 0;
-  CULUA_CUDA_CHECK(*health_, cudaEventElapsedTime(&ms, event_, other.event_));
+  CULUA_CUDA_CHECK(*health_, cudaEventElapsedTime(&ms, event_.get(), other.event_.get()));
   return ms;
 }
 

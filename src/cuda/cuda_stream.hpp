@@ -5,11 +5,11 @@
 
 #include <memory>
 #include <mutex>
-#include <type_traits>
 #include <vector>
 
 #include "core/stream.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/scoped.hpp"
 
 namespace culua::detail::cuda {
 
@@ -26,7 +26,7 @@ class StreamRegistry {
   void add(cudaStream_t s, int device);
   // The stream's handle is gone. An owned stream is destroyed now when idle, else after it is
   // seen idle; one not owned is forgotten.
-  void retire(cudaStream_t s, bool owned) noexcept;
+  void retire(cudaStream_t s, int device, bool owned) noexcept;
   // True when no registered stream of `device` has queued work; destroys retired idle streams.
   // A sticky error seen by a query throws (and poisons `health`).
   bool device_idle(int device, Health& health);
@@ -43,12 +43,7 @@ class StreamRegistry {
   std::vector<Entry> entries_;
 };
 
-// Owns a CUDA stream until a CudaStream takes it (stream creation stays exception-safe).
-struct StreamDestroyer {
-  void operator()(cudaStream_t s) const noexcept;
-};
-using UniqueStream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroyer>;
-
+// Stream and event operations make the object's device current for the call (cuda/scoped.hpp).
 class CudaStream final : public Stream {
  public:
   // Takes ownership of `s` when `owned` (destroyed without blocking when the handle goes). With a
@@ -56,6 +51,8 @@ class CudaStream final : public Stream {
   CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p, uint64_t id,
              std::shared_ptr<Health> health, std::shared_ptr<StreamRegistry> registry = nullptr);
   ~CudaStream() override;
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
 
   cudaStream_t get() const { return stream_; }
   void* native_handle() const override { return stream_; }
@@ -75,8 +72,7 @@ class CudaStream final : public Stream {
 class CudaEvent final : public Event {
  public:
   CudaEvent(int device, bool timing, std::shared_ptr<Health> health);
-  ~CudaEvent() override;
-  cudaEvent_t get() const { return event_; }
+  cudaEvent_t get() const { return event_.get(); }
 
  protected:
   void do_record(Stream& s) override;
@@ -85,8 +81,8 @@ class CudaEvent final : public Event {
   double do_elapsed_ms(Event& later) override;
 
  private:
-  cudaEvent_t event_ = nullptr;
   std::shared_ptr<Health> health_;
+  UniqueEvent event_;
 };
 
 }  // namespace culua::detail::cuda

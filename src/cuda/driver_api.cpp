@@ -2,7 +2,7 @@
 
 #include <cuda_runtime.h>
 
-#include <mutex>
+#include <atomic>
 
 #include "core/error.hpp"
 
@@ -19,8 +19,8 @@ void resolve(const char* symbol, F& out, bool required) {
   if (e != cudaSuccess || status != cudaDriverEntryPointSuccess || !p) {
     cudaGetLastError();
     if (required) {
-      fail(ErrorKind::Unsupported, "the CUDA driver has no {} (run-time kernels need it): {}",
-           symbol, e != cudaSuccess ? cudaGetErrorString(e) : "symbol not found");
+      fail(ErrorKind::Unsupported, "the CUDA driver has no {}: {}", symbol,
+           e != cudaSuccess ? cudaGetErrorString(e) : "symbol not found");
     }
     out = nullptr;
     return;
@@ -33,6 +33,11 @@ DriverApi load() {
   resolve("cuGetErrorName", api.get_error_name, true);
   resolve("cuGetErrorString", api.get_error_string, true);
   resolve("cuDriverGetVersion", api.driver_get_version, true);
+  resolve("cuInit", api.init, true);
+  resolve("cuDeviceGet", api.device_get, true);
+  resolve("cuDevicePrimaryCtxRetain", api.primary_ctx_retain, true);
+  resolve("cuCtxGetCurrent", api.ctx_get_current, true);
+  resolve("cuCtxSetCurrent", api.ctx_set_current, true);
   resolve("cuModuleLoadData", api.module_load_data, true);
   resolve("cuModuleUnload", api.module_unload, true);
   resolve("cuModuleGetFunction", api.module_get_function, true);
@@ -44,29 +49,22 @@ DriverApi load() {
   return api;
 }
 
-std::mutex g_mutex;
-DriverApi g_api;
-bool g_loaded = false;
+// Set once the functions are resolved: error strings are looked up only then.
+std::atomic<const DriverApi*> g_loaded{nullptr};
 
 }  // namespace
 
 const DriverApi& driver_api() {
-  std::lock_guard lock(g_mutex);
-  if (!g_loaded) {
-    g_api = load();
-    g_loaded = true;
-  }
-  return g_api;
+  // A throwing initializer leaves the static unset: the next call tries again.
+  static const DriverApi api = load();
+  if (!g_loaded.load(std::memory_order_relaxed)) g_loaded.store(&api, std::memory_order_release);
+  return api;
 }
 
 void driver_error_strings(int code, const char** name, const char** description) {
   *name = "CUDA_ERROR_UNKNOWN";
   *description = "unknown driver error";
-  const DriverApi* api = nullptr;
-  {
-    std::lock_guard lock(g_mutex);
-    if (g_loaded) api = &g_api;
-  }
+  const DriverApi* api = g_loaded.load(std::memory_order_acquire);
   if (!api) return;
   const char* n = nullptr;
   const char* d = nullptr;

@@ -26,19 +26,6 @@ PageableCopier::~PageableCopier() {
   }
   wake_.notify_all();
   for (auto& t : threads_) t.join();
-  // Every copy completed before copy() returned: nothing queued uses the slots.
-  for (auto& lane : lanes_) {
-    for (auto& d : lane.devices) {
-      for (cudaEvent_t e : d.done)
-        if (e) cudaEventDestroy(e);
-      if (d.stream) cudaStreamDestroy(d.stream);
-    }
-    for (void* p : lane.slot)
-      if (p) cudaFreeHost(p);
-  }
-  for (cudaEvent_t e : start_)
-    if (e) cudaEventDestroy(e);
-  cudaGetLastError();
 }
 
 PageableCopier::DeviceLane* PageableCopier::device_lane(Lane& lane, int device,
@@ -51,20 +38,24 @@ PageableCopier::DeviceLane* PageableCopier::device_lane(Lane& lane, int device,
   if (lane.devices.size() <= d) lane.devices.resize(d + 1);
   DeviceLane& dl = lane.devices[d];
   if (!dl.stream) {
-    cudaError_t e = cudaStreamCreateWithFlags(&dl.stream, cudaStreamNonBlocking);
+    cudaStream_t s = nullptr;
+    cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     if (e != cudaSuccess) return fail_with(e, "cudaStreamCreateWithFlags");
-    for (cudaEvent_t& ev : dl.done) {
-      e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
-      if (e != cudaSuccess) return fail_with(e, "cudaEventCreateWithFlags");
-    }
+    dl.stream = UniqueStream(s, DestroyStream{device});
   }
-  for (void*& p : lane.slot) {
-    if (p) continue;
+  for (UniqueEvent& done : dl.done) {
+    if (done) continue;
+    cudaEvent_t ev = nullptr;
+    const cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (e != cudaSuccess) return fail_with(e, "cudaEventCreateWithFlags");
+    done = UniqueEvent(ev, DestroyEvent{device});
+  }
+  for (UniquePinned& slot : lane.slot) {
+    if (slot) continue;
+    void* p = nullptr;
     const cudaError_t e = cudaHostAlloc(&p, kChunk, cudaHostAllocPortable);
-    if (e != cudaSuccess) {
-      p = nullptr;
-      return fail_with(e, "cudaHostAlloc");
-    }
+    if (e != cudaSuccess) return fail_with(e, "cudaHostAlloc");
+    slot = UniquePinned(p, FreePinned{device});
   }
   return &dl;
 }
@@ -74,11 +65,17 @@ void PageableCopier::run_lane(size_t index, const Job& job, Failure& failure) no
     if (e != cudaSuccess && failure.error == cudaSuccess) failure = {e, call};
     return e == cudaSuccess;
   };
-  if (!check(cudaSetDevice(job.device), "cudaSetDevice")) return;
+  // Lane 0 runs on the caller's thread: its current device is given back.
+  const DeviceScope scope(job.device, std::nothrow);
+  if (!scope.ok()) {
+    check(cudaErrorInvalidDevice, "making the device current (cuCtxSetCurrent)");
+    return;
+  }
   Lane& lane = lanes_[index];
   DeviceLane* dl = device_lane(lane, job.device, failure);
   if (!dl) return;
-  if (!check(cudaStreamWaitEvent(dl->stream, job.start, 0), "cudaStreamWaitEvent")) return;
+  cudaStream_t stream = dl->stream.get();
+  if (!check(cudaStreamWaitEvent(stream, job.start, 0), "cudaStreamWaitEvent")) return;
 
   // This lane's chunks: index, index + used, index + 2 used, ...
   const size_t mine = (job.chunks - index + job.used - 1) / job.used;
@@ -89,34 +86,34 @@ void PageableCopier::run_lane(size_t index, const Job& job, Failure& failure) no
     bool pending[2] = {false, false};
     for (size_t i = 0; i < mine && ok; ++i) {
       const size_t k = i & 1;
-      if (pending[k]) ok = check(cudaEventSynchronize(dl->done[k]), "cudaEventSynchronize");
+      if (pending[k]) ok = check(cudaEventSynchronize(dl->done[k].get()), "cudaEventSynchronize");
       if (!ok) break;
-      std::memcpy(lane.slot[k], job.src + offset(i), length(i));
-      ok = check(cudaMemcpyAsync(job.dst + offset(i), lane.slot[k], length(i),
-                                 cudaMemcpyHostToDevice, dl->stream),
+      std::memcpy(lane.slot[k].get(), job.src + offset(i), length(i));
+      ok = check(cudaMemcpyAsync(job.dst + offset(i), lane.slot[k].get(), length(i),
+                                 cudaMemcpyHostToDevice, stream),
                  "cudaMemcpyAsync") &&
-           check(cudaEventRecord(dl->done[k], dl->stream), "cudaEventRecord");
+           check(cudaEventRecord(dl->done[k].get(), stream), "cudaEventRecord");
       pending[k] = ok;
     }
   } else {
     auto fetch = [&](size_t i) {
       const size_t k = i & 1;
-      return check(cudaMemcpyAsync(lane.slot[k], job.src + offset(i), length(i),
-                                   cudaMemcpyDeviceToHost, dl->stream),
+      return check(cudaMemcpyAsync(lane.slot[k].get(), job.src + offset(i), length(i),
+                                   cudaMemcpyDeviceToHost, stream),
                    "cudaMemcpyAsync") &&
-             check(cudaEventRecord(dl->done[k], dl->stream), "cudaEventRecord");
+             check(cudaEventRecord(dl->done[k].get(), stream), "cudaEventRecord");
     };
     for (size_t i = 0; i < std::min<size_t>(2, mine) && ok; ++i) ok = fetch(i);
     for (size_t i = 0; i < mine && ok; ++i) {
       const size_t k = i & 1;
-      ok = check(cudaEventSynchronize(dl->done[k]), "cudaEventSynchronize");
+      ok = check(cudaEventSynchronize(dl->done[k].get()), "cudaEventSynchronize");
       if (!ok) break;
-      std::memcpy(job.dst + offset(i), lane.slot[k], length(i));
+      std::memcpy(job.dst + offset(i), lane.slot[k].get(), length(i));
       if (i + 2 < mine) ok = fetch(i + 2);
     }
   }
   // Whatever happened, nothing of this lane stays queued once it reports back.
-  check(cudaStreamSynchronize(dl->stream), "cudaStreamSynchronize");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
 void PageableCopier::worker(size_t index) {
@@ -143,12 +140,15 @@ void PageableCopier::worker(size_t index) {
 void PageableCopier::copy(void* dst, const void* src, size_t bytes, bool to_device, int device,
                           cudaStream_t after) {
   if (bytes == 0) return;
+  const DeviceScope scope(device, *health_);
   const auto d = static_cast<size_t>(device);
-  if (start_.size() <= d) start_.resize(d + 1, nullptr);
+  if (start_.size() <= d) start_.resize(d + 1);
   if (!start_[d]) {
-    CULUA_CUDA_CHECK(*health_, cudaEventCreateWithFlags(&start_[d], cudaEventDisableTiming));
+    cudaEvent_t e = nullptr;
+    CULUA_CUDA_CHECK(*health_, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    start_[d] = UniqueEvent(e, DestroyEvent{device});
   }
-  CULUA_CUDA_CHECK(*health_, cudaEventRecord(start_[d], after));
+  CULUA_CUDA_CHECK(*health_, cudaEventRecord(start_[d].get(), after));
 
   Job job;
   job.dst = static_cast<char*>(dst);
@@ -160,7 +160,7 @@ void PageableCopier::copy(void* dst, const void* src, size_t bytes, bool to_devi
   job.chunks = (bytes + job.chunk - 1) / job.chunk;
   job.to_device = to_device;
   job.device = device;
-  job.start = start_[d];
+  job.start = start_[d].get();
 
   Failure first;
   if (job.chunks > 1 && lanes_.size() > 1) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/scoped.hpp"
 
 namespace culua::detail::cuda {
 
@@ -25,7 +26,7 @@ class PageableCopier {
   static constexpr size_t kMinChunk = size_t{256} << 10;  // chunks of smaller copies
 
   explicit PageableCopier(std::shared_ptr<Health> health);
-  ~PageableCopier();  // joins the workers; frees slots, events and streams
+  ~PageableCopier();  // joins the workers (the members free slots, events and streams)
   PageableCopier(const PageableCopier&) = delete;
   PageableCopier& operator=(const PageableCopier&) = delete;
 
@@ -40,11 +41,12 @@ class PageableCopier {
 
  private:
   struct DeviceLane {
-    cudaStream_t stream = nullptr;
-    cudaEvent_t done[2] = {nullptr, nullptr};
+    UniqueStream stream;
+    UniqueEvent done[2];
   };
+  // Every copy completed before copy() returned: nothing queued uses a slot when it is freed.
   struct Lane {
-    void* slot[2] = {nullptr, nullptr};  // pinned, kChunk each
+    UniquePinned slot[2];  // kChunk each
     std::vector<DeviceLane> devices;
   };
   struct Job {
@@ -69,7 +71,7 @@ class PageableCopier {
 
   std::shared_ptr<Health> health_;
   std::vector<Lane> lanes_;
-  std::vector<cudaEvent_t> start_;  // per device, recorded on the caller's stream
+  std::vector<UniqueEvent> start_;  // per device, recorded on the caller's stream
 
   std::mutex m_;
   std::condition_variable wake_, finished_;

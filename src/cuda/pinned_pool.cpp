@@ -4,13 +4,6 @@
 
 namespace culua::detail::cuda {
 
-PinnedPool::~PinnedPool() {
-  for (auto& [p, b] : blocks_) {
-    if (b->ready) cudaEventDestroy(b->ready);
-    cudaFreeHost(b->ptr);
-  }
-}
-
 size_t PinnedPool::round_size(size_t bytes) {
   // Powers of two up to 1 MiB, then whole MiB: small requests share blocks, large ones waste
   // little.
@@ -25,7 +18,9 @@ size_t PinnedPool::round_size(size_t bytes) {
 
 bool PinnedPool::ready(Block& b) noexcept {
   if (!b.pending) return true;
-  const cudaError_t e = cudaEventQuery(b.ready);
+  const DeviceScope scope(b.device, std::nothrow);
+  if (!scope.ok()) return false;
+  const cudaError_t e = cudaEventQuery(b.ready.get());
   if (e == cudaSuccess) {
     b.pending = false;
     return true;
@@ -34,14 +29,14 @@ bool PinnedPool::ready(Block& b) noexcept {
   return false;
 }
 
-void* PinnedPool::allocate(size_t bytes) {
+void* PinnedPool::allocate(size_t bytes, int device) {
   const size_t size = round_size(bytes);
   {
     std::lock_guard lock(m_);
     // Best fit among blocks no larger than twice the request whose last use has completed.
     for (auto it = free_.lower_bound(size); it != free_.end() && it->first <= 2 * size; ++it) {
       if (ready(*it->second)) {
-        void* p = it->second->ptr;
+        void* p = it->second->ptr.get();
         free_.erase(it);
         return p;
       }
@@ -56,13 +51,12 @@ void* PinnedPool::allocate(size_t bytes) {
   }
   CULUA_CUDA_CHECK(*health_, e);
   auto block = std::make_unique<Block>();
-  block->ptr = p;
+  block->ptr = UniquePinned(p, FreePinned{device});
   block->size = size;
-  const cudaError_t ee = cudaEventCreateWithFlags(&block->ready, cudaEventDisableTiming);
-  if (ee != cudaSuccess) {
-    cudaFreeHost(p);
-    CULUA_CUDA_CHECK(*health_, ee);
-  }
+  block->device = device;
+  cudaEvent_t ready = nullptr;
+  CULUA_CUDA_CHECK(*health_, cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+  block->ready = UniqueEvent(ready, DestroyEvent{device});
   std::lock_guard lock(m_);
   blocks_.emplace(p, std::move(block));
   return p;
@@ -75,7 +69,7 @@ void PinnedPool::release(void* p, cudaStream_t after) noexcept {
   Block& b = *it->second;
   b.pending = false;
   if (after) {
-    if (cudaEventRecord(b.ready, after) == cudaSuccess) {
+    if (cudaEventRecord(b.ready.get(), after) == cudaSuccess) {
       b.pending = true;
     } else {
       cudaGetLastError();
@@ -93,10 +87,9 @@ void PinnedPool::trim() noexcept {
       ++it;
       continue;
     }
-    cudaEventDestroy(b.ready);
-    cudaFreeHost(b.ptr);
-    blocks_.erase(b.ptr);
+    void* p = b.ptr.get();
     it = free_.erase(it);
+    blocks_.erase(p);  // destroys the event, then frees the memory
   }
 }
 

@@ -10,27 +10,31 @@
 #include <unordered_map>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/scoped.hpp"
 
 namespace culua::detail::cuda {
 
 class PinnedPool {
  public:
   explicit PinnedPool(std::shared_ptr<Health> health) : health_(std::move(health)) {}
-  ~PinnedPool();
   PinnedPool(const PinnedPool&) = delete;
   PinnedPool& operator=(const PinnedPool&) = delete;
 
-  void* allocate(size_t bytes);  // throws Error(OutOfMemory)
-  // The block becomes reusable after the work queued on `after` so far (at once when null).
+  // The caller has made `device` current (the block's event belongs to it). Throws
+  // Error(OutOfMemory).
+  void* allocate(size_t bytes, int device);
+  // The block becomes reusable after the work queued on `after` so far (at once when null); the
+  // caller has made `after`'s device current.
   void release(void* p, cudaStream_t after) noexcept;
   void trim() noexcept;  // frees cached blocks that no queued work uses
   uint64_t cached_bytes() const;
 
  private:
   struct Block {
-    void* ptr = nullptr;
+    UniquePinned ptr;
     size_t size = 0;
-    cudaEvent_t ready = nullptr;  // recorded on release
+    int device = 0;
+    UniqueEvent ready;  // recorded on release; destroyed before the memory is freed
     bool pending = false;
   };
   static size_t round_size(size_t bytes);

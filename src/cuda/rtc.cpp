@@ -16,6 +16,7 @@
 #include "core/stream.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
+#include "cuda/scoped.hpp"
 
 namespace culua::detail::cuda {
 
@@ -120,49 +121,50 @@ std::string program_log(nvrtcProgram prog) {
   return log;
 }
 
-struct ProgramGuard {
-  nvrtcProgram prog = nullptr;
-  ~ProgramGuard() {
-    if (prog) nvrtc_api().destroy_program(&prog);
-  }
+// A program exists only where NVRTC was loaded: nvrtc_api() does not throw here.
+struct DestroyProgram {
+  void operator()(nvrtcProgram p) const noexcept { nvrtc_api().destroy_program(&p); }
 };
+using UniqueProgram = UniqueHandle<nvrtcProgram, DestroyProgram>;
 
 rtc::CacheEntry run_nvrtc(const RtcRequest& request, const std::vector<std::string>& options,
                           bool ptx) {
   const NvrtcApi& nv = nvrtc_api();
-  ProgramGuard g;
+  nvrtcProgram raw = nullptr;
   check_nvrtc(
-      nv.create_program(&g.prog, request.source.c_str(), request.name.c_str(), 0, nullptr, nullptr),
+      nv.create_program(&raw, request.source.c_str(), request.name.c_str(), 0, nullptr, nullptr),
       "nvrtcCreateProgram");
+  const UniqueProgram program(raw);
+  const nvrtcProgram prog = program.get();
   for (const std::string& e : request.name_expressions) {
-    check_nvrtc(nv.add_name_expression(g.prog, e.c_str()), "nvrtcAddNameExpression");
+    check_nvrtc(nv.add_name_expression(prog, e.c_str()), "nvrtcAddNameExpression");
   }
   std::vector<const char*> argv;
   argv.reserve(options.size());
   for (const std::string& o : options) argv.push_back(o.c_str());
   const auto t0 = Clock::now();
-  const nvrtcResult r = nv.compile_program(g.prog, static_cast<int>(argv.size()), argv.data());
+  const nvrtcResult r = nv.compile_program(prog, static_cast<int>(argv.size()), argv.data());
   rtc::CacheEntry e;
   e.compile_ms = ms_since(t0);
-  e.log = program_log(g.prog);
+  e.log = program_log(prog);
   if (r != NVRTC_SUCCESS) {
     fail(ErrorKind::Value, "compiling {} failed ({}):\n{}", request.name, nv.get_error_string(r),
          e.log);
   }
   size_t size = 0;
   if (ptx) {
-    check_nvrtc(nv.get_ptx_size(g.prog, &size), "nvrtcGetPTXSize");
+    check_nvrtc(nv.get_ptx_size(prog, &size), "nvrtcGetPTXSize");
     e.image.resize(size);
-    check_nvrtc(nv.get_ptx(g.prog, e.image.data()), "nvrtcGetPTX");
+    check_nvrtc(nv.get_ptx(prog, e.image.data()), "nvrtcGetPTX");
   } else {
-    check_nvrtc(nv.get_cubin_size(g.prog, &size), "nvrtcGetCUBINSize");
+    check_nvrtc(nv.get_cubin_size(prog, &size), "nvrtcGetCUBINSize");
     e.image.resize(size);
-    check_nvrtc(nv.get_cubin(g.prog, e.image.data()), "nvrtcGetCUBIN");
+    check_nvrtc(nv.get_cubin(prog, e.image.data()), "nvrtcGetCUBIN");
   }
   e.ptx = ptx;
   for (const std::string& expr : request.name_expressions) {
     const char* lowered = nullptr;
-    check_nvrtc(nv.get_lowered_name(g.prog, expr.c_str(), &lowered), "nvrtcGetLoweredName");
+    check_nvrtc(nv.get_lowered_name(prog, expr.c_str(), &lowered), "nvrtcGetLoweredName");
     e.lowered_names.emplace_back(expr, lowered ? lowered : "");
   }
   return e;
@@ -241,18 +243,18 @@ namespace {
 
 class CudaRtcFunction final : public RtcFunction {
  public:
-  CudaRtcFunction(std::shared_ptr<RtcModule> module, CUfunction f, int device, bool switch_device,
+  CudaRtcFunction(std::shared_ptr<RtcModule> module, CUfunction f, int device,
                   std::shared_ptr<Health> health)
       : module_(std::move(module)),
         f_(f),
         device_(device),
-        switch_device_(switch_device),
         health_(std::move(health)),
         launch_(driver_api().launch_kernel) {}
 
   int device() const override { return device_; }
 
   KernelAttributes attributes() override {
+    const DeviceScope scope(device_, *health_);
     KernelAttributes a;
     a.registers = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS);
     a.max_threads_per_block = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
@@ -270,6 +272,7 @@ class CudaRtcFunction final : public RtcFunction {
     out.clear();
     const auto info = driver_api().func_get_param_info;
     if (!info) return false;
+    const DeviceScope scope(device_, *health_);
     for (size_t i = 0; i < count; ++i) {
       size_t offset = 0, size = 0;
       const CUresult r = info(f_, i, &offset, &size);
@@ -281,12 +284,14 @@ class CudaRtcFunction final : public RtcFunction {
   }
 
   void reserve_dynamic_shared(size_t bytes) override {
+    const DeviceScope scope(device_, *health_);
     CULUA_CU_CHECK(*health_, driver_api().func_set_attribute(
                                  f_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                  static_cast<int>(bytes)));
   }
 
   int max_active_blocks(int block_threads, size_t dynamic_shared) override {
+    const DeviceScope scope(device_, *health_);
     int n = 0;
     CULUA_CU_CHECK(*health_,
                    driver_api().occupancy_max_active_blocks(&n, f_, block_threads, dynamic_shared));
@@ -296,11 +301,7 @@ class CudaRtcFunction final : public RtcFunction {
   void launch(const LaunchDims& d, Stream& s, void** params, const LaunchSite& site) override {
     health_->check_usable();
     health_->note_launch("run-time kernel", site.text, site.version);
-    if (switch_device_) {  // one GPU: its context is the only one and always current
-      int current = -1;
-      cudaGetDevice(&current);
-      if (current != device_) CULUA_CUDA_CHECK(*health_, cudaSetDevice(device_));
-    }
+    const DeviceScope scope(device_, *health_);
     const CUresult r =
         launch_(f_, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2], d.shared,
                 static_cast<CUstream>(s.native_handle()), params, nullptr);
@@ -317,51 +318,50 @@ class CudaRtcFunction final : public RtcFunction {
   std::shared_ptr<RtcModule> module_;  // keeps the code loaded
   CUfunction f_;
   int device_;
-  bool switch_device_;
   std::shared_ptr<Health> health_;
   decltype(&::cuLaunchKernel) launch_;
 };
 
 class CudaRtcModule final : public RtcModule, public std::enable_shared_from_this<CudaRtcModule> {
  public:
-  CudaRtcModule(CUmodule m, int device, bool switch_device, std::shared_ptr<Health> health)
-      : module_(m), device_(device), switch_device_(switch_device), health_(std::move(health)) {}
+  CudaRtcModule(UniqueModule m, std::shared_ptr<Health> health)
+      : health_(std::move(health)), module_(std::move(m)) {}
   // The backend keeps every module it loaded until it is destroyed (queued launches need the
   // code), so this runs at shutdown, never while kernels from the module may be queued.
   ~CudaRtcModule() override {
-    RelaxedCaptureMode relaxed;
-    if (!health_->poisoned.load()) driver_api().module_unload(module_);
+    if (health_->poisoned.load()) static_cast<void>(module_.release());  // its context is gone
   }
+  CudaRtcModule(const CudaRtcModule&) = delete;
+  CudaRtcModule& operator=(const CudaRtcModule&) = delete;
 
-  int device() const override { return device_; }
+  int device() const override { return module_.releaser().device; }
 
   std::shared_ptr<RtcFunction> function(const std::string& symbol) override {
+    const DeviceScope scope(device(), *health_);
     RelaxedCaptureMode relaxed;  // kernels looked up inside a graph's function load the code
     CUfunction f = nullptr;
-    const CUresult r = driver_api().module_get_function(&f, module_, symbol.c_str());
+    const CUresult r = driver_api().module_get_function(&f, module_.get(), symbol.c_str());
     if (r == CUDA_ERROR_NOT_FOUND) fail(ErrorKind::Value, "the module has no kernel '{}'", symbol);
     CULUA_CU_CHECK(*health_, r);
-    return std::make_shared<CudaRtcFunction>(shared_from_this(), f, device_, switch_device_,
-                                             health_);
+    return std::make_shared<CudaRtcFunction>(shared_from_this(), f, device(), health_);
   }
 
  private:
-  CUmodule module_;
-  int device_;
-  bool switch_device_;
   std::shared_ptr<Health> health_;
+  UniqueModule module_;  // unloaded on its device
 };
 
 }  // namespace
 
-std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device, bool switch_device,
+std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device,
                                        std::shared_ptr<Health> health) {
   health->check_usable();
   std::vector<char> image = binary.image;
   if (binary.ptx && (image.empty() || image.back() != '\0')) image.push_back('\0');
   CUmodule m = nullptr;
   CULUA_CU_CHECK(*health, driver_api().module_load_data(&m, image.data()));
-  return std::make_shared<CudaRtcModule>(m, device, switch_device, std::move(health));
+  UniqueModule owned(m, UnloadModule{device});
+  return std::make_shared<CudaRtcModule>(std::move(owned), std::move(health));
 }
 
 }  // namespace culua::detail::cuda

@@ -14,9 +14,9 @@ namespace culua::detail::cuda {
 // Compile errors throw Error(Value) whose message holds NVRTC's log.
 RtcBinary compile(const RtcRequest& request, const DeviceInfo& device);
 
-// Loads `binary` into the current context, which must be `device`'s. With `switch_device`
-// (several GPUs) each launch first makes `device` current when it is not.
-std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device, bool switch_device,
+// Loads `binary` into `device`'s context, which the caller has made current. The module and its
+// kernels make `device` current for each of their calls (a launch: see cuda/scoped.hpp).
+std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device,
                                        std::shared_ptr<Health> health);
 
 }  // namespace culua::detail::cuda

@@ -2,11 +2,13 @@
 // its stream. The application uses its own CUDA runtime, as a real one does. Exits 77 (skipped)
 // without a GPU.
 #define CATCH_CONFIG_RUNNER
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <catch2/catch.hpp>
 #include <culua/culua.hpp>
 
 #include <cstdio>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -103,6 +105,82 @@ TEST_CASE("errors on the CUDA backend leave the runtime usable") {
                     Catch::Contains("broadcast"));
   CHECK_THROWS_WITH(rt.run_string("cu.compile('this is not CUDA')"), Catch::Contains("error"));
   CHECK(rt.eval<double>("cu.ones(8):sum():item()") == 8.0);
+}
+
+namespace {
+
+// The driver's current context of the calling thread (the application links its own CUDA runtime;
+// culua's is another copy: only the driver's state is shared).
+CUcontext current_context() {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  REQUIRE(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault,
+                                           &status) == cudaSuccess);
+  REQUIRE(fn);
+  CUcontext c = nullptr;
+  REQUIRE(reinterpret_cast<GetCurrent>(fn)(&c) == CUDA_SUCCESS);
+  return c;
+}
+
+// A script through everything that needs the device current: arrays, math, a reduction, cuBLAS,
+// a run-time compiled kernel, streams, events, a graph, copies, synchronization, collection.
+void run_on_device_0() {
+  culua::Runtime rt(cuda());
+  rt.run_string(R"(
+    local n = 1 << 20
+    local a = cu.ones(n) * 2
+    local s = cu.stream()
+    local e = cu.event()
+    local m = cu.compile([[
+      extern "C" __global__ void twice(float* x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) x[i] *= 2.0f;
+      }]])
+    m.twice({grid = n // 256, block = 256, stream = s}, a, n)
+    e:record(s)
+    e:sync()
+    local g = cu.graph(function() a:fill(3) end)
+    g:launch()
+    local p = cu.matmul(cu.ones({8, 8}), cu.ones({8, 8}))
+    total = a:sum():item() + p:sum():item()
+    local h = a:to_host()
+    first = h[1]
+    cu.sync()
+    a, s, e, m, g, p, h = nil
+    collectgarbage(); collectgarbage()
+  )");
+  CHECK(rt.get<double>("total") == 3.0 * (1 << 20) + 512.0);
+  CHECK(rt.get<double>("first") == 3.0);
+}
+
+}  // namespace
+
+TEST_CASE("culua gives the application its current device back") {
+  int n = 0;
+  REQUIRE(cudaGetDeviceCount(&n) == cudaSuccess);
+  // The application works on its last device (device 0 on a machine with one GPU); culua on 0.
+  CHECK_CUDA(cudaSetDevice(n - 1));
+  CHECK_CUDA(cudaFree(nullptr));
+  const CUcontext before = current_context();
+  run_on_device_0();
+  int device = -1;
+  CHECK_CUDA(cudaGetDevice(&device));
+  CHECK(device == n - 1);
+  CHECK(current_context() == before);
+  CHECK_CUDA(cudaSetDevice(0));
+
+  // A thread of the application without a CUDA context has none after culua returns (none was
+  // made for it, on device 0 or any other).
+  bool ran = false;
+  std::thread t([&] {
+    REQUIRE(current_context() == nullptr);
+    run_on_device_0();
+    CHECK(current_context() == nullptr);
+    ran = true;
+  });
+  t.join();
+  CHECK(ran);
 }
 
 int main(int argc, char** argv) {

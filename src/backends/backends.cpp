@@ -8,6 +8,7 @@
 #include "kernels/host_executor.hpp"
 #if defined(CULUA_HAVE_CUDA)
 #include "cuda/cuda_backend.hpp"
+#include "cuda/scoped.hpp"
 #endif
 
 namespace culua::detail::backends {
@@ -26,6 +27,7 @@ std::shared_ptr<Backend> make(const RuntimeOptions& options) {
       fail(ErrorKind::Unsupported,
            "the CUDA backend was requested but no CUDA device is usable: {}", why);
     }
+    cuda::keep_device_current(options.owns_threads);
     return cuda::make_backend();
   }
 #else

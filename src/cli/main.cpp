@@ -390,6 +390,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "culua: %s\n", e.what());
     return 1;
   }
+  options.owns_threads = true;  // the CLI's own thread: the device may stay current
   Runtime rt(backends::engines(options));
   if (options.backend == BackendKind::Cuda) {
     try {

@@ -28,6 +28,9 @@ struct RuntimeOptions {
   // The engines (backends::engines() fills both): how the backend is made on first use, and what
   // runs math on host arrays.
   BackendFactory make_backend;
+  // The program owns the threads culua runs on (the CLI): the CUDA backend may leave its device
+  // current instead of giving the caller its own back after every call (src/cuda/scoped.hpp).
+  bool owns_threads = false;
   std::shared_ptr<HostExecutor> host_executor;
 };
 

@@ -17,6 +17,7 @@ namespace {
 constexpr int kMaxDevices = 256;
 std::array<std::atomic<CUcontext>, kMaxDevices> g_contexts{};
 std::mutex g_retain_mutex;
+std::atomic<bool> g_keep_current{false};
 
 // The primary context without throwing: null when the device or the driver cannot give it (*code
 // says why, 0 when the driver API itself could not be loaded).
@@ -89,7 +90,13 @@ DeviceScope::DeviceScope(int device, std::nothrow_t) noexcept {
 }
 
 DeviceScope::~DeviceScope() {
-  if (changed_) driver_api().ctx_set_current(previous_);
+  if (changed_ && !g_keep_current.load(std::memory_order_relaxed)) {
+    driver_api().ctx_set_current(previous_);
+  }
+}
+
+void keep_device_current(bool keep) noexcept {
+  g_keep_current.store(keep, std::memory_order_relaxed);
 }
 
 namespace {

@@ -25,6 +25,11 @@ namespace culua::detail::cuda {
 
 struct Health;
 
+// A program that owns its threads (the culua CLI) lets scopes leave the device they made
+// current: the next call on that device then changes nothing, and a launch costs no context switch
+// back and forth. Embedded (the default), every scope gives the caller its context back.
+void keep_device_current(bool keep) noexcept;
+
 // The primary context of `device`, retained on first use and kept for the process (as the CUDA
 // runtime keeps it). Throws Error(Device) when the device or the driver cannot give it.
 CUcontext primary_context(int device);

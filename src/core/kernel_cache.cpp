@@ -18,6 +18,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json.hpp"
+
 namespace culua::detail::rtc {
 
 namespace fs = std::filesystem;
@@ -30,49 +32,14 @@ constexpr int kFormatVersion = 1;
 // Metadata lines longer than this are garbage, not a key.
 constexpr size_t kMaxMetadataBytes = size_t{256} << 20;
 
-// RFC 3629 UTF-8, as nlohmann::json requires of the strings it writes.
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    int extra = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      extra = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      extra = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + static_cast<size_t>(extra) >= s.size()) return false;
-    for (int k = 1; k <= extra; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-      if ((d & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += static_cast<size_t>(extra) + 1;
-  }
-  return true;
-}
-
 // Text as JSON without loss: a string when it is UTF-8, else {"hex": "..."} (a key holds the
 // kernel's source, which may carry any bytes in its comments).
-json text_to_json(std::string_view s) {
-  if (valid_utf8(s)) return json(std::string(s));
+detail::json::Value text_to_json(std::string_view s) {
+  if (detail::json::valid_utf8_prefix(s) == s.size()) return detail::json::Value(s);
   std::string hex;
   hex.reserve(2 * s.size());
   for (char c : s) hex += fmt::format("{:02x}", static_cast<unsigned char>(c));
-  return json{{"hex", hex}};
+  return detail::json::Value::Object{{"hex", std::move(hex)}};
 }
 
 std::optional<std::string> text_from_json(const json& j) {
@@ -246,18 +213,19 @@ bool KernelCache::store(std::string_view key, const CacheEntry& entry, std::stri
       return failed(fmt::format("cannot create {}: not a directory", directory_));
     }
 
-    json names = json::array();
+    detail::json::Value::List names;
     for (const auto& [expr, lowered] : entry.lowered_names) {
-      names.push_back(json::array({text_to_json(expr), text_to_json(lowered)}));
+      names.emplace_back(detail::json::Value::List{text_to_json(expr), text_to_json(lowered)});
     }
-    const json meta = {{"version", kFormatVersion},
-                       {"key", text_to_json(key)},
-                       {"ptx", entry.ptx},
-                       {"lowered_names", std::move(names)},
-                       {"log", text_to_json(entry.log)},
-                       {"compile_ms", entry.compile_ms},
-                       {"image_size", static_cast<uint64_t>(entry.image.size())}};
-    std::string head = meta.dump();
+    const detail::json::Value meta(
+        detail::json::Value::Object{{"version", kFormatVersion},
+                                    {"key", text_to_json(key)},
+                                    {"ptx", entry.ptx},
+                                    {"lowered_names", std::move(names)},
+                                    {"log", text_to_json(entry.log)},
+                                    {"compile_ms", entry.compile_ms},
+                                    {"image_size", static_cast<uint64_t>(entry.image.size())}});
+    std::string head = detail::json::write(meta);
     head += '\n';
 
     const fs::path final_path = path_for(key);

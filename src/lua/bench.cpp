@@ -6,11 +6,10 @@
 #include <string>
 #include <type_traits>
 
-#include <nlohmann/json.hpp>
-
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "lua/binding.hpp"
+#include "lua/json_value.hpp"
 #include "measure/bench.hpp"
 
 namespace culua::detail::lua {
@@ -347,67 +346,13 @@ int r_tostring(lua_State* L) {
   return 1;
 }
 
-// A Lua value as JSON: tables with keys 1..n (and empty tables) are arrays, other tables objects;
-// functions, userdata and threads are left out.
-nlohmann::json to_json(lua_State* L, int idx, int depth) {
-  idx = lua_absindex(L, idx);
-  switch (lua_type(L, idx)) {
-    case LUA_TBOOLEAN:
-      return lua_toboolean(L, idx) != 0;
-    case LUA_TNUMBER:
-      if (lua_isinteger(L, idx)) return static_cast<int64_t>(lua_tointeger(L, idx));
-      return lua_tonumber(L, idx);
-    case LUA_TSTRING:
-      return std::string(lua_tostring(L, idx));
-    case LUA_TTABLE:
-      break;
-    default:
-      return nullptr;
-  }
-  if (depth > 32) fail(ErrorKind::Value, "res:json(): tables nested too deeply (a cycle?)");
-  check_stack(L, 3);
-  const lua_Unsigned n = lua_rawlen(L, idx);
-  bool is_array = true;
-  lua_Unsigned keys = 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    lua_pop(L, 1);
-    ++keys;
-    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
-        static_cast<lua_Unsigned>(lua_tointeger(L, -1)) > n) {
-      is_array = false;
-    }
-  }
-  if (is_array && keys == n) {
-    nlohmann::json a = nlohmann::json::array();
-    for (lua_Unsigned i = 1; i <= n; ++i) {
-      lua_rawgeti(L, idx, static_cast<lua_Integer>(i));
-      a.push_back(to_json(L, -1, depth + 1));
-      lua_pop(L, 1);
-    }
-    return a;
-  }
-  nlohmann::json o = nlohmann::json::object();
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    const int t = lua_type(L, -1);
-    if (t != LUA_TFUNCTION && t != LUA_TUSERDATA && t != LUA_TLIGHTUSERDATA && t != LUA_TTHREAD) {
-      lua_pushvalue(L, -2);
-      const std::string key = luaL_tolstring(L, -1, nullptr);
-      lua_pop(L, 2);
-      o[key] = to_json(L, -1, depth + 1);
-    }
-    lua_pop(L, 1);
-  }
-  return o;
-}
-
 // res:json([indent]): the whole result as a JSON string.
 int r_json(lua_State* L) {
   check_type(L, 1, kBenchResultType);
   const int indent = static_cast<int>(opt_arg_integer(L, 2, -1));
-  const std::string text =
-      to_json(L, 1, 0).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Tables with keys 1..n and empty tables are lists, other tables objects (keys sorted);
+  // functions, userdata and threads are left out.
+  const std::string text = json::write(to_json_value(L, 1, {}), {indent, false});
   lua_pushlstring(L, text.data(), text.size());
   return 1;
 }

@@ -1,17 +1,12 @@
-// cu.sweep and cu.plot: parameter sweeps with result files, and plots through gnuplot.
+// cu.sweep and cu.plot: the Lua front end of the sweep engine (src/measure/sweep.hpp), and plots
+// through gnuplot.
 //
-// A sweep's rows (Lua tables) are its one source of truth: the markdown table, JSON, CSV and
-// plots are made from them through the Lua-free src/measure/ code whenever they are asked for.
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+// cu.sweep converts its table into a measure::SweepSpec whose run function calls the script's
+// `run` and builds each Lua row beside the engine's record of the point; the engine writes the
+// outputs. Afterwards the rows (Lua tables) are the results' source of truth: tostring, :json(),
+// :csv() and :plot() read them back, with whatever the script changed.
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <map>
 #include <new>
 #include <string>
 #include <vector>
@@ -19,8 +14,10 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "lua/binding.hpp"
+#include "lua/json_value.hpp"
 #include "measure/plot.hpp"
 #include "measure/results.hpp"
+#include "measure/sweep.hpp"
 
 namespace culua::detail::lua {
 
@@ -35,99 +32,45 @@ constexpr char kSessionMetatable[] = "culua.SweepSession";
 
 // ---- Lua values to result values ----
 
-// Members of result tables come in this order (cu.bench's fields first), others by name: Lua
-// tables have no order of their own, and result files should not change from run to run.
-int field_rank(std::string_view k) {
-  static constexpr std::string_view order[] = {
-      "name",         "samples",   "gpu",   "cpu",    "min",    "median", "mean",    "stddev",
-      "p10",          "p90",       "noise", "GBps",   "TFLOPs", "bytes",  "flops",   "ms",
-      "launch_bound", "throttled", "clock", "before", "after",  "device", "backend", "times"};
-  const auto it = std::find(std::begin(order), std::end(order), k);
-  return static_cast<int>(it - std::begin(order));
-}
-
-void sort_fields(Value::Object& o) {
-  std::stable_sort(o.begin(), o.end(), [](const auto& a, const auto& b) {
-    const int ra = field_rank(a.first), rb = field_rank(b.first);
-    return ra != rb ? ra < rb : a.first < b.first;
-  });
-}
-
 bool is_data(int type) {
   return type == LUA_TNIL || type == LUA_TBOOLEAN || type == LUA_TNUMBER || type == LUA_TSTRING ||
          type == LUA_TTABLE;
 }
 
-Value to_value(lua_State* L, int idx, int depth);
+// Result values: what JSON can hold (functions, userdata and threads are left out), members in
+// the order of result files (measure::sort_result_fields), empty tables as lists.
+constexpr ToJsonOptions kResultValue{.order = ToJsonOptions::Order::Fields};
 
-// The string form of the key at idx (numbers as integers or numbers), without converting it in
-// place (which would confuse lua_next).
-std::optional<std::string> key_name(lua_State* L, int idx) {
-  if (lua_type(L, idx) == LUA_TSTRING) return std::string(lua_tostring(L, idx));
-  if (lua_isinteger(L, idx)) return fmt::format("{}", lua_tointeger(L, idx));
-  if (lua_type(L, idx) == LUA_TNUMBER) return fmt::format("{}", lua_tonumber(L, idx));
-  return std::nullopt;
+Value to_value(lua_State* L, int idx) {
+  return to_json_value(L, idx, kResultValue);
 }
 
-// The data members of the table at idx (functions, userdata and threads are left out), sorted;
-// `skip` leaves out members by name.
+// The data members of the table at idx whose keys are strings or numbers, sorted; `skip` leaves
+// out members by name.
 template <class Skip>
-Value::Object table_fields(lua_State* L, int idx, int depth, Skip&& skip) {
+Value::Object table_fields(lua_State* L, int idx, Skip&& skip) {
   idx = lua_absindex(L, idx);
-  if (depth > 64)
-    fail(ErrorKind::Value, "a value is nested too deeply (a table that contains itself?)");
   check_stack(L, 4, "result value");
   Value::Object o;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
-    auto name = key_name(L, -2);
-    if (name && is_data(lua_type(L, -1)) && !skip(*name)) {
-      o.emplace_back(std::move(*name), to_value(L, -1, depth + 1));
+    const int key = lua_type(L, -2);
+    if ((key == LUA_TSTRING || key == LUA_TNUMBER) && is_data(lua_type(L, -1))) {
+      lua_pushvalue(L, -2);  // converted on a copy: lua_next needs the key unchanged
+      std::string name = lua_tostring(L, -1);
+      lua_pop(L, 1);
+      if (!skip(name)) {
+        try {
+          o.emplace_back(name, to_value(L, -1));
+        } catch (const Error& e) {
+          fail(e.kind(), "field '{}': {}", name, e.what());  // a cycle: name where it starts
+        }
+      }
     }
     lua_pop(L, 1);
   }
-  sort_fields(o);
+  measure::sort_result_fields(o);
   return o;
-}
-
-Value to_value(lua_State* L, int idx, int depth) {
-  switch (lua_type(L, idx)) {
-    case LUA_TBOOLEAN:
-      return Value(lua_toboolean(L, idx) != 0);
-    case LUA_TNUMBER:
-      if (lua_isinteger(L, idx)) return Value(static_cast<int64_t>(lua_tointeger(L, idx)));
-      return Value(static_cast<double>(lua_tonumber(L, idx)));
-    case LUA_TSTRING: {
-      size_t n = 0;
-      const char* s = lua_tolstring(L, idx, &n);
-      return Value(std::string(s, n));
-    }
-    case LUA_TTABLE: {
-      idx = lua_absindex(L, idx);
-      const lua_Unsigned n = lua_rawlen(L, idx);
-      lua_Unsigned count = 0;
-      lua_pushnil(L);
-      while (lua_next(L, idx)) {
-        ++count;
-        lua_pop(L, 1);
-      }
-      if (n > 0 && count == n) {  // a sequence
-        if (depth > 64) fail(ErrorKind::Value, "a value is nested too deeply");
-        Value::List l;
-        l.reserve(n);
-        for (lua_Unsigned i = 1; i <= n; ++i) {
-          lua_rawgeti(L, idx, static_cast<lua_Integer>(i));
-          l.push_back(is_data(lua_type(L, -1)) ? to_value(L, -1, depth + 1) : Value());
-          lua_pop(L, 1);
-        }
-        return Value(std::move(l));
-      }
-      if (count == 0) return Value(Value::List{});
-      return Value(table_fields(L, idx, depth, [](const std::string&) { return false; }));
-    }
-    default:
-      return Value();
-  }
 }
 
 std::string error_text(lua_State* L, int idx) {
@@ -147,9 +90,7 @@ struct Session {
   bool started = false;
   std::string date;
   Value script;
-  std::map<std::string, std::vector<measure::Sweep>> json_files;
-  std::map<std::string, std::vector<measure::Sweep>> csv_files;
-  std::map<std::string, int> plot_files;
+  measure::SweepSession files;
 };
 
 int session_gc(lua_State* L) {
@@ -302,7 +243,7 @@ measure::Point point_from_row(lua_State* L, int row, const std::vector<std::stri
   row = lua_absindex(L, row);
   measure::Point p;
   for (const std::string& a : axes) {
-    if (lua_getfield(L, row, a.c_str()) != LUA_TNIL) p.params.emplace_back(a, to_value(L, -1, 0));
+    if (lua_getfield(L, row, a.c_str()) != LUA_TNIL) p.params.emplace_back(a, to_value(L, -1));
     lua_pop(L, 1);
   }
   p.ok = string_field(L, row, "status") != "failed";
@@ -311,7 +252,7 @@ measure::Point point_from_row(lua_State* L, int row, const std::vector<std::stri
     p.error = lua_isnil(L, -1) ? std::string() : error_text(L, -1);
     lua_pop(L, 1);
   }
-  p.result = table_fields(L, row, 0, [&](const std::string& k) {
+  p.result = table_fields(L, row, [&](const std::string& k) {
     return k == "status" || (!p.ok && k == "error") ||
            std::find(axes.begin(), axes.end(), k) != axes.end();
   });
@@ -355,7 +296,7 @@ std::vector<Value> rows_as_values(lua_State* L, int idx) {
     if (lua_rawgeti(L, idx, i) != LUA_TTABLE) {
       fail(ErrorKind::Type, "rows[{}] is a {}; rows must be tables", i, luaL_typename(L, -1));
     }
-    rows.push_back(to_value(L, -1, 0));
+    rows.push_back(to_value(L, -1));
     lua_pop(L, 1);
   }
   return rows;
@@ -425,102 +366,10 @@ void read_plot_options(lua_State* L, int idx, measure::PlotSpec& spec, const cha
   }
 }
 
-// A sweep's plot: x = the first axis, y = the primary metric, one line per value of the other
-// axes.
-measure::PlotSpec default_plot(const measure::Sweep& s) {
-  measure::PlotSpec spec;
-  if (!s.axes.empty()) spec.x = s.axes.front();
-  spec.y = measure::primary_metric_path(s);
-  if (s.axes.size() > 1) spec.series.assign(s.axes.begin() + 1, s.axes.end());
-  spec.title = s.name;
-  return spec;
-}
-
-void plot_sweep(lua_State* L, int results, const measure::Sweep& s, measure::PlotSpec spec,
-                const std::string& who) {
-  if (spec.y.empty()) {
-    fail(ErrorKind::Value, "no point of sweep '{}' has a numeric result to plot", s.name);
-  }
-  measure::plot(rows_as_values(L, results), spec, who);
-}
-
-// ---- checks before a sweep starts ----
-
-void check_writable(const std::string& path, const std::string& what) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) fail(ErrorKind::Value, "{} {} is a directory", what, path);
-    if (::access(path.c_str(), W_OK) != 0) {
-      fail(ErrorKind::Value, "cannot write {} {}: {}", what, path, std::strerror(errno));
-    }
-    return;
-  }
-  const size_t slash = path.rfind('/');
-  const std::string dir =
-      slash == std::string::npos ? std::string(".") : (slash == 0 ? "/" : path.substr(0, slash));
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    fail(ErrorKind::Value, "cannot write {} {}: {} ({})", what, path, std::strerror(errno), dir);
-  }
-}
-
-// The file the k-th sweep plotting to `path` writes: path itself, then name-2.png, name-3.png.
-std::string numbered_plot_file(Session& s, const std::string& path) {
-  const int k = ++s.plot_files[path];
-  if (k == 1) return path;
-  const size_t dot = path.rfind('.');
-  return path.substr(0, dot) + fmt::format("-{}", k) + path.substr(dot);
-}
-
 // ---- the sweep ----
 
-struct Axis {
-  std::string name;
-  lua_Integer count = 0;
-  std::vector<std::string> labels;  // text of each value, for the progress bar
-};
-
-// The progress bar on stderr, only when it is a terminal.
-class Progress {
- public:
-  explicit Progress(size_t total) : on_(total > 0 && isatty(STDERR_FILENO) == 1), total_(total) {}
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
-  ~Progress() { clear(); }
-
-  void show(size_t index, const std::string& label) {
-    if (!on_) return;
-    size_t columns = 80;
-    winsize ws{};
-    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) columns = ws.ws_col;
-    constexpr size_t kWidth = 20;
-    const size_t filled = index * kWidth / total_;
-    std::string line = "[" + std::string(filled, '=') + ">" +
-                       std::string(kWidth - filled - 1, ' ') +
-                       fmt::format("] {}/{} ", index + 1, total_) + label;
-    if (line.size() >= columns) line.resize(columns - 1);  // a wrapped line cannot be cleared
-    std::fprintf(stderr, "\r%s\x1b[K", line.c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  void clear() {
-    if (!shown_) return;
-    std::fputs("\r\x1b[K", stderr);
-    std::fflush(stderr);
-    shown_ = false;
-  }
-
- private:
-  bool on_;
-  bool shown_ = false;
-  size_t total_;
-};
-
-bool is_reserved(std::string_view name) {
-  return name == "status" || name == "error";
-}
-
 // Reads the axes at idx into `axes` and pushes a list of their value tables.
-void read_axes(lua_State* L, int spec, std::vector<Axis>& axes) {
+void read_axes(lua_State* L, int spec, std::vector<measure::SweepAxis>& axes) {
   const int type = lua_getfield(L, spec, "axes");
   const int given = lua_gettop(L);
   if (type != LUA_TTABLE) {
@@ -532,29 +381,23 @@ void read_axes(lua_State* L, int spec, std::vector<Axis>& axes) {
   lua_newtable(L);  // the value tables, in axis order
   const int values = lua_gettop(L);
   const auto add = [&](std::string name, int vidx) {
-    if (name.empty()) fail(ErrorKind::Value, "an axis name is empty");
-    if (is_reserved(name)) {
-      fail(ErrorKind::Value, "'{}' cannot be an axis name (it is a column of the results)", name);
-    }
-    for (const Axis& a : axes) {
-      if (a.name == name) fail(ErrorKind::Value, "axis '{}' is given twice", name);
-    }
+    measure::check_axis_name(axes, name);
     if (lua_type(L, vidx) != LUA_TTABLE) {
       fail(ErrorKind::Type, "axis '{}' must be a list of values, got {}", name,
            luaL_typename(L, vidx));
     }
-    Axis a;
+    measure::SweepAxis a;
     a.name = std::move(name);
-    a.count = static_cast<lua_Integer>(lua_rawlen(L, vidx));
-    if (a.count == 0) fail(ErrorKind::Value, "axis '{}' has no values", a.name);
-    for (lua_Integer i = 1; i <= a.count; ++i) {
+    const auto count = static_cast<lua_Integer>(lua_rawlen(L, vidx));
+    if (count == 0) fail(ErrorKind::Value, "axis '{}' has no values", a.name);
+    for (lua_Integer i = 1; i <= count; ++i) {
       const int t = lua_rawgeti(L, vidx, i);
       if (t != LUA_TNUMBER && t != LUA_TSTRING && t != LUA_TBOOLEAN && t != LUA_TTABLE) {
         fail(ErrorKind::Type,
              "axis '{}' value {} is a {}; axis values must be numbers, strings, booleans or tables",
              a.name, i, luaL_typename(L, -1));
       }
-      a.labels.push_back(measure::to_text(to_value(L, -1, 0)));
+      a.values.push_back(to_value(L, -1));
       lua_pop(L, 1);
     }
     lua_pushvalue(L, vidx);
@@ -646,71 +489,113 @@ void read_axes(lua_State* L, int spec, std::vector<Axis>& axes) {
   lua_remove(L, given);
 }
 
-struct Outputs {
-  std::string json, csv;  // files
-  std::string json_what, csv_what;
-  bool plot = false;
-  measure::PlotSpec plot_spec;  // fields given; the rest default from the sweep
-  std::string plot_what;
-};
-
-std::string who_for(const std::string& what) {
-  return what[0] == '-' ? "culua " + what : "cu.sweep's " + what;
+// Reads json=, csv= and plot= of the spec at 1, or the command line's --json, --csv, --plot.
+measure::SweepOutputs read_outputs(lua_State* L) {
+  const RunOptions& cli = context(L).run_options;
+  measure::SweepOutputs out;
+  out.json = opt_string(L, 1, "json", "");
+  if (out.json.empty() && !cli.json.empty()) {
+    out.json = cli.json;
+    out.json_what = "--json file";
+  }
+  out.csv = opt_string(L, 1, "csv", "");
+  if (out.csv.empty() && !cli.csv.empty()) {
+    out.csv = cli.csv;
+    out.csv_what = "--csv file";
+  }
+  if (get_option(L, 1, "plot")) {
+    read_plot_options(L, -1, out.plot_spec, "plot");
+    lua_pop(L, 1);
+    out.plot = true;
+    if (out.plot_spec.file.empty())
+      fail(ErrorKind::Value, "plot needs file= (a .png or .svg file)");
+  } else if (!cli.plot.empty()) {
+    out.plot = true;
+    out.plot_spec.file = cli.plot;
+    out.plot_what = "--plot";
+  }
+  return out;
 }
 
-// Prints the table, writes the files and the plot; returns what could not be written.
-std::vector<std::string> finish(lua_State* L, int results, bool quiet, const Outputs& out) {
-  const measure::Sweep sweep = sweep_from_results(L, results);
-  std::vector<std::string> failures;
-  Session& session = started_session(L);
-  const auto attempt = [&](auto&& write) {
-    try {
-      write();
-    } catch (const Error& e) {
-      failures.emplace_back(e.what());
+// Runs `run` (at index run) for one point under lua_pcall and adds its row to the table at
+// `rows`: the point's own values (from the axes' value tables at `values`), what run returned,
+// status and error. An interruption (Ctrl-C: the CLI's hook raises "interrupted!") leaves its
+// error value at `interruption` and adds no row.
+measure::PointRun run_point(lua_State* L, const measure::SweepPoint& at,
+                            const std::vector<measure::SweepAxis>& axes, int run, int values,
+                            int rows, int interruption) {
+  const int top = lua_gettop(L);
+  check_stack(L, 10, "cu.sweep");
+  lua_createtable(L, 0, static_cast<int>(axes.size()));  // p
+  const int params = lua_gettop(L);
+  lua_createtable(L, 0, static_cast<int>(axes.size()) + 4);  // the row
+  const int row = lua_gettop(L);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    lua_rawgeti(L, values, static_cast<lua_Integer>(k + 1));
+    lua_rawgeti(L, -1, static_cast<lua_Integer>(at.at[k]) + 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, params, axes[k].name.c_str());
+    lua_setfield(L, row, axes[k].name.c_str());
+    lua_pop(L, 1);
+  }
+  lua_pushvalue(L, run);
+  lua_pushvalue(L, params);
+  const int status = lua_pcall(L, 1, 1, 0);
+  const int result = lua_gettop(L);
+  measure::PointRun outcome;
+  if (status != LUA_OK) {
+    std::string error = error_text(L, result);
+    const std::string_view tail = "interrupted!";
+    if (error.size() >= tail.size() &&
+        error.compare(error.size() - tail.size(), tail.size(), tail) == 0) {
+      lua_replace(L, interruption);  // the error object, raised again after the outputs
+      lua_settop(L, top);
+      return measure::PointRun::interrupted();
     }
-  };
-  if (!out.json.empty()) {
-    auto& sweeps = session.json_files[out.json];
-    sweeps.push_back(sweep);
-    attempt([&] {
-      measure::write_text_file(out.json,
-                               measure::results_json({run_description(L, session), sweeps}));
-    });
+    outcome = measure::PointRun::failed(std::move(error));
+  } else if (lua_type(L, result) == LUA_TNUMBER) {
+    lua_pushvalue(L, result);
+    lua_setfield(L, row, "ms");
+    outcome = measure::PointRun::ok({{"ms", to_value(L, result)}});
+  } else if (lua_type(L, result) == LUA_TTABLE) {
+    // The row keeps every string-keyed field as run returned it except those named like an axis
+    // or status; the engine records the same fields as values and warns about the others.
+    try {
+      outcome =
+          measure::PointRun::ok(table_fields(L, result, [](const std::string&) { return false; }));
+    } catch (const Error& e) {
+      outcome = measure::PointRun::failed(e.what());  // a field JSON cannot hold (a cycle)
+    }
+    lua_pushnil(L);
+    while (lua_next(L, result)) {
+      if (lua_type(L, -2) == LUA_TSTRING) {
+        const std::string_view key = lua_tostring(L, -2);
+        const bool axis = std::any_of(axes.begin(), axes.end(),
+                                      [&](const measure::SweepAxis& a) { return a.name == key; });
+        if (!axis && key != "status") {
+          lua_pushvalue(L, -2);
+          lua_pushvalue(L, -2);
+          lua_rawset(L, row);
+        }
+      }
+      lua_pop(L, 1);
+    }
+  } else if (!lua_isnil(L, result)) {
+    outcome = measure::PointRun::failed(fmt::format(
+        "run returned a {}: return a cu.bench result, a number (milliseconds) or a table of fields",
+        luaL_typename(L, result)));
   }
-  if (!out.csv.empty()) {
-    auto& sweeps = session.csv_files[out.csv];
-    sweeps.push_back(sweep);
-    std::vector<const measure::Sweep*> list;
-    for (const auto& s : sweeps) list.push_back(&s);
-    attempt([&] { measure::write_text_file(out.csv, measure::sweeps_csv(list)); });
+  const bool ok = outcome.status == measure::PointRun::Status::Ok;
+  lua_pushstring(L, ok ? "ok" : "failed");
+  lua_setfield(L, row, "status");
+  if (!ok) {
+    lua_pushlstring(L, outcome.error.data(), outcome.error.size());
+    lua_setfield(L, row, "error");
   }
-  if (out.plot) {
-    measure::PlotSpec spec = default_plot(sweep);
-    const measure::PlotSpec& given = out.plot_spec;
-    if (!given.x.empty()) spec.x = given.x;
-    if (!given.y.empty()) spec.y = given.y;
-    if (!given.series.empty()) spec.series = given.series;
-    if (!given.title.empty()) spec.title = given.title;
-    spec.xlabel = given.xlabel;
-    spec.ylabel = given.ylabel;
-    spec.logx = given.logx;
-    spec.logy = given.logy;
-    spec.file = numbered_plot_file(session, given.file);
-    attempt([&] { plot_sweep(L, results, sweep, spec, who_for(out.plot_what)); });
-  }
-  if (!quiet || !failures.empty()) {
-    const std::string text = "### " + sweep.name + "\n\n" + measure::sweep_markdown(sweep) + "\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-  }
-  return failures;
-}
-
-std::string failure_message(const std::string& name, const std::vector<std::string>& failures) {
-  std::string msg = fmt::format("sweep '{}' ran, but ", name);
-  for (size_t i = 0; i < failures.size(); ++i) msg += (i ? "; " : "") + failures[i];
-  return msg + " (its table is printed above)";
+  lua_pushvalue(L, row);
+  lua_rawseti(L, rows, static_cast<lua_Integer>(at.index + 1));
+  lua_settop(L, top);
+  return outcome;
 }
 
 int l_sweep(lua_State* L) {
@@ -720,189 +605,63 @@ int l_sweep(lua_State* L) {
   lua_settop(L, 1);
   check_stack(L, 30, "cu.sweep");
   check_options(L, 1, {"name", "axes", "run", "order", "quiet", "json", "csv", "plot"});
-  std::string name = opt_string(L, 1, "name", "");
-  if (name.empty()) name = "sweep";
+  measure::SweepSpec spec;
+  spec.name = opt_string(L, 1, "name", "");
+  if (spec.name.empty()) spec.name = "sweep";
   lua_getfield(L, 1, "run");
   if (lua_type(L, -1) != LUA_TFUNCTION) {
     fail(ErrorKind::Type, "run must be a function, got {}", luaL_typename(L, -1));
   }
   const int run = lua_gettop(L);
-  std::vector<Axis> axes;
-  read_axes(L, 1, axes);
+  read_axes(L, 1, spec.axes);
   const int values = lua_gettop(L);
-  const bool quiet = opt_boolean(L, 1, "quiet", false);
-
-  const RunOptions& cli = context(L).run_options;
-  Outputs out;
-  out.json = opt_string(L, 1, "json", "");
-  out.json_what = "json= file";
-  if (out.json.empty() && !cli.json.empty()) {
-    out.json = cli.json;
-    out.json_what = "--json file";
-  }
-  out.csv = opt_string(L, 1, "csv", "");
-  out.csv_what = "csv= file";
-  if (out.csv.empty() && !cli.csv.empty()) {
-    out.csv = cli.csv;
-    out.csv_what = "--csv file";
-  }
-  if (get_option(L, 1, "plot")) {
-    read_plot_options(L, -1, out.plot_spec, "plot");
-    lua_pop(L, 1);
-    out.plot = true;
-    out.plot_what = "plot=";
-    if (out.plot_spec.file.empty())
-      fail(ErrorKind::Value, "plot needs file= (a .png or .svg file)");
-  } else if (!cli.plot.empty()) {
-    out.plot = true;
-    out.plot_spec.file = cli.plot;
-    out.plot_what = "--plot";
-  }
+  spec.quiet = opt_boolean(L, 1, "quiet", false);
+  spec.outputs = read_outputs(L);
 
   // Everything that can be known to fail is checked before anything runs.
-  size_t total = 1;
-  for (const Axis& a : axes) {
-    total *= static_cast<size_t>(a.count);
-    if (total > 100'000'000) fail(ErrorKind::Value, "the axes make more than 10^8 points");
-  }
-  if (!out.json.empty()) check_writable(out.json, out.json_what);
-  if (!out.csv.empty()) check_writable(out.csv, out.csv_what);
-  if (out.plot) {
-    const std::string who = who_for(out.plot_what);
-    measure::plot_format(out.plot_spec.file, who);
-    if (measure::find_gnuplot().empty()) {
-      fail(ErrorKind::Unsupported, "{}", measure::gnuplot_missing_message(who));
-    }
-    check_writable(out.plot_spec.file, out.plot_what + " file");
-  }
-  started_session(L);
+  lua_createtable(L, static_cast<int>(std::min<size_t>(measure::point_count(spec.axes), 1 << 20)),
+                  0);
+  const int rows = lua_gettop(L);
+  lua_pushnil(L);
+  const int interruption = lua_gettop(L);
+  spec.run = [&](const measure::SweepPoint& at) {
+    return run_point(L, at, spec.axes, run, values, rows, interruption);
+  };
+  measure::check_sweep(spec);
+  Session& session = started_session(L);
+  const measure::SweepReport report =
+      measure::run_sweep(spec, session.files, [&] { return run_description(L, session); });
+  const measure::Sweep& sweep = report.sweep;
 
   lua_createtable(L, 0, 8);
   const int results = lua_gettop(L);
-  lua_pushstring(L, name.c_str());
+  lua_pushstring(L, sweep.name.c_str());
   lua_setfield(L, results, "name");
-  lua_createtable(L, static_cast<int>(axes.size()), 0);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    lua_pushstring(L, axes[i].name.c_str());
+  lua_createtable(L, static_cast<int>(sweep.axes.size()), 0);
+  for (size_t i = 0; i < sweep.axes.size(); ++i) {
+    lua_pushstring(L, sweep.axes[i].c_str());
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   lua_setfield(L, results, "axes");
-  lua_pushstring(L, measure::utc_timestamp().c_str());
+  lua_pushstring(L, sweep.started.c_str());
   lua_setfield(L, results, "started");
-  lua_createtable(L, static_cast<int>(std::min<size_t>(total, 1 << 20)), 0);
-  lua_pushvalue(L, -1);
+  lua_pushvalue(L, rows);
   lua_setfield(L, results, "rows");
-  const int rows = lua_gettop(L);
+  lua_pushnumber(L, sweep.seconds);
+  lua_setfield(L, results, "seconds");
+  lua_pushboolean(L, sweep.interrupted ? 1 : 0);
+  lua_setfield(L, results, "interrupted");
   lua_rawgetp(L, LUA_REGISTRYINDEX, kResultsType);
   lua_setmetatable(L, results);
 
-  const auto t0 = std::chrono::steady_clock::now();
-  Progress progress(total);
-  std::vector<std::string> collisions;
-  bool interrupted = false;
-  std::vector<lua_Integer> index(axes.size(), 0);  // last axis fastest
-  for (size_t point = 0; point < total; ++point) {
-    if (point > 0) {
-      for (size_t k = axes.size(); k-- > 0;) {
-        if (++index[k] < axes[k].count) break;
-        index[k] = 0;
-      }
-    }
-    std::string label;
-    for (size_t k = 0; k < axes.size(); ++k) {
-      label += (k ? " " : "") + axes[k].name + "=" + axes[k].labels[static_cast<size_t>(index[k])];
-    }
-    progress.show(point, label);
-
-    lua_createtable(L, 0, static_cast<int>(axes.size()));  // p
-    const int params = lua_gettop(L);
-    lua_createtable(L, 0, static_cast<int>(axes.size()) + 4);  // the row
-    const int row = lua_gettop(L);
-    for (size_t k = 0; k < axes.size(); ++k) {
-      lua_rawgeti(L, values, static_cast<lua_Integer>(k + 1));
-      lua_rawgeti(L, -1, index[k] + 1);
-      lua_pushvalue(L, -1);
-      lua_setfield(L, params, axes[k].name.c_str());
-      lua_setfield(L, row, axes[k].name.c_str());
-      lua_pop(L, 1);
-    }
-    lua_pushvalue(L, run);
-    lua_pushvalue(L, params);
-    const int status = lua_pcall(L, 1, 1, 0);
-    const int result = lua_gettop(L);
-    std::string error;
-    if (status != LUA_OK) {
-      error = error_text(L, result);
-      // Ctrl-C (the CLI's hook raises "interrupted!") ends the sweep; what it gathered is kept.
-      const std::string_view tail = "interrupted!";
-      if (error.size() >= tail.size() &&
-          error.compare(error.size() - tail.size(), tail.size(), tail) == 0) {
-        interrupted = true;
-        lua_replace(L, params);  // keep the error object; the row is dropped
-        lua_settop(L, params);
-        break;
-      }
-    } else if (lua_type(L, result) == LUA_TNUMBER) {
-      lua_pushvalue(L, result);
-      lua_setfield(L, row, "ms");
-    } else if (lua_type(L, result) == LUA_TTABLE) {
-      lua_pushnil(L);
-      while (lua_next(L, result)) {
-        if (lua_type(L, -2) == LUA_TSTRING) {
-          const std::string key = lua_tostring(L, -2);
-          const bool axis =
-              std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == key; });
-          if (axis || key == "status") {
-            if (std::find(collisions.begin(), collisions.end(), key) == collisions.end()) {
-              collisions.push_back(key);
-            }
-          } else {
-            lua_pushvalue(L, -2);
-            lua_pushvalue(L, -2);
-            lua_rawset(L, row);
-          }
-        }
-        lua_pop(L, 1);
-      }
-    } else if (!lua_isnil(L, result)) {
-      error = fmt::format(
-          "run returned a {}: return a cu.bench result, a number (milliseconds) or a table of "
-          "fields",
-          luaL_typename(L, result));
-    }
-    lua_pushstring(L, error.empty() ? "ok" : "failed");
-    lua_setfield(L, row, "status");
-    if (!error.empty()) {
-      lua_pushlstring(L, error.data(), error.size());
-      lua_setfield(L, row, "error");
-    }
-    lua_pushvalue(L, row);
-    lua_rawseti(L, rows, static_cast<lua_Integer>(point + 1));
-    lua_settop(L, params - 1);
-  }
-  progress.clear();
-  const int interruption = interrupted ? lua_gettop(L) : 0;
-
-  lua_pushnumber(L, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  lua_setfield(L, results, "seconds");
-  lua_pushboolean(L, interrupted ? 1 : 0);
-  lua_setfield(L, results, "interrupted");
-  if (!collisions.empty()) {
-    std::string names;
-    for (const auto& c : collisions) names += (names.empty() ? "'" : ", '") + c + "'";
-    std::fprintf(stderr,
-                 "culua: warning: sweep '%s': run returned fields named like %s; the rows keep the "
-                 "point's own values\n",
-                 name.c_str(), names.c_str());
-  }
-  const std::vector<std::string> failures = finish(L, results, quiet, out);
-  if (interrupted) {
-    for (const std::string& f : failures) std::fprintf(stderr, "culua: %s\n", f.c_str());
+  if (sweep.interrupted) {
+    for (const std::string& f : report.failures) std::fprintf(stderr, "culua: %s\n", f.c_str());
     lua_pushvalue(L, interruption);
     raise_value(L);
   }
-  if (!failures.empty()) fail(ErrorKind::Value, "{}", failure_message(name, failures));
-  lua_pushvalue(L, results);
+  if (!report.failures.empty()) {
+    fail(ErrorKind::Value, "{}", measure::write_failure_message(sweep.name, report.failures));
+  }
   return 1;
 }
 
@@ -969,9 +728,9 @@ int results_write_csv(lua_State* L) {
 int results_plot(lua_State* L) {
   check_results(L, 1);
   const measure::Sweep s = sweep_from_results(L, 1);
-  measure::PlotSpec spec = default_plot(s);
+  measure::PlotSpec spec = measure::default_plot(s);
   read_plot_options(L, 2, spec, "options");
-  plot_sweep(L, 1, s, spec, "results:plot");
+  measure::plot_sweep(s, rows_as_values(L, 1), spec, "results:plot");
   lua_pushstring(L, spec.file.c_str());
   return 1;
 }
@@ -984,7 +743,7 @@ int l_plot(lua_State* L) {
          luaL_typename(L, 2));
   }
   measure::PlotSpec spec;
-  if (is_results(L, 1)) spec = default_plot(sweep_from_results(L, 1));
+  if (is_results(L, 1)) spec = measure::default_plot(sweep_from_results(L, 1));
   read_plot_options(L, 2, spec, "options");
   measure::plot(rows_as_values(L, 1), spec, "cu.plot");
   lua_pushstring(L, spec.file.c_str());
@@ -994,17 +753,10 @@ int l_plot(lua_State* L) {
 }  // namespace
 
 void check_run_outputs(const RunOptions& options) {
-  if (!options.json.empty()) check_writable(options.json, "--json file");
-  if (!options.csv.empty()) check_writable(options.csv, "--csv file");
-  if (!options.plot.empty()) {
-    const std::string who = who_for("--plot");
-    measure::plot_format(options.plot, who);
-    if (measure::find_gnuplot().empty()) {
-      fail(ErrorKind::Unsupported, "{}", measure::gnuplot_missing_message(who));
-    }
-    check_writable(options.plot, "--plot file");
-  }
-  if (!options.trace.empty()) check_writable(options.trace, "--trace file");
+  if (!options.json.empty()) measure::check_writable(options.json, "--json file");
+  if (!options.csv.empty()) measure::check_writable(options.csv, "--csv file");
+  if (!options.plot.empty()) measure::check_plot_output(options.plot, "--plot");
+  if (!options.trace.empty()) measure::check_writable(options.trace, "--trace file");
 }
 
 void register_sweep(lua_State* L) {

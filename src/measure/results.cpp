@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 
@@ -18,230 +17,7 @@
 
 namespace culua::detail::measure {
 
-double Value::as_number() const {
-  if (is_integer()) return static_cast<double>(as_integer());
-  return std::get<double>(v_);
-}
-
-const Value* find(const Value::Object& o, std::string_view key) {
-  for (const auto& [k, v] : o) {
-    if (k == key) return &v;
-  }
-  return nullptr;
-}
-
-void set_member(Value::Object& o, std::string key, Value v) {
-  for (auto& [k, old] : o) {
-    if (k == key) {
-      old = std::move(v);
-      return;
-    }
-  }
-  o.emplace_back(std::move(key), std::move(v));
-}
-
-const Value* Value::get(std::string_view key) const {
-  return is_object() ? find(as_object(), key) : nullptr;
-}
-
-const Value* Value::at_path(std::string_view path) const {
-  const Value* v = this;
-  while (v) {
-    const size_t dot = path.find('.');
-    if (dot == std::string_view::npos) return v->get(path);
-    v = v->get(path.substr(0, dot));
-    path.remove_prefix(dot + 1);
-  }
-  return nullptr;
-}
-
-std::optional<double> Value::number_at(std::string_view path) const {
-  const Value* v = at_path(path);
-  if (!v || !v->is_number()) return std::nullopt;
-  return v->as_number();
-}
-
-bool operator==(const Value& a, const Value& b) {
-  return a.v_ == b.v_;
-}
-
 namespace {
-
-// ---- JSON text ----
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when it is not valid.
-size_t utf8_sequence(std::string_view s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  size_t n;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
-  const auto c1 = static_cast<unsigned char>(s[i + 1]);
-  if (c == 0xE0 && c1 < 0xA0) return 0;   // overlong
-  if (c == 0xED && c1 >= 0xA0) return 0;  // surrogates
-  if (c == 0xF0 && c1 < 0x90) return 0;   // overlong
-  if (c == 0xF4 && c1 >= 0x90) return 0;  // beyond U+10FFFF
-  return n;
-}
-
-void write_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (size_t i = 0; i < s.size();) {
-    const char c = s[i];
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (u < 0x20) {
-      out += fmt::format("\\u{:04x}", u);
-    } else if (u >= 0x80) {
-      const size_t n = utf8_sequence(s, i);
-      if (n == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(s.substr(i, n));
-        i += n;
-      }
-      continue;
-    } else {
-      out += c;
-    }
-    ++i;
-  }
-  out += '"';
-}
-
-std::string number_text(double d) {
-  if (!std::isfinite(d)) return "null";
-  std::string s = fmt::format("{}", d);
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";  // stays a float when read back
-  return s;
-}
-
-void write_json(std::string& out, const Value& v, int indent, int level);
-
-// An object of scalars and lists of scalars whose text is short: written on one line.
-bool is_small(const Value& v) {
-  const auto& o = v.as_object();
-  size_t length = 0;
-  for (const auto& [k, m] : o) {
-    if (m.is_object()) return false;
-    if (m.is_list() && !std::all_of(m.as_list().begin(), m.as_list().end(),
-                                    [](const Value& e) { return e.is_scalar(); })) {
-      return false;
-    }
-    length += k.size() + 4;
-    if (length > 100) return false;
-  }
-  std::string text;
-  write_json(text, v, -1, 0);
-  return text.size() <= 100;
-}
-
-void write_json(std::string& out, const Value& v, int indent, int level) {
-  const auto newline = [&](int lvl) {
-    if (indent < 0) return;
-    out += '\n';
-    out.append(static_cast<size_t>(indent * lvl), ' ');
-  };
-  if (v.is_null()) {
-    out += "null";
-  } else if (v.is_bool()) {
-    out += v.as_bool() ? "true" : "false";
-  } else if (v.is_integer()) {
-    out += fmt::format("{}", v.as_integer());
-  } else if (v.is_number()) {
-    out += number_text(v.as_number());
-  } else if (v.is_string()) {
-    write_string(out, v.as_string());
-  } else if (v.is_list()) {
-    const auto& l = v.as_list();
-    const bool flat =
-        indent < 0 || std::all_of(l.begin(), l.end(), [](const Value& e) { return e.is_scalar(); });
-    out += '[';
-    for (size_t i = 0; i < l.size(); ++i) {
-      if (i) out += flat && indent >= 0 ? ", " : ",";
-      if (!flat) newline(level + 1);
-      write_json(out, l[i], indent, level + 1);
-    }
-    if (!flat && !l.empty()) newline(level);
-    out += ']';
-  } else {
-    const auto& o = v.as_object();
-    if (indent >= 0 && is_small(v)) {  // one line: {"n": 1024, "dtype": "f32"}
-      out += '{';
-      for (size_t i = 0; i < o.size(); ++i) {
-        if (i) out += ", ";
-        write_string(out, o[i].first);
-        out += ": ";
-        write_json(out, o[i].second, indent, level + 1);
-      }
-      out += '}';
-      return;
-    }
-    out += '{';
-    for (size_t i = 0; i < o.size(); ++i) {
-      if (i) out += ',';
-      newline(level + 1);
-      write_string(out, o[i].first);
-      out += indent < 0 ? ":" : ": ";
-      write_json(out, o[i].second, indent, level + 1);
-    }
-    if (!o.empty()) newline(level);
-    out += '}';
-  }
-}
-
-Value from_json(const nlohmann::ordered_json& j) {
-  using J = nlohmann::ordered_json;
-  switch (j.type()) {
-    case J::value_t::boolean:
-      return Value(j.get<bool>());
-    case J::value_t::number_integer:
-      return Value(j.get<int64_t>());
-    case J::value_t::number_unsigned: {
-      const auto u = j.get<uint64_t>();
-      if (u <= static_cast<uint64_t>(INT64_MAX)) return Value(static_cast<int64_t>(u));
-      return Value(static_cast<double>(u));
-    }
-    case J::value_t::number_float:
-      return Value(j.get<double>());
-    case J::value_t::string:
-      return Value(j.get<std::string>());
-    case J::value_t::array: {
-      Value::List l;
-      l.reserve(j.size());
-      for (const auto& e : j) l.push_back(from_json(e));
-      return Value(std::move(l));
-    }
-    case J::value_t::object: {
-      Value::Object o;
-      o.reserve(j.size());
-      for (const auto& [k, e] : j.items()) o.emplace_back(k, from_json(e));
-      return Value(std::move(o));
-    }
-    default:
-      return Value();
-  }
-}
 
 // ---- result files ----
 
@@ -504,31 +280,20 @@ bool lower_is_better(std::string_view path) {
 
 }  // namespace
 
-std::string to_json(const Value& v, int indent) {
-  std::string out;
-  write_json(out, v, indent, 0);
-  return out;
+int result_field_rank(std::string_view k) {
+  static constexpr std::string_view order[] = {
+      "name",         "samples",   "gpu",   "cpu",    "min",    "median", "mean",    "stddev",
+      "p10",          "p90",       "noise", "GBps",   "TFLOPs", "bytes",  "flops",   "ms",
+      "launch_bound", "throttled", "clock", "before", "after",  "device", "backend", "times"};
+  const auto it = std::find(std::begin(order), std::end(order), k);
+  return static_cast<int>(it - std::begin(order));
 }
 
-Value parse_json(std::string_view text, std::string_view what) {
-  // Deeper nesting is refused while parsing: converting it (recursively) would overflow the
-  // stack. The same limit as cu.json.decode's.
-  constexpr int kMaxDepth = 200;
-  const auto limit_depth = [&](int depth, nlohmann::ordered_json::parse_event_t event,
-                               nlohmann::ordered_json&) {
-    if (depth >= kMaxDepth && (event == nlohmann::ordered_json::parse_event_t::object_start ||
-                               event == nlohmann::ordered_json::parse_event_t::array_start)) {
-      fail(ErrorKind::Value, "{} nests arrays and objects deeper than {} levels", what, kMaxDepth);
-    }
-    return true;
-  };
-  try {
-    return from_json(nlohmann::ordered_json::parse(text.begin(), text.end(), limit_depth));
-  } catch (const nlohmann::json::exception& e) {
-    std::string msg = e.what();
-    if (!msg.empty() && msg.front() == '[') msg.erase(0, msg.find("] ") + 2);
-    fail(ErrorKind::Value, "{} is not valid JSON: {}", what, msg);
-  }
+void sort_result_fields(Value::Object& o) {
+  std::stable_sort(o.begin(), o.end(), [](const auto& a, const auto& b) {
+    const int ra = result_field_rank(a.first), rb = result_field_rank(b.first);
+    return ra != rb ? ra < rb : a.first < b.first;
+  });
 }
 
 std::string to_text(const Value& v) {

@@ -7,68 +7,32 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
+
+#include "core/json.hpp"
 
 namespace culua::detail::measure {
 
-// A JSON-like value. Objects keep their members in insertion order.
-class Value {
- public:
-  using List = std::vector<Value>;
-  using Object = std::vector<std::pair<std::string, Value>>;
+// Result values are JSON values (src/core/json.hpp).
+using json::find;
+using json::set_member;
+using json::Value;
 
-  Value() = default;
-  Value(bool b) : v_(b) {}
-  Value(int i) : v_(int64_t{i}) {}
-  Value(int64_t i) : v_(i) {}
-  Value(double d) : v_(d) {}
-  Value(const char* s) : v_(std::string(s)) {}
-  Value(std::string s) : v_(std::move(s)) {}
-  Value(List l) : v_(std::move(l)) {}
-  Value(Object o) : v_(std::move(o)) {}
-
-  bool is_null() const { return v_.index() == 0; }
-  bool is_bool() const { return v_.index() == 1; }
-  bool is_integer() const { return v_.index() == 2; }
-  bool is_number() const { return v_.index() == 2 || v_.index() == 3; }
-  bool is_string() const { return v_.index() == 4; }
-  bool is_list() const { return v_.index() == 5; }
-  bool is_object() const { return v_.index() == 6; }
-  bool is_scalar() const { return !is_list() && !is_object(); }
-
-  bool as_bool() const { return std::get<bool>(v_); }
-  int64_t as_integer() const { return std::get<int64_t>(v_); }
-  double as_number() const;  // integers convert
-  const std::string& as_string() const { return std::get<std::string>(v_); }
-  const List& as_list() const { return std::get<List>(v_); }
-  List& as_list() { return std::get<List>(v_); }
-  const Object& as_object() const { return std::get<Object>(v_); }
-  Object& as_object() { return std::get<Object>(v_); }
-
-  // An object's member, or null when this is not an object or has no such member.
-  const Value* get(std::string_view key) const;
-  // A member reached through a dotted path ("gpu.median"); null when any step is missing.
-  const Value* at_path(std::string_view path) const;
-  // The number at a dotted path, when there is one.
-  std::optional<double> number_at(std::string_view path) const;
-
-  friend bool operator==(const Value& a, const Value& b);
-
- private:
-  std::variant<std::monostate, bool, int64_t, double, std::string, List, Object> v_;
-};
-
-// Finds a member of an object.
-const Value* find(const Value::Object& o, std::string_view key);
-// Sets a member, replacing one of the same name.
-void set_member(Value::Object& o, std::string key, Value v);
-
-// JSON text. indent < 0: one line; otherwise objects spread over lines while lists of scalars
-// stay on one line. Non-finite numbers become null; invalid UTF-8 becomes U+FFFD.
-std::string to_json(const Value& v, int indent = -1);
+// JSON text through json::write. indent < 0: one line; otherwise objects spread over lines while
+// lists of scalars and short objects of scalars stay on one line.
+inline std::string to_json(const Value& v, int indent = -1) {
+  return json::write(v, {indent, true});
+}
 // Parses JSON; raises culua::detail::Error (ErrorKind::Value) naming `what` and the position.
-Value parse_json(std::string_view text, std::string_view what);
+inline Value parse_json(std::string_view text, std::string_view what) {
+  return json::parse(text, what);
+}
+
+// The position of a result field in tables and files: cu.bench's fields in their order (name,
+// samples, gpu, cpu, min, median, ...), then every other name.
+int result_field_rank(std::string_view key);
+// Sorts members by result_field_rank, then by name (result files do not change from run to run).
+void sort_result_fields(Value::Object& o);
 
 // Short text of a value for tables: 1024, f32, true, 0.5, [64, 64].
 std::string to_text(const Value& v);
@@ -106,8 +70,8 @@ inline constexpr int kResultFormatVersion = 1;
 
 // The JSON text of a result file (`run`'s members, then "sweeps").
 std::string results_json(const ResultFile& file);
-// Reads a result file; raises culua::detail::Error naming `what` for invalid JSON or a file that is not
-// a culua result file.
+// Reads a result file; raises culua::detail::Error naming `what` for invalid JSON or a file that is
+// not a culua result file.
 ResultFile parse_results(std::string_view text, std::string_view what);
 
 // The value a point is judged by: gpu.median for bench results, `ms` for run functions that

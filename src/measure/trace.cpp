@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json.hpp"
 
 namespace culua::detail::measure {
 
@@ -230,72 +230,80 @@ TraceSummary TraceRecorder::summary() {
 
 void TraceRecorder::write_chrome_json(const std::string& path) {
   resolve();
-  using nlohmann::json;
-  json events = json::array();
-  events.push_back(
-      {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "host"}}}});
-  events.push_back(
-      {{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", "Lua"}}}});
+  using json::Value;
+  using Object = Value::Object;
+  Value::List events;
+  events.emplace_back(Object{
+      {"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", Object{{"name", "host"}}}});
+  events.emplace_back(Object{{"name", "thread_name"},
+                             {"ph", "M"},
+                             {"pid", 0},
+                             {"tid", 0},
+                             {"args", Object{{"name", "Lua"}}}});
   std::vector<std::pair<int, uint64_t>> named;
   for (size_t dev = 0; dev < origins_.size(); ++dev) {
     if (!origins_[dev].event) continue;
     const std::string name =
         fmt::format("{} {}: {}", backend_name(rt_.kind()) == "cuda" ? "GPU" : "host device", dev,
                     rt_.backend().device_info(static_cast<int>(dev)).name);
-    events.push_back(
-        {{"name", "process_name"}, {"ph", "M"}, {"pid", dev + 1}, {"args", {{"name", name}}}});
+    events.emplace_back(Object{{"name", "process_name"},
+                               {"ph", "M"},
+                               {"pid", static_cast<uint64_t>(dev + 1)},
+                               {"args", Object{{"name", name}}}});
   }
   auto us = [&](double steady) { return (steady - start_host_) * 1e6; };
   for (const DeviceOp& d : ops_) {
     if (std::find(named.begin(), named.end(), std::make_pair(d.device, d.stream)) == named.end()) {
       named.emplace_back(d.device, d.stream);
-      events.push_back({{"name", "thread_name"},
-                        {"ph", "M"},
-                        {"pid", d.device + 1},
-                        {"tid", d.stream},
-                        {"args",
-                         {{"name", d.default_stream ? std::string("default stream")
+      events.emplace_back(Object{
+          {"name", "thread_name"},
+          {"ph", "M"},
+          {"pid", d.device + 1},
+          {"tid", d.stream},
+          {"args", Object{{"name", d.default_stream ? std::string("default stream")
                                                     : fmt::format("stream {}", d.stream)}}}});
     }
     const double dur = std::max(d.t1_us - d.t0_us, 0.0);
-    json args = {{"bytes", d.bytes}, {"site", d.site}};
-    if (dur > 0 && d.bytes > 0) args["GB/s"] = static_cast<double>(d.bytes) / (dur * 1e3);
-    events.push_back({{"name", d.name},
-                      {"cat", category_name(d.category)},
-                      {"ph", "X"},
-                      {"pid", d.device + 1},
-                      {"tid", d.stream},
-                      {"ts", d.t0_us},
-                      {"dur", dur},
-                      {"args", args}});
-    events.push_back({{"name", "enqueue " + d.name},
-                      {"cat", "enqueue"},
-                      {"ph", "X"},
-                      {"pid", 0},
-                      {"tid", 0},
-                      {"ts", us(d.host_t0)},
-                      {"dur", std::max(us(d.host_t1) - us(d.host_t0), 0.0)},
-                      {"args", {{"site", d.site}}}});
+    Object args{{"bytes", d.bytes}, {"site", d.site}};
+    if (dur > 0 && d.bytes > 0)
+      args.emplace_back("GB/s", static_cast<double>(d.bytes) / (dur * 1e3));
+    events.emplace_back(Object{{"name", d.name},
+                               {"cat", category_name(d.category)},
+                               {"ph", "X"},
+                               {"pid", d.device + 1},
+                               {"tid", d.stream},
+                               {"ts", d.t0_us},
+                               {"dur", dur},
+                               {"args", std::move(args)}});
+    events.emplace_back(Object{{"name", "enqueue " + d.name},
+                               {"cat", "enqueue"},
+                               {"ph", "X"},
+                               {"pid", 0},
+                               {"tid", 0},
+                               {"ts", us(d.host_t0)},
+                               {"dur", std::max(us(d.host_t1) - us(d.host_t0), 0.0)},
+                               {"args", Object{{"site", d.site}}}});
   }
   for (const HostSpan& h : host_) {
     const std::string name = h.category == "range"       ? h.name
                              : h.category == "host math" ? "host: " + h.name
                                                          : "wait: " + h.name;
-    events.push_back({{"name", name},
-                      {"cat", h.category},
-                      {"ph", "X"},
-                      {"pid", 0},
-                      {"tid", 0},
-                      {"ts", us(h.t0)},
-                      {"dur", std::max(us(h.t1) - us(h.t0), 0.0)},
-                      {"args", {{"site", h.site}}}});
+    events.emplace_back(Object{{"name", name},
+                               {"cat", h.category},
+                               {"ph", "X"},
+                               {"pid", 0},
+                               {"tid", 0},
+                               {"ts", us(h.t0)},
+                               {"dur", std::max(us(h.t1) - us(h.t0), 0.0)},
+                               {"args", Object{{"site", h.site}}}});
   }
-  json doc = {{"traceEvents", events},
-              {"displayTimeUnit", "ms"},
-              {"otherData", {{"generator", "culua"}, {"dropped_operations", dropped_}}}};
+  const Value doc(
+      Object{{"traceEvents", std::move(events)},
+             {"displayTimeUnit", "ms"},
+             {"otherData", Object{{"generator", "culua"}, {"dropped_operations", dropped_}}}});
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) fail(ErrorKind::Value, "cannot write the trace to '{}': cannot open the file", path);
-  f << doc.dump();
+  f << json::write(doc);
   f.close();
   if (!f) fail(ErrorKind::Value, "cannot write the trace to '{}': write failed", path);
 }

@@ -216,6 +216,19 @@ T.case("a run returning something other than a table, number or nil fails its po
   T.eq(r.rows[1].status, "ok")
 end)
 
+T.case("a field that contains itself fails its point and the sweep goes on", function()
+  local r = cu.sweep { quiet = true, axes = { { "n", { 1, 2 } } }, run = function(p)
+    local t = { ms = 1 }
+    if p.n == 1 then t.again = t end
+    return t
+  end }
+  T.eq(r.rows[1].status, "failed")
+  T.truthy(r.rows[1].error:find("field 'again': cannot encode a table that contains itself", 1, true),
+    r.rows[1].error)
+  T.eq(r.rows[2].status, "ok")
+  T.eq(r.rows[2].ms, 1)
+end)
+
 T.case("bench results: the table shows gpu median in one unit, noise, GB/s, cpu median, samples", function()
   local r = cu.sweep { name = "copy", quiet = true,
     axes = { { "n", { 1024, 4096 } } },

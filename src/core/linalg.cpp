@@ -22,16 +22,16 @@ bool overlaps(const Array& a, const Array& b) {
          b.layout().extent_begin() * sb < a.layout().extent_end() * sa;
 }
 
-void check_device(const Array& a, const char* fn, const char* role) {
+void check_device(const Array& a, const char* role) {
   if (is_host(a.location())) {
-    fail(ErrorKind::Value, "{} takes device arrays; {} is a {} host array: call to_device() first",
-         fn, role, location_name(a.location()));
+    fail(ErrorKind::Value, "device arrays expected; {} is a {} host array: call to_device() first",
+         role, location_name(a.location()));
   }
 }
 
-void check_same_device(const Array& a, const Array& b, const char* fn, const char* role) {
+void check_same_device(const Array& a, const Array& b, const char* role) {
   if (a.device() != b.device()) {
-    fail(ErrorKind::Value, "{}: {} is on device {} but the first operand on device {}", fn, role,
+    fail(ErrorKind::Value, "{} is on device {} but the first operand on device {}", role,
          b.device(), a.device());
   }
 }
@@ -143,9 +143,9 @@ void check_int_range(int64_t v, const char* what) {
 Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o) {
   a.check_alive("the first operand");
   b.check_alive("the second operand");
-  check_device(a, "matmul", "the first operand");
-  check_device(b, "matmul", "the second operand");
-  check_same_device(a, b, "matmul", "the second operand");
+  check_device(a, "the first operand");
+  check_device(b, "the second operand");
+  check_same_device(a, b, "the second operand");
   // Mixed dtypes compute in the type the elementwise operations promote to (numpy's matmul).
   const DType t = promote_types(a.dtype(), b.dtype());
   if (a.ndim() == 0 || b.ndim() == 0) {
@@ -216,8 +216,8 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
   if (o.out) {
     const Array& out = *o.out;
     out.check_alive("out");
-    check_device(out, "matmul", "out");
-    check_same_device(a, out, "matmul", "out");
+    check_device(out, "out");
+    check_same_device(a, out, "out");
     check_out_dtype(t, out.dtype());
     if (!(out.shape() == shape)) {
       fail(ErrorKind::Value, "out has shape {} but the result has shape {}", out.shape().str(),
@@ -336,9 +336,9 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
 Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out, Stream* stream) {
   x.check_alive("the first operand");
   y.check_alive("the second operand");
-  check_device(x, "dot", "the first operand");
-  check_device(y, "dot", "the second operand");
-  check_same_device(x, y, "dot", "the second operand");
+  check_device(x, "the first operand");
+  check_device(y, "the second operand");
+  check_same_device(x, y, "the second operand");
   if (x.ndim() != 1 || y.ndim() != 1) {
     fail(ErrorKind::Value, "dot takes 1-D arrays, not shapes {} and {}; use matmul for matrices",
          x.shape().str(), y.shape().str());
@@ -355,8 +355,8 @@ Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out, Stream*
   }
   if (out) {
     out->check_alive("out");
-    check_device(*out, "dot", "out");
-    check_same_device(x, *out, "dot", "out");
+    check_device(*out, "out");
+    check_same_device(x, *out, "out");
     if (out->dtype() != t) {
       fail(ErrorKind::Value, "out has dtype {} but the result is {}", name(out->dtype()), name(t));
     }

@@ -367,8 +367,8 @@ class Encoder {
 
   [[noreturn]] void fail_here(const std::string& what) const {
     const std::string p = path();
-    if (p.empty()) fail(ErrorKind::Value, "cu.json.encode: {}", what);
-    fail(ErrorKind::Value, "cu.json.encode: {} at {}", what, p);
+    if (p.empty()) fail(ErrorKind::Value, "{}", what);
+    fail(ErrorKind::Value, "{} at {}", what, p);
   }
 
   void check_utf8(std::string_view s, const char* what) const {
@@ -462,13 +462,13 @@ int l_encode(lua_State* L) {
     int ok = 0;
     const lua_Integer n = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
     if (!ok || n < 0 || n > kMaxIndent) {
-      fail(ErrorKind::Value, "cu.json.encode: option 'indent' must be an integer 0..{}, got {}",
-           kMaxIndent, value_text(L, -1));
+      option_error(2, "indent", ErrorKind::Value,
+                   fmt::format("integer 0..{} expected, got {}", kMaxIndent, value_text(L, -1)));
     }
     indent = static_cast<int>(n);
     lua_pop(L, 1);
   }
-  const std::string text = Encoder(L).encode(1).dump(indent);
+  const std::string text = as_argument(1, [&] { return Encoder(L).encode(1).dump(indent); });
   lua_pushlstring(L, text.data(), text.size());
   return 1;
 }

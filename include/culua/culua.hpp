@@ -50,16 +50,22 @@ struct Options {
 };
 
 // A Lua error (or a failed call from C++ into Lua). what() is the message followed by the
-// traceback; message() and traceback() give them apart.
+// traceback; message() and traceback() give them apart. kind() is the kind of a culua error, as a
+// script sees it in err.kind ("value", "type", "index", "out_of_memory", "released",
+// "unsupported", "device", "fatal", "strict", "interrupted", "capture"); empty for other errors
+// (an error() of a script with a plain message, a syntax error, a bad argument of the API).
 class CULUA_API Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message, const std::string& traceback = {});
+  explicit Error(const std::string& message, const std::string& traceback = {},
+                 const std::string& kind = {});
   const std::string& message() const noexcept { return message_; }
   const std::string& traceback() const noexcept { return traceback_; }
+  const std::string& kind() const noexcept { return kind_; }
 
  private:
   std::string message_;
   std::string traceback_;
+  std::string kind_;
 };
 
 // A culua array seen from C++: either memory of the application wrapped without a copy, or an

@@ -704,8 +704,8 @@ function M.help(text, x, opts)
   if opts then
     for k in pairs(opts) do
       if not OPTIONS[k] then
-        error(string.format("cu.help: unknown option '%s' (this function takes: text)",
-          tostring(k)), 2)
+        error(string.format("help: unknown option '%s' (this function takes: text)",
+          tostring(k)), 3)
       end
     end
   end

@@ -91,6 +91,23 @@ function cu.sync() end
 ---@param opts? cu.StreamOption
 function cu.sleep(ms, opts) end
 
+--- The kind of a culua error ("value", "type", "index", "out_of_memory", "released",
+--- "unsupported", "device", "fatal", "strict", "interrupted", "capture"), or nil for any other
+--- error value (a string from error("...") or from Lua's own functions).
+---@param err any an error value, as pcall returns it
+---@return string? kind
+function cu.error_kind(err) end
+
+--- The error value culua raises: a table that behaves as the string "file.lua:12: message" it
+--- replaces (tostring, print, .., #, string.format("%s"), and the string methods such as
+--- err:find(...) and err:match(...)). error(err, 0) raises it again unchanged.
+---@class cu.Error
+---@field kind string "value", "type", "index", "out_of_memory", "released", "unsupported", "device", "fatal", "strict", "interrupted" or "capture"
+---@field message string the message without the position: "bad argument #2 to 'empty' (...)", "sum: the array was freed"
+---@field where? string the caller's position, "file.lua:12"; absent when unknown
+---@field func? string the function's name, when known (always for an argument error)
+---@field arg? integer an argument error's argument number
+
 --- What cu.devices() returns for each device.
 ---@class cu.DeviceInfo
 ---@field index integer the CUDA ordinal (0-based)

@@ -43,9 +43,15 @@ int traceback_handler(lua_State* L);
 void stop_hook(lua_State* L, lua_Debug* ar) {
   // An interrupted wait raises its own error: the call of its message handler and the return
   // from it must not replace that error with this one.
+  // The handler may call the __tostring of a cu.Error: a hook event in a function it called.
   lua_getinfo(L, "f", ar);
-  const bool in_handler = lua_tocfunction(L, -1) == traceback_handler;
+  bool in_handler = lua_tocfunction(L, -1) == traceback_handler;
   lua_pop(L, 1);
+  lua_Debug caller;
+  if (!in_handler && lua_getstack(L, 1, &caller) && lua_getinfo(L, "f", &caller)) {
+    in_handler = lua_tocfunction(L, -1) == traceback_handler;
+    lua_pop(L, 1);
+  }
   if (in_handler) return;
   lua_sethook(L, nullptr, 0, 0);
   luaL_error(L, "interrupted!");
@@ -58,11 +64,19 @@ void on_sigint(int sig) {
               LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
 }
 
+// lua.c's message handler; a culua error object (cu.Error) prints as its text with the traceback.
 int traceback_handler(lua_State* L) {
   const char* msg = lua_tostring(L, 1);
   if (!msg) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    const bool culua_error = luaL_getmetafield(L, 1, "__name") == LUA_TSTRING &&
+                             std::strcmp(lua_tostring(L, -1), "cu.Error") == 0;
+    lua_settop(L, 1);
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
+      if (!culua_error) return 1;
+      msg = lua_tostring(L, -1);
+    } else {
+      msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
   }
   luaL_traceback(L, L, msg, 1);
   return 1;
@@ -290,6 +304,13 @@ bool interrupted() {
 int report(lua_State* L, int status) {
   if (status != LUA_OK) {
     const char* msg = lua_tostring(L, -1);
+    if (!msg && luaL_callmeta(L, -1, "__tostring")) {  // a cu.Error raised without the handler
+      if (lua_type(L, -1) == LUA_TSTRING)
+        lua_replace(L, -2);
+      else
+        lua_pop(L, 1);
+      msg = lua_tostring(L, -1);
+    }
     std::fprintf(stderr, "culua: %s\n", msg ? msg : "(error object is not a string)");
     std::fflush(stderr);
     lua_pop(L, 1);

@@ -424,12 +424,13 @@ int describe_backend(lua_State* L) {
 }
 
 void banner(lua_State* L) {
+  const int top = lua_gettop(L);
   lua_pushcfunction(L, describe_backend);
   const bool ok = lua_pcall(L, 0, 1, 0) == LUA_OK;
-  const char* what = lua_tostring(L, -1);
+  const char* what = ok ? lua_tostring(L, -1) : luaL_tolstring(L, -1, nullptr);
   std::printf("culua %s (%s)%s%s\n", CULUA_VERSION, LUA_RELEASE,
               ok ? "" : ": no backend: ", what ? what : "");
-  lua_pop(L, 1);
+  lua_settop(L, top);
   std::printf(
       "Type Lua; an expression prints its value. Tab completes, Ctrl-C interrupts, Ctrl-D "
       "exits.\n");

@@ -22,16 +22,16 @@ bool overlaps(const Array& a, const Array& b) {
          b.layout().extent_begin() * sb < a.layout().extent_end() * sa;
 }
 
-void check_device(const Array& a, const char* fn, const char* role) {
+void check_device(const Array& a, const char* role) {
   if (is_host(a.location())) {
-    fail(ErrorKind::Value, "{} takes device arrays; {} is a {} host array: call to_device() first",
-         fn, role, location_name(a.location()));
+    fail(ErrorKind::Value, "device arrays expected; {} is a {} host array: call to_device() first",
+         role, location_name(a.location()));
   }
 }
 
-void check_same_device(const Array& a, const Array& b, const char* fn, const char* role) {
+void check_same_device(const Array& a, const Array& b, const char* role) {
   if (a.device() != b.device()) {
-    fail(ErrorKind::Value, "{}: {} is on device {} but the first operand on device {}", fn, role,
+    fail(ErrorKind::Value, "{} is on device {} but the first operand on device {}", role,
          b.device(), a.device());
   }
 }
@@ -143,13 +143,13 @@ void check_int_range(int64_t v, const char* what) {
 Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o) {
   a.check_alive("the first operand");
   b.check_alive("the second operand");
-  check_device(a, "matmul", "the first operand");
-  check_device(b, "matmul", "the second operand");
-  check_same_device(a, b, "matmul", "the second operand");
+  check_device(a, "the first operand");
+  check_device(b, "the second operand");
+  check_same_device(a, b, "the second operand");
   // Mixed dtypes compute in the type the elementwise operations promote to (numpy's matmul).
   const DType t = promote_types(a.dtype(), b.dtype());
   if (a.ndim() == 0 || b.ndim() == 0) {
-    fail(ErrorKind::Value, "matmul needs operands of at least one dimension (shapes {} and {})",
+    fail(ErrorKind::Value, "operands of at least one dimension expected (shapes {} and {})",
          a.shape().str(), b.shape().str());
   }
   if (o.tf32 && t != DType::F32) {
@@ -183,7 +183,7 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
   Layout lb = as_matrices(b.layout(), false, o.tb);
   const int64_t M = last(la, 2), K = last(la, 1), N = last(lb, 1);
   if (last(lb, 2) != K) {
-    fail(ErrorKind::Value, "matmul shapes do not match: a {}{} has {} columns, b {}{} has {} rows",
+    fail(ErrorKind::Value, "shapes do not match: a {}{} has {} columns, b {}{} has {} rows",
          a.shape().str(), o.ta && a.ndim() > 1 ? " (transposed)" : "", K, b.shape().str(),
          o.tb && b.ndim() > 1 ? " (transposed)" : "", last(lb, 2));
   }
@@ -199,7 +199,7 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
       const int64_t eb = db >= 0 ? lb.shape[static_cast<size_t>(db)] : 1;
       if (check && ea != eb && ea != 1 && eb != 1) {
         fail(ErrorKind::Value,
-             "matmul batch dimensions do not broadcast: a {} and b {} (dimension {} of the batch: "
+             "batch dimensions do not broadcast: a {} and b {} (dimension {} of the batch: "
              "{} and {})",
              a.shape().str(), b.shape().str(), d + 1, ea, eb);
       }
@@ -216,8 +216,8 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
   if (o.out) {
     const Array& out = *o.out;
     out.check_alive("out");
-    check_device(out, "matmul", "out");
-    check_same_device(a, out, "matmul", "out");
+    check_device(out, "out");
+    check_same_device(a, out, "out");
     check_out_dtype(t, out.dtype());
     if (!(out.shape() == shape)) {
       fail(ErrorKind::Value, "out has shape {} but the result has shape {}", out.shape().str(),
@@ -336,27 +336,27 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
 Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out, Stream* stream) {
   x.check_alive("the first operand");
   y.check_alive("the second operand");
-  check_device(x, "dot", "the first operand");
-  check_device(y, "dot", "the second operand");
-  check_same_device(x, y, "dot", "the second operand");
+  check_device(x, "the first operand");
+  check_device(y, "the second operand");
+  check_same_device(x, y, "the second operand");
   if (x.ndim() != 1 || y.ndim() != 1) {
-    fail(ErrorKind::Value, "dot takes 1-D arrays, not shapes {} and {}; use matmul for matrices",
+    fail(ErrorKind::Value, "1-D arrays expected, got shapes {} and {}; use matmul for matrices",
          x.shape().str(), y.shape().str());
   }
   const DType t = x.dtype();
   if (y.dtype() != t) {
-    fail(ErrorKind::Value, "dot needs operands of one dtype ({} and {}); use astype", name(t),
+    fail(ErrorKind::Value, "operands of one dtype expected ({} and {}); use astype", name(t),
          name(y.dtype()));
   }
   if (t == DType::Bool) fail(ErrorKind::Value, "dot does not support bool arrays");
   if (x.size() != y.size()) {
-    fail(ErrorKind::Value, "dot needs vectors of one length, not shapes {} and {}", x.shape().str(),
+    fail(ErrorKind::Value, "vectors of one length expected, got shapes {} and {}", x.shape().str(),
          y.shape().str());
   }
   if (out) {
     out->check_alive("out");
-    check_device(*out, "dot", "out");
-    check_same_device(x, *out, "dot", "out");
+    check_device(*out, "out");
+    check_same_device(x, *out, "out");
     if (out->dtype() != t) {
       fail(ErrorKind::Value, "out has dtype {} but the result is {}", name(out->dtype()), name(t));
     }

@@ -87,9 +87,9 @@ Monitor::Wait::Wait(Monitor& m, const char* what, bool implicit)
   Capture::forbid(what);
   if (implicit && m.strict > 0) {
     fail(ErrorKind::Strict,
-         "cu.strict: {} waits for the device (an implicit synchronization); use pinned host "
-         "memory and stream= for asynchronous copies, keep results on the device, or synchronize "
-         "explicitly outside cu.strict",
+         "{} waits for the device inside cu.strict (an implicit synchronization); use pinned "
+         "host memory and stream= for asynchronous copies, keep results on the device, or "
+         "synchronize explicitly outside cu.strict",
          what);
   }
   ++m.ledger.syncs;

@@ -112,7 +112,7 @@ void device_to_host(Runtime& rt, const Array& dst, const Array& src, Stream& s, 
 
 int64_t checked_count(double span, double step) {
   const double n = std::ceil(span / step);
-  if (!(n < 9.2e18)) fail(ErrorKind::Value, "arange would have too many elements ({})", n);
+  if (!(n < 9.2e18)) fail(ErrorKind::Value, "the range would have too many elements ({})", n);
   return n > 0 ? static_cast<int64_t>(n) : 0;
 }
 
@@ -194,10 +194,10 @@ Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar&
              Location loc, Stream* stream) {
   for (const Scalar* v : {&start, &stop, &step}) {
     if (v->kind == Scalar::Kind::Complex || v->kind == Scalar::Kind::Bool) {
-      fail(ErrorKind::Type, "arange takes real numbers, not {}", v->str());
+      fail(ErrorKind::Type, "real numbers expected, got {}", v->str());
     }
   }
-  if (step.as_double() == 0) fail(ErrorKind::Value, "arange step must not be zero");
+  if (step.as_double() == 0) fail(ErrorKind::Value, "step must not be zero");
   SequenceSpec spec;
   int64_t n = 0;
   const bool integral = start.kind == Scalar::Kind::Int && stop.kind == Scalar::Kind::Int &&
@@ -219,7 +219,7 @@ Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar&
       count = (span - 1) / magnitude + 1;
     }
     if (count > static_cast<uint64_t>(INT64_MAX)) {
-      fail(ErrorKind::Value, "arange would have too many elements ({})", count);
+      fail(ErrorKind::Value, "the range would have too many elements ({})", count);
     }
     n = static_cast<int64_t>(count);
     if (n > 0) {
@@ -231,7 +231,7 @@ Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar&
         try {
           encode_scalar(dtype, Scalar::integer(v), tmp);
         } catch (const Error&) {
-          fail(ErrorKind::Value, "arange values from {} to {} do not fit in {}", start.i, last,
+          fail(ErrorKind::Value, "values from {} to {} do not fit in {}", start.i, last,
                name(dtype));
         }
       }
@@ -244,8 +244,7 @@ Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar&
       const double first = spec.start;
       const double last = first + static_cast<double>(n - 1) * spec.step;
       if (!fits(dtype, std::trunc(first)) || !fits(dtype, std::trunc(last))) {
-        fail(ErrorKind::Value, "arange values from {} to {} do not fit in {}", first, last,
-             name(dtype));
+        fail(ErrorKind::Value, "values from {} to {} do not fit in {}", first, last, name(dtype));
       }
     }
   }
@@ -254,7 +253,7 @@ Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar&
 
 Array linspace(Runtime& rt, double a, double b, int64_t n, DType dtype, Location loc,
                Stream* stream) {
-  if (n < 0) fail(ErrorKind::Value, "linspace count {} is negative", n);
+  if (n < 0) fail(ErrorKind::Value, "count {} is negative", n);
   SequenceSpec spec;
   spec.start = a;
   spec.step = n > 1 ? (b - a) / static_cast<double>(n - 1) : 0.0;
@@ -407,7 +406,7 @@ void wait_host_access(Runtime& rt, Buffer& host_buffer, const char* what) {
 
 void sleep(Runtime& rt, double seconds, Stream* stream) {
   if (!(seconds >= 0) || seconds > 3600)
-    fail(ErrorKind::Value, "sleep time {} s is out of range", seconds);
+    fail(ErrorKind::Value, "time {} s is out of range", seconds);
   Stream& s = stream ? *stream : rt.current_stream();
   rt.backend().sleep(seconds, s);
 }

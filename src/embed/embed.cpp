@@ -10,6 +10,7 @@
 #include "backends/backends.hpp"
 #include "core/array.hpp"
 #include "core/error.hpp"
+#include "core/error_kind.hpp"
 #include "core/interrupt.hpp"
 #include "core/ops.hpp"
 #include "core/runtime.hpp"
@@ -52,8 +53,10 @@ auto translate(F&& f) -> decltype(f()) {
     return f();
   } catch (const Error&) {
     throw;
+  } catch (const d::Error& e) {
+    throw Error(e.what(), {}, d::kind_name(e.kind()));
   } catch (const std::bad_alloc&) {
-    throw Error("out of host memory");
+    throw Error("out of host memory", {}, "out_of_memory");
   } catch (const std::exception& e) {
     throw Error(e.what());
   }
@@ -90,10 +93,11 @@ std::string_view version() {
   return CULUA_VERSION;
 }
 
-Error::Error(const std::string& message, const std::string& traceback)
+Error::Error(const std::string& message, const std::string& traceback, const std::string& kind)
     : std::runtime_error(traceback.empty() ? message : message + "\n" + traceback),
       message_(message),
-      traceback_(traceback) {}
+      traceback_(traceback),
+      kind_(kind) {}
 
 namespace embed_detail {
 void bad_argument(std::string_view function, size_t index, const std::string& why) {
@@ -318,7 +322,8 @@ struct Runtime::Impl {
   std::shared_ptr<d::Runtime> engine;
   lua_State* L = nullptr;
   d::InterruptFlag interrupt;
-  std::string traceback;  // of the latest error, kept by the message handler
+  std::string traceback;   // of the latest error, kept by the message handler
+  std::string error_kind;  // of the latest error when it is a cu.Error (err.kind)
 
   ~Impl() {
     if (L) lua_close(L);  // before the engine: finalizers free arrays through it
@@ -410,9 +415,15 @@ int message_handler(lua_State* L);
 void stop_hook(lua_State* L, lua_Debug* ar) {
   // An interrupted wait raises its own error: the call of the message handler and the return
   // from it must not replace that error with this one.
+  // The handler may call the __tostring of a cu.Error: a hook event in a function it called.
   lua_getinfo(L, "f", ar);
-  const bool in_handler = lua_tocfunction(L, -1) == message_handler;
+  bool in_handler = lua_tocfunction(L, -1) == message_handler;
   lua_pop(L, 1);
+  lua_Debug caller;
+  if (!in_handler && lua_getstack(L, 1, &caller) && lua_getinfo(L, "f", &caller)) {
+    in_handler = lua_tocfunction(L, -1) == message_handler;
+    lua_pop(L, 1);
+  }
   if (in_handler) return;
   lua_sethook(L, nullptr, 0, 0);
   luaL_error(L, "interrupted!");
@@ -421,6 +432,13 @@ void stop_hook(lua_State* L, lua_Debug* ar) {
 // Message handler: the message as a string; the traceback goes to Impl::traceback.
 int message_handler(lua_State* L) {
   auto* impl = static_cast<Impl*>(lua_touserdata(L, lua_upvalueindex(1)));
+  impl->error_kind.clear();
+  if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING &&
+      std::string_view(lua_tostring(L, -1)) == "cu.Error" &&
+      lua_getfield(L, 1, "kind") == LUA_TSTRING) {
+    impl->error_kind = lua_tostring(L, -1);
+  }
+  lua_settop(L, 1);
   if (!lua_isstring(L, 1)) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
       lua_replace(L, 1);
@@ -468,6 +486,7 @@ void protect(Impl& impl, const std::function<void(lua_State*)>& body) {
   lua_pushcfunction(L, protected_body);
   lua_pushlightuserdata(L, &p);
   impl.traceback.clear();
+  impl.error_kind.clear();
   const int status = lua_pcall(L, 1, 0, base + 1);
   std::string message;
   if (status != LUA_OK) {
@@ -477,7 +496,7 @@ void protect(Impl& impl, const std::function<void(lua_State*)>& body) {
   lua_settop(L, base);
   lua_sethook(L, nullptr, 0, 0);
   if (p.cxx_error) translate([&] { std::rethrow_exception(p.cxx_error); });
-  if (status != LUA_OK) throw Error(message, impl.traceback);
+  if (status != LUA_OK) throw Error(message, impl.traceback, impl.error_kind);
 }
 
 // Pushes the value at a dotted path (nil when a table on the way is missing).

@@ -35,8 +35,9 @@ Trailing trailing(lua_State* L, int idx, std::initializer_list<const char*> allo
     check_options(L, idx, allowed);
     t.opts = idx;
     if (get_option(L, idx, "dtype")) {
-      if (t.has_dtype) fail(ErrorKind::Value, "dtype given twice (argument and option)");
-      t.dtype = check_dtype(L, -1);
+      if (t.has_dtype)
+        option_error(idx, "dtype", ErrorKind::Value, "the dtype is also given as an argument");
+      t.dtype = as_option(idx, "dtype", [&] { return check_dtype(L, -1); });
       t.has_dtype = true;
       lua_pop(L, 1);
     }
@@ -44,10 +45,10 @@ Trailing trailing(lua_State* L, int idx, std::initializer_list<const char*> allo
   } else if (idx <= lua_gettop(L) && lua_isnil(L, idx)) {
     ++idx;
   } else if (!lua_isnone(L, idx)) {
-    fail(ErrorKind::Type, "bad argument #{}: expected a dtype string or an options table, got {}",
-         idx, luaL_typename(L, idx));
+    type_error(L, idx, "dtype string or options table");
   }
-  if (idx <= lua_gettop(L)) fail(ErrorKind::Value, "unexpected argument #{}", idx);
+  if (idx <= lua_gettop(L))
+    arg_error(idx, fmt::format("no value expected, got {}", luaL_typename(L, idx)));
   return t;
 }
 
@@ -182,7 +183,7 @@ Array array_from(lua_State* L, int idx, const Trailing& t, Location loc, Stream*
     copy(rt, out, src->array, s);
     return out;
   }
-  const TableData d = read_table(L, idx);
+  const TableData d = as_argument(idx, [&] { return read_table(L, idx); });
   const DType dtype = t.has_dtype     ? t.dtype
                       : d.any_complex ? DType::C64
                       : d.all_bool    ? DType::Bool
@@ -211,7 +212,8 @@ int create_array(lua_State* L) {
 
 Scalar check_real(lua_State* L, int idx, const char* what) {
   if (lua_type(L, idx) != LUA_TNUMBER) {
-    fail(ErrorKind::Type, "{} must be a number, got {}", what, luaL_typename(L, idx));
+    arg_error(idx, fmt::format("number expected for {}, got {}", what, luaL_typename(L, idx)),
+              ErrorKind::Type);
   }
   return check_scalar(L, idx);
 }
@@ -220,7 +222,7 @@ int l_arange(lua_State* L) {
   // arange(n), arange(start, stop [, step]); then [dtype] [options]
   int nums = 0;
   while (nums < 3 && lua_type(L, nums + 1) == LUA_TNUMBER) ++nums;
-  if (nums == 0) fail(ErrorKind::Value, "arange needs a number of elements or start and stop");
+  if (nums == 0) type_error(L, 1, "number");
   Scalar start = Scalar::integer(0), stop, step = Scalar::integer(1);
   if (nums == 1) {
     stop = check_real(L, 1, "n");
@@ -251,7 +253,7 @@ int l_arange(lua_State* L) {
 int l_linspace(lua_State* L) {
   const double a = check_real(L, 1, "start").as_double();
   const double b = check_real(L, 2, "stop").as_double();
-  const int64_t n = check_integer(L, 3, "count");
+  const int64_t n = as_argument(3, [&] { return check_integer(L, 3, "count"); });
   const Trailing t = trailing(L, 4, {"dtype", "stream"});
   Stream* s = opt_stream(L, t.opts);
   ArrayBox* box = new_array(L);
@@ -294,9 +296,10 @@ int a_reshape(lua_State* L) {
 }
 
 int check_dim(lua_State* L, int idx, const Array& a) {
-  const int64_t d = check_integer(L, idx, "dimension");
+  const int64_t d = as_argument(idx, [&] { return check_integer(L, idx, "dimension"); });
   if (d < 1 || d > a.ndim()) {
-    fail(ErrorKind::Index, "dimension {} is out of range 1..{}", lua_Integer(d), a.ndim());
+    arg_error(idx, fmt::format("dimension {} is out of range 1..{}", lua_Integer(d), a.ndim()),
+              ErrorKind::Index);
   }
   return static_cast<int>(d - 1);
 }
@@ -304,10 +307,11 @@ int check_dim(lua_State* L, int idx, const Array& a) {
 int a_narrow(lua_State* L) {
   Array& a = check_array(L, 1);
   const int dim = check_dim(L, 2, a);
-  const int64_t start = check_integer(L, 3, "start");
-  const int64_t len = check_integer(L, 4, "length");
+  const int64_t start = as_argument(3, [&] { return check_integer(L, 3, "start"); });
+  const int64_t len = as_argument(4, [&] { return check_integer(L, 4, "length"); });
   if (start < 1)
-    fail(ErrorKind::Index, "start {} is out of range: indices start at 1", lua_Integer(start));
+    arg_error(3, fmt::format("start {} is out of range: indices start at 1", lua_Integer(start)),
+              ErrorKind::Index);
   push_array(L, a.with_layout(a.layout().narrow(dim, start - 1, len)));
   return 1;
 }
@@ -406,8 +410,7 @@ int a_gc(lua_State* L) {
 
 Array single_element(const Array& a) {
   if (a.size() != 1) {
-    fail(ErrorKind::Value, "item() needs an array of one element; this one has shape {}",
-         a.shape().str());
+    fail(ErrorKind::Value, "an array of one element expected, got shape {}", a.shape().str());
   }
   Layout l;
   l.offset = a.layout().offset;

@@ -49,8 +49,8 @@ const Array* flush_buffer(lua_State* L, Runtime& rt, Stream& s) {
 double opt_number(lua_State* L, int opts, const char* key, double fallback) {
   if (!get_option(L, opts, key)) return fallback;
   if (lua_type(L, -1) != LUA_TNUMBER) {
-    fail(ErrorKind::Type, "cu.bench: option '{}' must be a number, got {}", key,
-         luaL_typename(L, -1));
+    option_error(opts, key, ErrorKind::Type,
+                 fmt::format("number expected, got {}", luaL_typename(L, -1)));
   }
   const double v = lua_tonumber(L, -1);
   lua_pop(L, 1);
@@ -62,8 +62,8 @@ int64_t opt_count(lua_State* L, int opts, const char* key, int64_t fallback) {
   int exact = 0;
   const lua_Integer v = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &exact) : 0;
   if (!exact) {
-    fail(ErrorKind::Type, "cu.bench: option '{}' must be an integer, got {}", key,
-         luaL_tolstring(L, -1, nullptr));
+    option_error(opts, key, ErrorKind::Type,
+                 fmt::format("integer expected, got {}", luaL_tolstring(L, -1, nullptr)));
   }
   lua_pop(L, 1);
   return v;
@@ -183,18 +183,15 @@ void push_result(lua_State* L, const measure::BenchResult& r) {
 // eagerly, then captured as a graph, and reports both (res.graph, res.graph_speedup).
 int l_bench(lua_State* L) {
   Graph* graph = lua_type(L, 1) == LUA_TUSERDATA ? test_graph(L, 1) : nullptr;
-  if (!graph && lua_type(L, 1) != LUA_TFUNCTION) {
-    fail(ErrorKind::Type, "cu.bench: expected a function or a cu.Graph, got {}",
-         luaL_typename(L, 1));
-  }
+  if (!graph && lua_type(L, 1) != LUA_TFUNCTION) type_error(L, 1, "function or cu.Graph");
   check_options(L, 2,
                 {"name", "warmup", "min_samples", "min_time", "max_time", "noise", "cold", "hot",
                  "bytes", "flops", "stream", "graph"});
   measure::BenchOptions o;
   if (get_option(L, 2, "name")) {
     if (lua_type(L, -1) != LUA_TSTRING) {
-      fail(ErrorKind::Type, "cu.bench: option 'name' must be a string, got {}",
-           luaL_typename(L, -1));
+      option_error(2, "name", ErrorKind::Type,
+                   fmt::format("string expected, got {}", luaL_typename(L, -1)));
     }
     o.name = lua_tostring(L, -1);
     lua_pop(L, 1);
@@ -219,9 +216,9 @@ int l_bench(lua_State* L) {
   }
   const bool as_graph = opt_boolean(L, 2, "graph", false);
   if (as_graph && graph) {
-    fail(ErrorKind::Value, "cu.bench: option 'graph' is for functions; a cu.Graph is timed as one");
+    option_error(2, "graph", ErrorKind::Value, "is for functions; a cu.Graph is timed as one");
   }
-  measure::check_options(o);
+  as_argument(2, [&] { measure::check_options(o); });
 
   Runtime& rt = runtime(L);
   Stream* given = opt_stream(L, 2);

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/error.hpp"
+#include "core/error_kind.hpp"
 
 namespace culua::detail::lua {
 
@@ -91,8 +92,7 @@ std::string error_message(lua_State* L, const std::exception& e) {
     }
   }
   const std::string fn = function_name(L);
-  // Messages that name their function themselves ("cu.bench: ...") get no second prefix.
-  if (fn.empty() || msg.rfind("cu.", 0) == 0) return msg;
+  if (fn.empty()) return msg;
   return fn + ": " + msg;
 }
 
@@ -100,41 +100,266 @@ PendingError pending_error(lua_State* L, const std::exception& e) {
   PendingError p;
   if (const auto* a = dynamic_cast<const ArgumentError*>(&e)) {
     p.kind = PendingError::Kind::Argument;
+    p.error_kind = a->kind();
     p.arg = a->arg();
     p.message = a->what();
   } else if (const auto* v = dynamic_cast<const LuaErrorValue*>(&e)) {
     p.kind = PendingError::Kind::Value;
     p.arg = v->ref();
-  } else if (dynamic_cast<const PlainError*>(&e)) {
+  } else if (const auto* plain = dynamic_cast<const PlainError*>(&e)) {
+    p.error_kind = plain->kind();
     p.message = e.what();
   } else {
+    if (const auto* err = dynamic_cast<const Error*>(&e)) {
+      p.error_kind = err->kind();
+    } else if (dynamic_cast<const std::bad_alloc*>(&e)) {
+      p.error_kind = ErrorKind::OutOfMemory;
+    }
     p.message = error_message(L, e);
   }
   return p;
 }
 
-int raise_error(lua_State* L, PendingError& error) {
-  switch (error.kind) {
-    case PendingError::Kind::Value:
-      lua_rawgeti(L, LUA_REGISTRYINDEX, error.arg);
-      luaL_unref(L, LUA_REGISTRYINDEX, error.arg);
-      return lua_error(L);
-    case PendingError::Kind::Argument:
-      lua_pushlstring(L, error.message.data(), error.message.size());
-      std::string().swap(error.message);
-      return luaL_argerror(L, error.arg, lua_tostring(L, -1));
-    case PendingError::Kind::Message:
-      break;
+namespace {
+
+// lauxlib's findfield: the name ("cu.empty") under which the value on top of the stack is found
+// in the table at objidx, searching `level` tables deep; pushes it and returns true.
+bool find_field(lua_State* L, int objidx, int level) {
+  if (level == 0 || !lua_istable(L, -1)) return false;
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      if (lua_rawequal(L, objidx, -1)) {
+        lua_pop(L, 1);
+        return true;
+      }
+      if (find_field(L, objidx, level - 1)) {
+        lua_pushliteral(L, ".");
+        lua_replace(L, -3);  // the value's slot becomes the separator
+        lua_concat(L, 3);    // key "." name
+        return true;
+      }
+    }
+    lua_pop(L, 1);
   }
-  luaL_where(L, 1);
+  return false;
+}
+
+// lauxlib's pushglobalfuncname: the running function's name in package.loaded ("cu.empty"),
+// pushed; false (nothing pushed) when not found.
+bool push_global_function_name(lua_State* L, lua_Debug* ar) {
+  const int top = lua_gettop(L);
+  lua_getinfo(L, "f", ar);
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  luaL_checkstack(L, 6, "not enough stack");
+  if (find_field(L, top + 1, 2)) {
+    const char* name = lua_tostring(L, -1);
+    if (std::strncmp(name, LUA_GNAME ".", 3) == 0) {
+      lua_pushstring(L, name + 3);
+      lua_remove(L, -2);
+    }
+    lua_copy(L, -1, top + 1);
+    lua_settop(L, top + 1);
+    return true;
+  }
+  lua_settop(L, top);
+  return false;
+}
+
+// The text of the cu.Error at idx: "where: message" (message alone without a position).
+void push_error_text(lua_State* L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_getfield(L, idx, "where") == LUA_TSTRING && lua_rawlen(L, -1) > 0) {
+    lua_pushliteral(L, ": ");
+  } else {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "");
+    lua_pushliteral(L, "");
+  }
+  if (lua_getfield(L, idx, "message") != LUA_TSTRING) {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "?");
+  }
+  lua_concat(L, 3);
+}
+
+bool is_error(lua_State* L, int idx) {
+  return lua_type(L, idx) == LUA_TTABLE && is_type(L, idx, kErrorType);
+}
+
+int error_tostring(lua_State* L) {
+  check_type(L, 1, kErrorType);
+  push_error_text(L, 1);
+  return 1;
+}
+
+int error_len(lua_State* L) {
+  check_type(L, 1, kErrorType);
+  push_error_text(L, 1);
+  lua_pushinteger(L, static_cast<lua_Integer>(lua_rawlen(L, -1)));
+  return 1;
+}
+
+int error_concat(lua_State* L) {
+  if (!is_error(L, 1) && !is_error(L, 2)) type_error(L, 1, kErrorType);
+  for (int i = 1; i <= 2; ++i) {
+    if (is_error(L, i)) {
+      push_error_text(L, i);
+      lua_replace(L, i);
+    }
+  }
+  lua_settop(L, 2);
+  lua_concat(L, 2);
+  return 1;
+}
+
+// A string method called on a cu.Error (err:find(...)): runs on the error's text.
+int error_string_method(lua_State* L) {
+  if (is_error(L, 1)) {
+    push_error_text(L, 1);
+    lua_replace(L, 1);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// err.find, err.match, ...: the string library's function, applied to the error's text. Fields
+// of the error itself (kind, message, ...) are raw and never reach here.
+int error_index(lua_State* L) {
+  check_type(L, 1, kErrorType);
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  lua_pushliteral(L, "");
+  if (!lua_getmetatable(L, -1) || lua_getfield(L, -1, "__index") != LUA_TTABLE) return 0;
+  if (lua_getfield(L, -1, lua_tostring(L, 2)) != LUA_TFUNCTION) return 0;
+  lua_pushcclosure(L, error_string_method, 1);
+  return 1;
+}
+
+int l_error_kind(lua_State* L) {
+  const char* kind = error_kind(L, 1);
+  if (kind) {
+    lua_pushstring(L, kind);
+  } else {
+    lua_pushnil(L);
+  }
+  return 1;
+}
+
+}  // namespace
+
+void push_error(lua_State* L, ErrorKind kind, int arg, const char* func) {
+  const int message = lua_gettop(L);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kErrorType);
+  if (!lua_istable(L, -1)) {  // no cu.Error yet: the text as luaL_error gives it
+    lua_pop(L, 1);
+    luaL_where(L, 1);
+    lua_insert(L, message);
+    lua_concat(L, 2);
+    return;
+  }
+  lua_createtable(L, 0, 5);
+  lua_insert(L, -2);
+  lua_setmetatable(L, -2);
+  lua_pushstring(L, kind_name(kind));
+  lua_setfield(L, -2, "kind");
+  lua_pushvalue(L, message);
+  lua_setfield(L, -2, "message");
+  luaL_where(L, 1);  // "file.lua:12: " or ""
+  size_t len = 0;
+  const char* where = lua_tolstring(L, -1, &len);
+  if (len > 2) {
+    lua_pushlstring(L, where, len - 2);
+    lua_setfield(L, -3, "where");
+  }
+  lua_pop(L, 1);
+  if (func) {
+    lua_pushstring(L, func);
+    lua_setfield(L, -2, "func");
+  }
+  if (arg > 0) {
+    lua_pushinteger(L, arg);
+    lua_setfield(L, -2, "arg");
+  }
+  lua_replace(L, message);
+}
+
+const char* error_kind(lua_State* L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (!is_error(L, idx)) return nullptr;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kErrorType);  // keeps the interned kind string alive
+  lua_getfield(L, idx, "kind");
+  const char* kind = lua_tostring(L, -1);
+  lua_pop(L, 2);
+  return kind;
+}
+
+void register_error(lua_State* L) {
+  new_metatable(L, kErrorType);
+  // guarded: an error object outlives the module's context (printed after cu was closed).
+  const luaL_Reg methods[] = {{"__tostring", guarded<error_tostring>},
+                              {"__len", guarded<error_len>},
+                              {"__concat", guarded<error_concat>},
+                              {"__index", guarded<error_index>},
+                              {nullptr, nullptr}};
+  luaL_setfuncs(L, methods, 0);
+  lua_pop(L, 1);
+  lua_pushcfunction(L, entry<l_error_kind>);
+  lua_setfield(L, -2, "error_kind");
+}
+
+int raise_error(lua_State* L, PendingError& error) {
+  if (error.kind == PendingError::Kind::Value) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, error.arg);
+    luaL_unref(L, LUA_REGISTRYINDEX, error.arg);
+    return lua_error(L);
+  }
+  const ErrorKind kind = error.error_kind;
+  int arg = error.arg;
   lua_pushlstring(L, error.message.data(), error.message.size());
   std::string().swap(error.message);
-  lua_concat(L, 2);
+  if (error.kind == PendingError::Kind::Message) {
+    lua_Debug ar;
+    const bool named = lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name &&
+                       !(ar.namewhat && std::strcmp(ar.namewhat, "metamethod") == 0);
+    push_error(L, kind, 0, named ? ar.name : nullptr);
+    return lua_error(L);
+  }
+  // As luaL_argerror words it.
+  lua_Debug ar;
+  if (!lua_getstack(L, 0, &ar)) {
+    lua_pushfstring(L, "bad argument #%d (%s)", arg, lua_tostring(L, -1));
+    lua_remove(L, -2);
+    push_error(L, kind, arg, nullptr);
+    return lua_error(L);
+  }
+  lua_getinfo(L, "n", &ar);
+  if (ar.namewhat && std::strcmp(ar.namewhat, "method") == 0) {
+    --arg;  // self is not counted
+    if (arg == 0) {
+      lua_pushfstring(L, "calling '%s' on bad self (%s)", ar.name, lua_tostring(L, -1));
+      lua_remove(L, -2);
+      push_error(L, kind, 0, ar.name);
+      return lua_error(L);
+    }
+  }
+  const int extra = lua_gettop(L);
+  const char* name = ar.name;
+  if (!name) name = push_global_function_name(L, &ar) ? lua_tostring(L, -1) : "?";
+  lua_pushfstring(L, "bad argument #%d to '%s' (%s)", arg, name, lua_tostring(L, extra));
+  push_error(L, kind, arg, name);
   return lua_error(L);
 }
 
-void arg_error(int arg, const std::string& message) {
-  throw ArgumentError(arg, message);
+void arg_error(int arg, const std::string& message, ErrorKind kind) {
+  throw ArgumentError(arg, message, kind);
+}
+
+void option_error(int arg, const char* key, ErrorKind kind, const std::string& message) {
+  const std::string text = fmt::format("option '{}': {}", key, message);
+  if (arg > 0) throw ArgumentError(arg, text, kind);
+  throw Error(kind, text);
 }
 
 void type_error(lua_State* L, int arg, const char* expected) {
@@ -150,7 +375,7 @@ void type_error(lua_State* L, int arg, const char* expected) {
     actual = luaL_typename(L, idx);
   }
   if (name_type != LUA_TNIL) lua_pop(L, 1);
-  throw ArgumentError(arg, fmt::format("{} expected, got {}", expected, actual));
+  throw ArgumentError(arg, fmt::format("{} expected, got {}", expected, actual), ErrorKind::Type);
 }
 
 lua_Number arg_number(lua_State* L, int arg) {
@@ -273,29 +498,36 @@ Shape read_shape(lua_State* L, int idx) {
 }  // namespace
 
 Shape check_shape(lua_State* L, int idx) {
-  Shape s = read_shape(L, idx);
-  checked_numel(s, 1);
-  return s;
+  return as_argument(idx, [&] {
+    Shape s = read_shape(L, idx);
+    checked_numel(s, 1);
+    return s;
+  });
 }
 
 Shape check_shape_args(lua_State* L, int idx) {
-  if (lua_type(L, idx) == LUA_TTABLE) return read_shape(L, idx);  // -1 is resolved by the caller
+  // -1 is resolved by the caller
+  if (lua_type(L, idx) == LUA_TTABLE) return as_argument(idx, [&] { return read_shape(L, idx); });
   Shape s;
   const int top = lua_gettop(L);
-  if (idx > top) fail(ErrorKind::Value, "a shape is required");
-  for (int i = idx; i <= top; ++i) s.push(check_integer(L, i, "size"));
+  if (idx > top) arg_error(idx, "a shape expected, got no value", ErrorKind::Type);
+  for (int i = idx; i <= top; ++i)
+    s.push(as_argument(i, [&] { return check_integer(L, i, "size"); }));
   return s;
 }
 
 DType check_dtype(lua_State* L, int idx) {
-  if (lua_type(L, idx) != LUA_TSTRING) {
-    fail(ErrorKind::Type, "dtype must be a string such as \"f32\", got {}", luaL_typename(L, idx));
-  }
-  size_t len = 0;
-  const char* s = lua_tolstring(L, idx, &len);
-  if (auto t = parse_dtype(std::string_view(s, len))) return *t;
-  const std::string names(dtype_names());
-  fail(ErrorKind::Value, "unknown dtype '{}' (expected one of {})", s, names);
+  return as_argument(idx, [&] {
+    if (lua_type(L, idx) != LUA_TSTRING) {
+      fail(ErrorKind::Type, "dtype must be a string such as \"f32\", got {}",
+           luaL_typename(L, idx));
+    }
+    size_t len = 0;
+    const char* s = lua_tolstring(L, idx, &len);
+    if (auto t = parse_dtype(std::string_view(s, len))) return *t;
+    const std::string names(dtype_names());
+    fail(ErrorKind::Value, "unknown dtype '{}' (expected one of {})", s, names);
+  });
 }
 
 int64_t check_index(lua_State* L, int idx, int64_t length) {
@@ -403,7 +635,8 @@ Stream* opt_stream(lua_State* L, int opts_idx) {
   if (!get_option(L, opts_idx, "stream")) return nullptr;
   Stream* s = test_stream(L, -1);
   if (!s)
-    fail(ErrorKind::Type, "option 'stream' must be a cu.Stream, got {}", luaL_typename(L, -1));
+    option_error(opts_idx, "stream", ErrorKind::Type,
+                 fmt::format("cu.Stream expected, got {}", luaL_typename(L, -1)));
   lua_pop(L, 1);
   return s;
 }
@@ -411,7 +644,8 @@ Stream* opt_stream(lua_State* L, int opts_idx) {
 bool opt_boolean(lua_State* L, int opts_idx, const char* key, bool fallback) {
   if (!get_option(L, opts_idx, key)) return fallback;
   if (!lua_isboolean(L, -1))
-    fail(ErrorKind::Type, "option '{}' must be a boolean, got {}", key, luaL_typename(L, -1));
+    option_error(opts_idx, key, ErrorKind::Type,
+                 fmt::format("boolean expected, got {}", luaL_typename(L, -1)));
   const bool v = lua_toboolean(L, -1);
   lua_pop(L, 1);
   return v;
@@ -421,9 +655,10 @@ Array* opt_array(lua_State* L, int opts_idx, const char* key) {
   if (!get_option(L, opts_idx, key)) return nullptr;
   ArrayBox* box = test_array(L, -1);
   if (!box)
-    fail(ErrorKind::Type, "option '{}' must be a cu.Array, got {}", key, luaL_typename(L, -1));
+    option_error(opts_idx, key, ErrorKind::Type,
+                 fmt::format("cu.Array expected, got {}", luaL_typename(L, -1)));
   lua_pop(L, 1);
-  box->array.check_alive(key);
+  as_option(opts_idx, key, [&] { box->array.check_alive(key); });
   return &box->array;
 }
 

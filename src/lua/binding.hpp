@@ -10,9 +10,11 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 
 #include "core/array.hpp"
+#include "core/error.hpp"
 #include "core/graph.hpp"
 #include "core/runtime.hpp"
 #include "core/scalar.hpp"
@@ -55,6 +57,7 @@ inline constexpr char kEventType[] = "cu.Event";
 inline constexpr char kComplexType[] = "cu.Complex";
 inline constexpr char kScopeType[] = "cu.StreamScope";
 inline constexpr char kGraphType[] = "cu.Graph";
+inline constexpr char kErrorType[] = "cu.Error";
 // Registry key (its address) of the Context userdata.
 inline constexpr char kContextKey[] = "cu.context";
 
@@ -110,22 +113,30 @@ inline Runtime& runtime(lua_State* L) {
 // of values a script passed (lua_getfield, luaL_len or luaL_tolstring on a table with __index,
 // __len or __tostring). Under C Lua such an error skips the destructors of the interrupted call.
 
-// An argument error: entry<F> raises luaL_argerror(L, arg, what()), "bad argument #arg to 'f'
-// (what)".
+// An argument error: entry<F> raises "bad argument #arg to 'f' (what)", as luaL_argerror words
+// it, as a cu.Error of `kind` with err.arg and err.func.
 class ArgumentError : public std::runtime_error {
  public:
-  ArgumentError(int arg, const std::string& message) : std::runtime_error(message), arg_(arg) {}
+  ArgumentError(int arg, const std::string& message, ErrorKind kind = ErrorKind::Value)
+      : std::runtime_error(message), arg_(arg), kind_(kind) {}
   int arg() const { return arg_; }
+  ErrorKind kind() const { return kind_; }
 
  private:
   int arg_;
+  ErrorKind kind_;
 };
 
 // A message raised as luaL_error raises it: prefixed with the caller's position only (other
 // exceptions also get the name of the function).
 class PlainError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit PlainError(const std::string& message, ErrorKind kind = ErrorKind::Value)
+      : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
 };
 
 // An error value raised by Lua code that a binding called, kept in the registry (reference ref())
@@ -144,13 +155,27 @@ class LuaErrorValue : public std::exception {
 struct PendingError {
   enum class Kind { Message, Argument, Value };
   Kind kind = Kind::Message;
+  ErrorKind error_kind = ErrorKind::Value;  // Message, Argument: err.kind
   int arg = 0;          // Argument: the argument's index; Value: the registry reference
   std::string message;  // Message (with the function's name), Argument
 };
 PendingError pending_error(lua_State* L, const std::exception& e);
-// Raises `error`: its message is moved onto the Lua stack first, so no C++ memory is left to leak
-// when a C build of Lua longjmps.
+// Raises `error` as a cu.Error (see push_error): its message is moved onto the Lua stack first, so
+// no C++ memory is left to leak when a C build of Lua longjmps.
 int raise_error(lua_State* L, PendingError& error);
+
+// culua's error object. A script sees a table {kind=, message=, where=, func=, arg=} that behaves
+// as the string "where: message" it replaces: tostring, print, `..`, `#`, string.format("%s") and
+// the string methods (err:find(...), err:match(...)) use that text. kind is kind_name(ErrorKind)
+// ("value", "out_of_memory", ...); where is the caller's position ("file.lua:12"), absent when
+// unknown; func and arg are set for argument errors (func also for others when known). Pushes a
+// cu.Error, or the plain text when the metatable is not registered (before open_cu).
+// Expects the message (full, without the position) on top of the stack; replaces it.
+void push_error(lua_State* L, ErrorKind kind, int arg, const char* func);
+// The kind of the error value at idx ("value", ...), or null for a value that is not a cu.Error.
+const char* error_kind(lua_State* L, int idx);
+// Registers the cu.Error metatable and cu.error_kind in the module table at -1.
+void register_error(lua_State* L);
 
 // Converts the exception in flight into the message of a Lua error (and notes where a fatal
 // device error first surfaced).
@@ -185,7 +210,40 @@ int guarded(lua_State* L) {
 }
 
 // luaL_check*/luaL_opt* that throw ArgumentError: the same checks and messages.
-[[noreturn]] void arg_error(int arg, const std::string& message);
+[[noreturn]] void arg_error(int arg, const std::string& message, ErrorKind kind = ErrorKind::Value);
+// An error in the field `key` of the options table that is argument `arg`: "bad argument #arg to
+// 'f' (option 'key': message)". With arg 0 (options not passed as an argument) "option 'key':
+// message" is raised as a plain error of the function.
+[[noreturn]] void option_error(int arg, const char* key, ErrorKind kind,
+                               const std::string& message);
+
+// Runs the check `f` (a function of core or of this file that throws culua::detail::Error), making
+// its error an argument error of argument `arg` (when arg > 0: an argument of the call, not a
+// value pushed on the stack), or of the option `key` of the options table that is argument `arg`.
+template <class F>
+auto as_argument(int arg, F&& f) -> decltype(f()) {
+  if (arg <= 0) return f();
+  try {
+    return f();
+  } catch (const Error& e) {
+    throw ArgumentError(arg, e.what(), e.kind());
+  }
+}
+template <class F>
+auto as_option(int arg, const char* key, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    // "limit must be an integer" becomes "option 'limit': must be an integer"
+    std::string_view message = e.what();
+    const std::string_view name = key;
+    if (message.size() > name.size() + 6 && message.substr(0, name.size()) == name &&
+        message.substr(name.size(), 6) == " must ")
+      message.remove_prefix(name.size() + 1);
+    option_error(arg, key, e.kind(), std::string(message));
+  }
+}
+
 [[noreturn]] void type_error(lua_State* L, int arg, const char* expected);  // luaL_typeerror
 lua_Number arg_number(lua_State* L, int arg);
 lua_Integer arg_integer(lua_State* L, int arg);

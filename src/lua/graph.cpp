@@ -76,17 +76,15 @@ std::function<void()> graph_function(lua_State* L, int fn, int opts, int nargs) 
 
 // cu.graph(fn [, {stream=, name=, args...}]).
 int l_graph(lua_State* L) {
-  if (lua_type(L, 1) != LUA_TFUNCTION) {
-    fail(ErrorKind::Type, "cu.graph: expected a function, got {}", luaL_typename(L, 1));
-  }
+  if (lua_type(L, 1) != LUA_TFUNCTION) type_error(L, 1, "function");
   const int nargs = check_graph_options(L, 2, {"stream", "name"});
   Runtime& rt = runtime(L);
   Stream* given = opt_stream(L, 2);
   std::string name;
   if (get_option(L, 2, "name")) {
     if (lua_type(L, -1) != LUA_TSTRING) {
-      fail(ErrorKind::Type, "cu.graph: option 'name' must be a string, got {}",
-           luaL_typename(L, -1));
+      option_error(2, "name", ErrorKind::Type,
+                   fmt::format("string expected, got {}", luaL_typename(L, -1)));
     }
     name = lua_tostring(L, -1);
     lua_pop(L, 1);
@@ -119,8 +117,8 @@ int g_launch(lua_State* L) {
 // g:replay(n [, stream]): n launches from one call.
 int g_replay(lua_State* L) {
   Graph& g = check_graph(L, 1);
-  const int64_t n = check_integer(L, 2, "the number of launches");
-  if (n < 0) fail(ErrorKind::Value, "the number of launches must be >= 0, got {}", n);
+  const int64_t n = as_argument(2, [&] { return check_integer(L, 2, "the number of launches"); });
+  if (n < 0) arg_error(2, fmt::format("the number of launches must be >= 0, got {}", n));
   Stream& s = lua_isnoneornil(L, 3) ? runtime(L).current_stream() : check_stream(L, 3);
   g.launch(s, n);
   lua_settop(L, 1);
@@ -130,9 +128,7 @@ int g_replay(lua_State* L) {
 // g:update(fn [, {args...}]): "updated" or "reinstantiated".
 int g_update(lua_State* L) {
   check_graph(L, 1);
-  if (lua_type(L, 2) != LUA_TFUNCTION) {
-    fail(ErrorKind::Type, "update: expected a function, got {}", luaL_typename(L, 2));
-  }
+  if (lua_type(L, 2) != LUA_TFUNCTION) type_error(L, 2, "function");
   const int nargs = check_graph_options(L, 3, {});
   lua_settop(L, 3);
   const std::shared_ptr<Graph> keep = test_box(L, 1)->graph;  // even if fn frees the graph

@@ -209,14 +209,17 @@ int l_encode(lua_State* L) {
     int ok = 0;
     const lua_Integer n = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
     if (!ok || n < 0 || n > kMaxIndent) {
-      fail(ErrorKind::Value, "cu.json.encode: option 'indent' must be an integer 0..{}, got {}",
-           kMaxIndent, describe_json_key(L, -1));
+      option_error(
+          2, "indent", ErrorKind::Value,
+          fmt::format("integer 0..{} expected, got {}", kMaxIndent, describe_json_key(L, -1)));
     }
     indent = static_cast<int>(n);
     lua_pop(L, 1);
   }
-  const ToJsonOptions strict{.strict = true, .empty_is_object = true, .who = "cu.json.encode: "};
-  const std::string text = json::write(to_json_value(L, 1, strict), {indent, false});
+  const ToJsonOptions strict{.strict = true, .empty_is_object = true, .who = ""};
+  const std::string text = as_argument(1, [&] {
+    return json::write(to_json_value(L, 1, strict), {indent, false});
+  });
   lua_pushlstring(L, text.data(), text.size());
   return 1;
 }

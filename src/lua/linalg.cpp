@@ -10,8 +10,8 @@ namespace {
 std::optional<Scalar> opt_scalar(lua_State* L, int opts, const char* key) {
   if (!get_option(L, opts, key)) return std::nullopt;
   if (lua_type(L, -1) == LUA_TBOOLEAN || !is_scalar(L, -1)) {
-    fail(ErrorKind::Type, "option '{}' must be a number or cu.complex, got {}", key,
-         luaL_typename(L, -1));
+    option_error(opts, key, ErrorKind::Type,
+                 fmt::format("number or cu.complex expected, got {}", luaL_typename(L, -1)));
   }
   const Scalar v = check_scalar(L, -1);
   lua_pop(L, 1);
@@ -32,7 +32,8 @@ int l_matmul(lua_State* L) {
   Array& a = check_array(L, 1);
   Array& b = check_array(L, 2);
   check_options(L, 3, {"out", "alpha", "beta", "ta", "tb", "tf32", "stream"});
-  if (lua_gettop(L) > 3) fail(ErrorKind::Value, "unexpected argument #4");
+  if (lua_gettop(L) > 3)
+    arg_error(4, fmt::format("no value expected, got {}", luaL_typename(L, 4)));
   MatmulOptions o;
   o.out = opt_array(L, 3, "out");
   if (auto alpha = opt_scalar(L, 3, "alpha")) o.alpha = *alpha;
@@ -49,7 +50,8 @@ int l_dot(lua_State* L) {
   Array& x = check_array(L, 1);
   Array& y = check_array(L, 2);
   check_options(L, 3, {"out", "stream"});
-  if (lua_gettop(L) > 3) fail(ErrorKind::Value, "unexpected argument #4");
+  if (lua_gettop(L) > 3)
+    arg_error(4, fmt::format("no value expected, got {}", luaL_typename(L, 4)));
   const Array* out = opt_array(L, 3, "out");
   Stream* s = opt_stream(L, 3);
   Array result = dot(runtime(L), x, y, out, s);

@@ -16,8 +16,7 @@ Operand check_operand(lua_State* L, int idx, int position) {
     return Operand(box->array);
   }
   if (is_scalar(L, idx)) return Operand(check_scalar(L, idx));
-  fail(ErrorKind::Type, "operand {} must be a cu.Array or a number, got {}", position,
-       luaL_typename(L, idx));
+  type_error(L, idx, "cu.Array or number");
 }
 
 struct Options {
@@ -91,7 +90,7 @@ void wrap_complex_metamethod(lua_State* L, const char* event) {
 template <UnaryOp op>
 int l_unary(lua_State* L) {
   ArrayBox* box = test_array(L, 1);
-  if (!box) fail(ErrorKind::Type, "expected a cu.Array, got {}", luaL_typename(L, 1));
+  if (!box) type_error(L, 1, kArrayType);
   box->array.check_alive();
   const Options o = check_math_options(L, 2);
   push_result(L, unary(runtime(L), op, box->array, o.out, o.stream), o, 2);

@@ -64,9 +64,7 @@ int l_os_clock(lua_State* L) {
 
 // cu.time(fn [, {stream=}]): events around fn on the stream, synchronized; milliseconds.
 int l_time(lua_State* L) {
-  if (!lua_isfunction(L, 1)) {
-    throw PlainError(fmt::format("cu.time: expected a function, got {}", luaL_typename(L, 1)));
-  }
+  if (!lua_isfunction(L, 1)) type_error(L, 1, "function");
   check_options(L, 2, {"stream"});
   Runtime& rt = runtime(L);
   Stream* given = opt_stream(L, 2);
@@ -179,10 +177,7 @@ int l_ledger(lua_State* L) {
     push_ledger(L, m.ledger);
     return 1;
   }
-  if (!lua_isfunction(L, 1)) {
-    throw PlainError(
-        fmt::format("cu.ledger: expected a function or nothing, got {}", luaL_typename(L, 1)));
-  }
+  if (!lua_isfunction(L, 1)) type_error(L, 1, "function or no value");
   const Ledger before = m.ledger;
   lua_pushvalue(L, 1);
   call_lua(L, 0, 0);
@@ -206,9 +201,7 @@ struct StrictScope {
 // An error of fn ends the scope too (call_lua: unwound in culua's build of Lua, caught and raised
 // again after the scope in stock Lua).
 int l_strict(lua_State* L) {
-  if (!lua_isfunction(L, 1)) {
-    throw PlainError(fmt::format("cu.strict: expected a function, got {}", luaL_typename(L, 1)));
-  }
+  if (!lua_isfunction(L, 1)) type_error(L, 1, "function");
   StrictScope scope(runtime(L).monitor());
   call_lua(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
@@ -254,10 +247,9 @@ void push_summary(lua_State* L, const measure::TraceSummary& s) {
   lua_setfield(L, -2, "text");
 }
 
-measure::TraceRecorder& last_trace(lua_State* L, const char* fn) {
+measure::TraceRecorder& last_trace(lua_State* L) {
   Context& ctx = context(L);
-  if (!ctx.trace)
-    fail(ErrorKind::Value, "{}: no trace was started (call cu.trace.start() first)", fn);
+  if (!ctx.trace) fail(ErrorKind::Value, "no trace was started (call cu.trace.start() first)");
   return *ctx.trace;
 }
 
@@ -265,12 +257,13 @@ int l_trace_start(lua_State* L) {
   check_options(L, 1, {"limit"});
   Context& ctx = context(L);
   if (ctx.trace && ctx.trace->recording()) {
-    fail(ErrorKind::Value, "cu.trace.start: a trace is already recording (cu.trace.stop() first)");
+    fail(ErrorKind::Value, "a trace is already recording (cu.trace.stop() first)");
   }
   uint64_t limit = kDefaultTraceLimit;
   if (get_option(L, 1, "limit")) {
-    const int64_t n = check_integer(L, -1, "limit");
-    if (n <= 0) fail(ErrorKind::Value, "cu.trace.start: limit must be positive, got {}", n);
+    const int64_t n = as_option(1, "limit", [&] { return check_integer(L, -1, "limit"); });
+    if (n <= 0)
+      option_error(1, "limit", ErrorKind::Value, fmt::format("must be positive, got {}", n));
     limit = static_cast<uint64_t>(n);
     lua_pop(L, 1);
   }
@@ -282,7 +275,7 @@ int l_trace_start(lua_State* L) {
 // cu.trace.stop([file]): stops, writes the Chrome trace when a file is given, returns the summary.
 int l_trace_stop(lua_State* L) {
   const char* file = opt_arg_string(L, 1, nullptr);
-  measure::TraceRecorder& t = last_trace(L, "cu.trace.stop");
+  measure::TraceRecorder& t = last_trace(L);
   t.stop();
   const measure::TraceSummary s = t.summary();
   if (file) t.write_chrome_json(file);
@@ -294,7 +287,7 @@ int l_trace_stop(lua_State* L) {
 int l_trace_summary(lua_State* L) {
   check_options(L, 1, {"quiet"});
   const bool quiet = opt_boolean(L, 1, "quiet", false);
-  const measure::TraceSummary s = last_trace(L, "cu.trace.summary").summary();
+  const measure::TraceSummary s = last_trace(L).summary();
   if (!quiet) {
     const std::string text = s.text();
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -336,10 +329,7 @@ struct RangeScope {
 // cu.range(name, fn, ...): fn(...) inside an NVTX range (Nsight Systems) and a trace range.
 int l_range(lua_State* L) {
   const char* name = arg_string(L, 1);
-  if (!lua_isfunction(L, 2)) {
-    throw PlainError(
-        fmt::format("cu.range: expected a function as argument 2, got {}", luaL_typename(L, 2)));
-  }
+  if (!lua_isfunction(L, 2)) type_error(L, 2, "function");
   RangeScope scope(context(L), name, script_site(L));
   lua_remove(L, 1);
   call_lua(L, lua_gettop(L) - 1, LUA_MULTRET);

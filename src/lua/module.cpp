@@ -46,10 +46,12 @@ int l_devices(lua_State* L) {
 int l_device(lua_State* L) {
   Runtime& rt = runtime(L);
   if (!lua_isnoneornil(L, 1)) {
-    const int64_t d = check_integer(L, 1, "device");
+    const int64_t d = as_argument(1, [&] { return check_integer(L, 1, "device"); });
     if (d < 0 || d >= rt.backend().device_count()) {
-      fail(ErrorKind::Index, "device {} does not exist (devices are numbered 0..{})",
-           lua_Integer(d), rt.backend().device_count() - 1);
+      arg_error(1,
+                fmt::format("device {} does not exist (devices are numbered 0..{})", lua_Integer(d),
+                            rt.backend().device_count() - 1),
+                ErrorKind::Index);
     }
     rt.set_device(static_cast<int>(d));
   }
@@ -208,6 +210,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_bench(L);
   register_sweep(L);
   register_json(L);
+  register_error(L);
   const luaL_Reg functions[] = {{"devices", entry<l_devices>},
                                 {"device", entry<l_device>},
                                 {"sync", entry<l_sync>},

@@ -32,8 +32,9 @@ RandomArgs random_args(lua_State* L, std::initializer_list<const char*> allowed)
     check_options(L, idx, allowed);
     a.opts = idx;
     if (get_option(L, idx, "dtype")) {
-      if (a.has_dtype) fail(ErrorKind::Value, "dtype given twice (argument and option)");
-      a.dtype = check_dtype(L, -1);
+      if (a.has_dtype)
+        option_error(idx, "dtype", ErrorKind::Value, "the dtype is also given as an argument");
+      a.dtype = as_option(idx, "dtype", [&] { return check_dtype(L, -1); });
       a.has_dtype = true;
       lua_pop(L, 1);
     }
@@ -41,16 +42,16 @@ RandomArgs random_args(lua_State* L, std::initializer_list<const char*> allowed)
   } else if (idx <= lua_gettop(L) && lua_isnil(L, idx)) {
     ++idx;
   } else if (!lua_isnone(L, idx)) {
-    fail(ErrorKind::Type, "bad argument #{}: expected a dtype string or an options table, got {}",
-         idx, luaL_typename(L, idx));
+    type_error(L, idx, "dtype string or options table");
   }
-  if (idx <= lua_gettop(L)) fail(ErrorKind::Value, "unexpected argument #{}", idx);
+  if (idx <= lua_gettop(L))
+    arg_error(idx, fmt::format("no value expected, got {}", luaL_typename(L, idx)));
   return a;
 }
 
 std::optional<uint64_t> opt_seed(lua_State* L, int opts) {
   if (!get_option(L, opts, "seed")) return std::nullopt;
-  const int64_t s = check_integer(L, -1, "option 'seed'");
+  const int64_t s = as_option(opts, "seed", [&] { return check_integer(L, -1, "seed"); });
   lua_pop(L, 1);
   return static_cast<uint64_t>(s);
 }
@@ -66,14 +67,16 @@ int l_random(lua_State* L) {
   Runtime& rt = runtime(L);
   if (Array* out = opt_array(L, a.opts, "out")) {
     if (!(out->shape() == a.shape)) {
-      fail(ErrorKind::Value, "the shape {} differs from the shape {} of out", a.shape.str(),
-           out->shape().str());
+      option_error(a.opts, "out", ErrorKind::Value,
+                   fmt::format("an array of shape {} expected, got shape {}", a.shape.str(),
+                               out->shape().str()));
     }
     if (a.has_dtype && a.dtype != out->dtype()) {
-      fail(ErrorKind::Value, "dtype {} differs from the dtype {} of out", name(a.dtype),
-           name(out->dtype()));
+      option_error(a.opts, "out", ErrorKind::Value,
+                   fmt::format("an array of dtype {} expected, got dtype {}", name(a.dtype),
+                               name(out->dtype())));
     }
-    if (pinned) fail(ErrorKind::Value, "option 'pinned' cannot be used with out=");
+    if (pinned) option_error(a.opts, "pinned", ErrorKind::Value, "cannot be used with out=");
     random_fill(rt, Dist, *out, stream, s);
     get_option(L, a.opts, "out");
     return 1;
@@ -86,8 +89,9 @@ int l_random(lua_State* L) {
 }
 
 int l_seed(lua_State* L) {
-  const int64_t s = check_integer(L, 1, "seed");
-  if (lua_gettop(L) > 1) fail(ErrorKind::Value, "unexpected argument #2");
+  const int64_t s = as_argument(1, [&] { return check_integer(L, 1, "seed"); });
+  if (lua_gettop(L) > 1)
+    arg_error(2, fmt::format("no value expected, got {}", luaL_typename(L, 2)));
   seed(runtime(L), static_cast<uint64_t>(s));
   return 0;
 }

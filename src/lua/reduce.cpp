@@ -30,17 +30,17 @@ int check_axis(lua_State* L, int idx, int ndim) {
 template <ReduceOp Op>
 int l_reduce(lua_State* L) {
   ArrayBox* box = test_array(L, 1);
-  if (!box) fail(ErrorKind::Type, "expected a cu.Array, got {}", luaL_typename(L, 1));
+  if (!box) type_error(L, 1, kArrayType);
   box->array.check_alive();
   if (!lua_isnoneornil(L, 2) && lua_type(L, 2) != LUA_TTABLE) {
-    fail(ErrorKind::Type, "expected an options table such as {{axis=1}}, got {}",
-         luaL_typename(L, 2));
+    type_error(L, 2, "options table such as {axis=1}");
   }
-  if (lua_gettop(L) > 2) fail(ErrorKind::Value, "unexpected argument #3");
+  if (lua_gettop(L) > 2)
+    arg_error(3, fmt::format("no value expected, got {}", luaL_typename(L, 3)));
   check_options(L, 2, {"axis", "keepdims", "out", "stream"});
   std::optional<int> axis;
   if (get_option(L, 2, "axis")) {
-    axis = check_axis(L, -1, box->array.ndim());
+    axis = as_option(2, "axis", [&] { return check_axis(L, -1, box->array.ndim()); });
     lua_pop(L, 1);
   }
   const bool keepdims = opt_boolean(L, 2, "keepdims", false);

@@ -31,13 +31,16 @@ StreamPriority check_priority(lua_State* L, int opts) {
   const char* p = lua_tostring(L, -1);
   StreamPriority result = StreamPriority::Normal;
   if (!p) {
-    fail(ErrorKind::Value, "option 'priority' must be \"high\", \"normal\" or \"low\"");
+    option_error(
+        opts, "priority", ErrorKind::Type,
+        fmt::format("\"high\", \"normal\" or \"low\" expected, got {}", luaL_typename(L, -1)));
   } else if (std::string_view(p) == "high") {
     result = StreamPriority::High;
   } else if (std::string_view(p) == "low") {
     result = StreamPriority::Low;
   } else if (std::string_view(p) != "normal") {
-    fail(ErrorKind::Value, "unknown stream priority '{}' (expected high, normal or low)", p);
+    option_error(opts, "priority", ErrorKind::Value,
+                 fmt::format("\"high\", \"normal\" or \"low\" expected, got '{}'", p));
   }
   lua_pop(L, 1);
   return result;
@@ -112,7 +115,7 @@ int s_wait(lua_State* L) {
       s.wait(*ev);
     }
   } else {
-    fail(ErrorKind::Type, "wait takes a cu.Event or a cu.Stream, got {}", luaL_typename(L, 2));
+    type_error(L, 2, "cu.Event or cu.Stream");
   }
   lua_settop(L, 1);
   return 1;

@@ -267,47 +267,42 @@ bool is_launch_bound(const HotResult& h) {
 }  // namespace
 
 void check_options(const BenchOptions& o) {
-  if (o.warmup < 0) fail(ErrorKind::Value, "cu.bench: warmup must be 0 or more, got {}", o.warmup);
+  if (o.warmup < 0) fail(ErrorKind::Value, "warmup must be 0 or more, got {}", o.warmup);
   if (o.warmup > kMaxBenchCount) {
-    fail(ErrorKind::Value, "cu.bench: warmup must be at most {}, got {}", kMaxBenchCount, o.warmup);
+    fail(ErrorKind::Value, "warmup must be at most {}, got {}", kMaxBenchCount, o.warmup);
   }
   if (o.min_samples < 1) {
-    fail(ErrorKind::Value, "cu.bench: min_samples must be at least 1, got {}", o.min_samples);
+    fail(ErrorKind::Value, "min_samples must be at least 1, got {}", o.min_samples);
   }
   if (o.min_samples > kMaxBenchCount) {
-    fail(ErrorKind::Value, "cu.bench: min_samples must be at most {}, got {}", kMaxBenchCount,
-         o.min_samples);
+    fail(ErrorKind::Value, "min_samples must be at most {}, got {}", kMaxBenchCount, o.min_samples);
   }
   if (!(o.min_time >= 0) || !std::isfinite(o.min_time)) {
-    fail(ErrorKind::Value, "cu.bench: min_time must be 0 or more seconds, got {}", o.min_time);
+    fail(ErrorKind::Value, "min_time must be 0 or more seconds, got {}", o.min_time);
   }
   if (o.min_time > kMaxBenchSeconds) {
-    fail(ErrorKind::Value, "cu.bench: min_time must be at most {} s (a day), got {}",
-         kMaxBenchSeconds, o.min_time);
-  }
-  if (!(o.max_time > 0) || !std::isfinite(o.max_time)) {
-    fail(ErrorKind::Value, "cu.bench: max_time must be a positive number of seconds, got {}",
-         o.max_time);
-  }
-  if (o.max_time > kMaxBenchSeconds) {
-    fail(ErrorKind::Value, "cu.bench: max_time must be at most {} s (a day), got {}",
-         kMaxBenchSeconds, o.max_time);
-  }
-  if (o.max_time < o.min_time) {
-    fail(ErrorKind::Value, "cu.bench: max_time ({} s) is less than min_time ({} s)", o.max_time,
+    fail(ErrorKind::Value, "min_time must be at most {} s (a day), got {}", kMaxBenchSeconds,
          o.min_time);
   }
+  if (!(o.max_time > 0) || !std::isfinite(o.max_time)) {
+    fail(ErrorKind::Value, "max_time must be a positive number of seconds, got {}", o.max_time);
+  }
+  if (o.max_time > kMaxBenchSeconds) {
+    fail(ErrorKind::Value, "max_time must be at most {} s (a day), got {}", kMaxBenchSeconds,
+         o.max_time);
+  }
+  if (o.max_time < o.min_time) {
+    fail(ErrorKind::Value, "max_time ({} s) is less than min_time ({} s)", o.max_time, o.min_time);
+  }
   if (!(o.noise > 0) || !std::isfinite(o.noise)) {
-    fail(ErrorKind::Value, "cu.bench: noise must be a positive fraction (0.005 = 0.5%), got {}",
-         o.noise);
+    fail(ErrorKind::Value, "noise must be a positive fraction (0.005 = 0.5%), got {}", o.noise);
   }
   for (const auto& [key, v] : {std::pair{"bytes", o.bytes}, std::pair{"flops", o.flops}}) {
     if (v && (!(*v >= 0) || !std::isfinite(*v))) {
-      fail(ErrorKind::Value, "cu.bench: {} must be a finite number, 0 or more, got {}", key, *v);
+      fail(ErrorKind::Value, "{} must be a finite number, 0 or more, got {}", key, *v);
     }
   }
-  if (!o.cold && !o.hot)
-    fail(ErrorKind::Value, "cu.bench: cold and hot are both false: nothing to measure");
+  if (!o.cold && !o.hot) fail(ErrorKind::Value, "cold and hot are both false: nothing to measure");
 }
 
 size_t flush_buffer_bytes(BackendKind kind, const DeviceInfo& info) {

@@ -92,7 +92,11 @@ T.case("errors from cu functions carry the script location", function()
   local out, code = run("--backend host " .. path)
   os.remove(path)
   T.eq(code, 1)
-  T.truthy(out:find(":3: empty: size %-1 in shape {%-1} is negative"), out)
+  T.truthy(out:find(":3: bad argument #1 to 'empty' (size -1 in shape {-1} is negative)", 1, true),
+    out)
+  -- a cu.Error prints as its text, with the traceback
+  T.truthy(out:find("^culua: [^\n]*:3: bad argument"), out)
+  T.truthy(out:find("stack traceback:", 1, true), "traceback: " .. out)
 end)
 
 T.case("a syntax error exits 1 with the message", function()

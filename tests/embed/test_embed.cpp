@@ -126,6 +126,27 @@ outer()
     CHECK_THROWS_WITH(rt.run_string("cu.zeros(-1)"), Catch::Contains("zeros"));
     CHECK_THROWS_WITH(rt.run_file("/nonexistent/script.lua"), Catch::Contains("cannot open"));
   }
+  SECTION("the kind of a culua error") {
+    try {
+      rt.run_string("cu.zeros(-1)", "=kinds");
+      FAIL("no exception");
+    } catch (const culua::Error& e) {
+      CHECK(e.kind() == "value");
+      CHECK_THAT(e.message(), Catch::StartsWith("kinds:1: bad argument #1 to 'zeros' (size -1"));
+    }
+    try {
+      rt.run_string("local a = cu.zeros(2); a:free(); return a:sum()");
+      FAIL("no exception");
+    } catch (const culua::Error& e) {
+      CHECK(e.kind() == "released");
+    }
+    try {
+      rt.run_string("error('plain')");
+      FAIL("no exception");
+    } catch (const culua::Error& e) {
+      CHECK(e.kind().empty());
+    }
+  }
   SECTION("non-string error values") {
     CHECK_THROWS_WITH(rt.run_string("error({})"), Catch::Contains("error object is a table value"));
   }
@@ -313,7 +334,8 @@ TEST_CASE("interrupt() stops running Lua code from another thread") {
   const double s2 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   t2.join();
   CHECK(s2 < 5.0);
-  std::printf("interrupt of a device wait after %.1f ms (0.2 s of it before the interrupt)\n", s2 * 1e3);
+  std::printf("interrupt of a device wait after %.1f ms (0.2 s of it before the interrupt)\n",
+              s2 * 1e3);
   // An interrupt with nothing running does not hit the next call.
   rt.interrupt();
   rt.run_string("y = 1");

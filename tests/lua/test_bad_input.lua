@@ -29,9 +29,9 @@ T.case("negative sizes", function()
   raises(function() cu.arange(6):reshape(-2, 3) end, { "-2" }, "reshape")
 end)
 
-T.case("the contract's example message", function()
-  local msg = T.raises(function() cu.empty(-1) end, "empty: size -1 in shape {-1} is negative")
-  local tail = "empty: size -1 in shape {-1} is negative"
+T.case("the contract's example message (in Lua's argument style since issue 24)", function()
+  local tail = "bad argument #1 to 'empty' (size -1 in shape {-1} is negative)"
+  local msg = T.raises(function() cu.empty(-1) end, tail)
   T.eq(msg:sub(-#tail), tail, "the message ends with the example")
   S.check_runtime()
 end)
@@ -416,9 +416,10 @@ T.case("arguments of the wrong type to methods", function()
   raises(function() return cu.complex(1, 2) + {} end, {})
 end)
 
--- messages are prefixed by the function name -----------------------------------------------------
+-- messages name the function as Lua does -------------------------------------------------------
 
--- One case per kind of failure, so that a missing prefix shows which checks lack it.
+-- One case per kind of failure, so that a missing name shows which checks lack it: an argument
+-- error is "bad argument #n to 'f' (...)", any other error "f: ...".
 local prefixed = {
   { "empty", "a negative size", function() cu.empty(-1) end },
   { "empty", "a fractional size", function() cu.empty(2.5) end },
@@ -445,11 +446,12 @@ local prefixed = {
 }
 for _, p in ipairs(prefixed) do
   local fname, what, fn = p[1], p[2], p[3]
-  T.case("the message for " .. what .. " starts with '" .. fname .. ": '", function()
+  T.case("the message for " .. what .. " names '" .. fname .. "'", function()
     local msg = T.raises(fn)
     -- drop the "file:line: " position Lua adds
     local bare = msg:gsub("^[^:]*:%d+: ", "")
-    T.truthy(bare:sub(1, #fname + 2) == fname .. ": ", "message: " .. msg)
+    T.truthy(bare:sub(1, #fname + 2) == fname .. ": " or
+      bare:find("^bad argument #%d+ to '" .. fname .. "' %(.*%)$"), "message: " .. msg)
   end)
 end
 

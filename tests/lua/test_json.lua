@@ -204,8 +204,8 @@ end)
 T.case("encode: errors name the value and its place", function()
   local function f() end
   T.raises(function() json.encode({ a = { b = { 1, 2, f } } }) end,
-    "cu.json.encode: cannot encode a function at .a.b[3]")
-  T.raises(function() json.encode(f) end, "cu.json.encode: cannot encode a function")
+    "bad argument #1 to 'encode' (cannot encode a function at .a.b[3]")
+  T.raises(function() json.encode(f) end, "bad argument #1 to 'encode' (cannot encode a function")
   T.raises(function() json.encode({ ["two words"] = { x = f } }) end,
     'cannot encode a function at ["two words"].x')
   T.raises(function() json.encode({ cu.zeros(2) }) end, "cannot encode a cu.Array at [1]")
@@ -258,7 +258,7 @@ end)
 T.case("encode: strings and keys must be valid UTF-8", function()
   T.eq(json.encode("\u{7FF}\u{FFFF}\u{10000}\u{10FFFF}"), '"\u{7FF}\u{FFFF}\u{10000}\u{10FFFF}"')
   T.raises(function() json.encode({ name = "ab\255" }) end,
-    "cu.json.encode: cannot encode a string that is not valid UTF-8 (byte 3 is 0xFF) at .name")
+    "bad argument #1 to 'encode' (cannot encode a string that is not valid UTF-8 (byte 3 is 0xFF) at .name")
   T.raises(function() json.encode({ ["k\200"] = 1 }) end,
     'cannot encode a key that is not valid UTF-8 (byte 2 is 0xC8) at ["k\\200"]')
   local bad = {
@@ -282,7 +282,7 @@ T.case("encode: options", function()
   T.raises(function() json.encode({}, { indnet = 2 }) end,
     "unknown option 'indnet' (this function takes: indent)")
   T.raises(function() json.encode({}, { indent = -1 }) end,
-    "cu.json.encode: option 'indent' must be an integer 0..16, got -1")
+    "bad argument #2 to 'encode' (option 'indent': integer 0..16 expected, got -1)")
   T.raises(function() json.encode({}, { indent = 1.5 }) end, "got 1.5")
   T.raises(function() json.encode({}, { indent = "2" }) end, 'got "2"')
   T.raises(function() json.encode({}, { indent = 17 }) end, "got 17")

@@ -172,7 +172,7 @@ T.case("bad arguments raise before anything runs", function()
     { { axes = { n = { 1 } }, order = { "n", "k" }, run = run }, "order names 'k', which is not an axis" },
     { { axes = { { "n", { 1 } } }, order = { "n" }, run = run }, "order= is for axes given as a map" },
     { { axes = { n = { 1 } }, run = run, ordr = { "n" } }, "unknown option 'ordr'" },
-    { { axes = { n = { 1 } }, run = run, quiet = "yes" }, "option 'quiet' must be a boolean" },
+    { { axes = { n = { 1 } }, run = run, quiet = "yes" }, "(option 'quiet': boolean expected" },
     { { axes = { n = { 1 } }, run = run, name = 5 }, "name must be a string" },
   }
   for _, c in ipairs(cases) do

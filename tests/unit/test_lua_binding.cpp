@@ -108,8 +108,9 @@ std::string run_string(lua_State* L, const char* code) {
     const char* m = lua_tostring(L, -1);
     FAIL("Lua chunk failed: " << (m ? m : "?"));
   }
+  // A culua error (a cu.Error table) as its text, as tostring gives it.
   size_t len = 0;
-  const char* s = lua_tolstring(L, -1, &len);
+  const char* s = lua_isnil(L, -1) ? nullptr : luaL_tolstring(L, -1, &len);
   std::string out = s ? std::string(s, len) : std::string("<not a string>");
   lua_settop(L, 0);
   return out;
@@ -231,9 +232,10 @@ TEST_CASE("lua: an unprotected error through entry<F> reaches lua_pcall", "[lua]
   g_destroyed = 0;
   lua_pushcfunction(L, lua::entry<throws_culua_error>);
   CHECK(lua_pcall(L, 0, 0, 0) == LUA_ERRRUN);
-  CHECK_THAT(lua_tostring(L, -1), Catch::Contains("probe culua error 1"));
+  CHECK(lua::error_kind(L, -1) != nullptr);
+  CHECK_THAT(luaL_tolstring(L, -1, nullptr), Catch::Contains("probe culua error 1"));
   CHECK(g_destroyed == 1);
-  lua_pop(L, 1);
+  lua_pop(L, 2);
   g_destroyed = 0;
   lua_pushcfunction(L, lua::entry<raises_lua_error>);
   CHECK(lua_pcall(L, 0, 0, 0) == LUA_ERRRUN);
@@ -266,7 +268,7 @@ TEST_CASE("lua: the argument helpers raise Lua's own messages", "[lua]") {
       "local out = {} "
       "for i, call in ipairs(calls) do "
       "  local ok, m = pcall(call) "
-      "  out[i] = ok and 'ok' or m "
+      "  out[i] = ok and 'ok' or tostring(m) "
       "end "
       "return table.concat(out, '\\n')";
   lua_register(L, "checks_arguments", lua::entry<checks_arguments<true>>);

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 #include "host/host_backend.hpp"
@@ -45,6 +46,12 @@ RuntimeOptions engines(RuntimeOptions options) {
   options.make_backend = make;
   options.host_executor = kernels::host::executor();
   return options;
+}
+
+RuntimeOptions engines(BackendKind backend) {
+  RuntimeOptions options;
+  options.backend = backend;
+  return engines(std::move(options));
 }
 
 bool have_cuda() {

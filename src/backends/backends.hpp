@@ -14,6 +14,8 @@ std::shared_ptr<Backend> make(const RuntimeOptions& options);
 // `options` with the engines filled in: make_backend (the factory above) and host_executor (the
 // built-in kernels on the calling thread).
 RuntimeOptions engines(RuntimeOptions options = {});
+// The same for the default options on `backend`.
+RuntimeOptions engines(BackendKind backend);
 
 // True when this build has the CUDA backend.
 bool have_cuda();

@@ -55,7 +55,7 @@ int main() {
   }
   int status = 1;
   {
-    culua::detail::Runtime rt(culua::detail::backends::engines({culua::detail::BackendKind::Cuda}));
+    culua::detail::Runtime rt(culua::detail::backends::engines(culua::detail::BackendKind::Cuda));
     lua_State* L = luaL_newstate();
     luaL_openlibs(L);
     culua::detail::lua::open_cu(L, rt);

@@ -22,7 +22,7 @@ namespace {
 
 // Never destroyed: no CUDA work may run in static destructors (the CUDA runtime may be gone).
 Runtime& gpu_runtime() {
-  static Runtime* rt = new Runtime(backends::engines({BackendKind::Cuda}));
+  static Runtime* rt = new Runtime(backends::engines(BackendKind::Cuda));
   return *rt;
 }
 

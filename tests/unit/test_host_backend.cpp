@@ -229,7 +229,10 @@ TEST_CASE("runtime: default and current streams", "[host][stream]") {
   CHECK(rt.current_stream_ptr() == s);
   CHECK(error_kind_of([&] { rt.set_device(1); }) == ErrorKind::Index);
   CHECK(error_kind_of([&] {
-          Runtime bad(backends::engines({BackendKind::Host, 3, 0}));
+          RuntimeOptions o;
+          o.backend = BackendKind::Host;
+          o.device = 3;
+          Runtime bad(backends::engines(o));
           bad.backend();
         }) == ErrorKind::Value);
   CHECK(parse_byte_size("512M") == uint64_t{512} << 20);

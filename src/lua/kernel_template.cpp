@@ -10,10 +10,11 @@
 
 #include "core/elementwise.hpp"
 #include "core/error.hpp"
-#include "core/kernel_template.hpp"
 #include "core/ops.hpp"
 #include "lua/binding.hpp"
 #include "lua/kernel.hpp"
+#include "rtc/arguments.hpp"
+#include "rtc/templates.hpp"
 
 namespace culua::detail::lua {
 
@@ -23,9 +24,9 @@ inline constexpr char kElementwiseType[] = "cu.ElementwiseKernel";
 inline constexpr char kReductionType[] = "cu.ReductionKernel";
 
 struct Specialization {
-  std::shared_ptr<RtcKernel> main;    // culua_elementwise, or culua_reduce_block
-  std::shared_ptr<RtcKernel> thread;  // culua_reduce_thread
-  std::shared_ptr<RtcKernel> finish;  // culua_reduce_finish
+  std::shared_ptr<rtc::RtcKernel> main;    // culua_elementwise, or culua_reduce_block
+  std::shared_ptr<rtc::RtcKernel> thread;  // culua_reduce_thread
+  std::shared_ptr<rtc::RtcKernel> finish;  // culua_reduce_finish
   char site[256] = {};
   const char* site_source = nullptr;
   int site_line = -1;
@@ -232,7 +233,7 @@ Call read_call(lua_State* L, const TemplateState& t, std::initializer_list<const
          nin, nin == 1 ? "" : "s", " and an optional options table", top - 1);
   }
   if (c.opts) check_options(L, c.opts, options);
-  require_run_time_kernels(runtime(L).backend());
+  rtc::require_run_time_kernels(runtime(L).backend());
   c.stream = c.opts ? opt_stream(L, c.opts) : nullptr;
   int device = -1;
   for (int k = 0; k < nin; ++k) {
@@ -327,7 +328,7 @@ Stream& call_stream(Runtime& rt, Call& c) {
 
 // Parameter filling: each value's size must be what the compiled kernel declares.
 struct Filler {
-  RtcKernel& k;
+  rtc::RtcKernel& k;
   size_t next = 0;
   template <class T>
   void put(const T& v) {
@@ -361,17 +362,16 @@ struct Filler {
   }
 };
 
-std::shared_ptr<RtcKernel> compile_template(lua_State* L, TemplateState& t,
-                                            const std::string& source,
-                                            const std::vector<std::string>& kernels,
-                                            std::vector<std::shared_ptr<RtcKernel>>& out) {
+std::shared_ptr<rtc::RtcKernel> compile_template(
+    lua_State* L, TemplateState& t, const std::string& source,
+    const std::vector<std::string>& kernels, std::vector<std::shared_ptr<rtc::RtcKernel>>& out) {
   RtcRequest r;
-  r.source = source + kSignatureProbeSource;
+  r.source = source + rtc::kSignatureProbeSource;
   r.name = t.reduction ? "culua_reduction.cu" : "culua_elementwise.cu";
   r.options = t.options;
   for (const auto& k : kernels) {
     r.name_expressions.push_back(k);
-    r.name_expressions.push_back(signature_probe(k));
+    r.name_expressions.push_back(rtc::signature_probe(k));
   }
   Runtime& rt = runtime(L);
   std::shared_ptr<const RtcBinary> binary;
@@ -407,8 +407,9 @@ void note_site(lua_State* L, Specialization& s, const TemplateState& t) {
   }
 }
 
-void launch(Runtime& rt, RtcKernel& k, const LaunchDims& d, Stream& s, const LaunchSite& site) {
-  RtcKernel::OnDevice& dev = k.on_device(rt.backend(), s.device());
+void launch(Runtime& rt, rtc::RtcKernel& k, const LaunchDims& d, Stream& s,
+            const LaunchSite& site) {
+  rtc::RtcKernel::OnDevice& dev = k.on_device(rt.backend(), s.device());
   k.prepare(dev, d);
   dev.function->launch(d, s, k.argv(), site);
 }
@@ -524,13 +525,13 @@ int elementwise_call(lua_State* L) {
   std::shared_ptr<Specialization>& sp = t.specializations[key];
   if (!sp) {
     auto fresh = std::make_shared<Specialization>();
-    std::vector<std::shared_ptr<RtcKernel>> ks;
+    std::vector<std::shared_ptr<rtc::RtcKernel>> ks;
     fresh->main =
         compile_template(L, t, rtc::elementwise_source(t.sig, spec, t.body, t.bodies.preamble),
                          {"culua_elementwise"}, ks);
     sp = std::move(fresh);
   }
-  RtcKernel& k = *sp->main;
+  rtc::RtcKernel& k = *sp->main;
   Filler f{k};
   for (size_t i = 0; i < nin + nout; ++i) {
     const Operand& o = i < nin ? c.inputs[i] : c.outputs[i - nin];
@@ -679,7 +680,7 @@ int reduction_call(lua_State* L) {
   std::shared_ptr<Specialization>& sp = t.specializations[key];
   if (!sp) {
     auto fresh = std::make_shared<Specialization>();
-    std::vector<std::shared_ptr<RtcKernel>> ks;
+    std::vector<std::shared_ptr<rtc::RtcKernel>> ks;
     compile_template(L, t, rtc::reduction_source(t.sig, spec, t.bodies),
                      {"culua_reduce_block", "culua_reduce_thread", "culua_reduce_finish"}, ks);
     fresh->main = ks[0];
@@ -713,7 +714,7 @@ int reduction_call(lua_State* L) {
                     Location::Device, &s);
   }
 
-  RtcKernel& k = block_mode ? *sp->main : *sp->thread;
+  rtc::RtcKernel& k = block_mode ? *sp->main : *sp->thread;
   Filler f{k};
   for (size_t i = 0; i < nin + nout; ++i) {
     const Operand& o = i < nin ? c.inputs[i] : c.outputs[i - nin];
@@ -753,7 +754,7 @@ int reduction_call(lua_State* L) {
                          : blocks_for(O * G, rtc::kReductionBlock, sms * 8);
   launch(rt, k, d, s, sp->launch_site);
   if (G > 1) {
-    RtcKernel& fk = *sp->finish;
+    rtc::RtcKernel& fk = *sp->finish;
     Filler ff{fk};
     for (const Operand& o : c.outputs) ff.pointer(o.array);
     for (size_t i = 0; i < nin; ++i) {

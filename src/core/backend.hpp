@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/layout.hpp"
-#include "core/rtc.hpp"
+#include "core/rtc_types.hpp"
 #include "core/stream.hpp"
 
 namespace culua::detail {
@@ -155,7 +155,7 @@ class Backend {
   virtual void matmul(const MatmulCall& c, Stream& s) = 0;
   virtual void dot(const DotCall& c, Stream& s) = 0;
 
-  // Run-time compiled kernels (core/rtc.hpp). `compile` builds for `device`'s architecture (a
+  // Run-time compiled kernels (core/rtc_types.hpp). `compile` builds for `device`'s architecture (a
   // compile error throws Error(Value) with the compiler's log); `load_module` loads a binary on
   // `device`, once per binary and device (later calls return the same module). The host backend
   // throws Error(Unsupported) from both.

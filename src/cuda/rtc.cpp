@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/kernel_cache.hpp"
 #include "core/stream.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "cuda/scoped.hpp"
+#include "rtc/kernel_cache.hpp"
 
 namespace culua::detail::cuda {
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/backend.hpp"
-#include "core/rtc.hpp"
+#include "core/rtc_types.hpp"
 #include "cuda/cuda_check.hpp"
 
 namespace culua::detail::cuda {

@@ -16,9 +16,9 @@
 #include "core/interrupt.hpp"
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
-#include "core/rtc_kernel.hpp"
 #include "host/host_blas.hpp"
 #include "kernels/kernels.hpp"
+#include "rtc/rtc_kernel.hpp"
 
 namespace culua::detail::host {
 
@@ -370,12 +370,12 @@ void HostBackend::launch_graph(GraphExec& exec, Stream& s, const char*) {
 }
 
 RtcBinary HostBackend::compile(const RtcRequest&, int) {
-  require_run_time_kernels(*this);
+  rtc::require_run_time_kernels(*this);
   return {};
 }
 
 std::shared_ptr<RtcModule> HostBackend::load_module(const RtcBinary&, int) {
-  require_run_time_kernels(*this);
+  rtc::require_run_time_kernels(*this);
   return nullptr;
 }
 

@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/kernel_signature.hpp"
-#include "core/rtc_kernel.hpp"
 #include "lua/binding.hpp"
 #include "lua/kernel.hpp"
+#include "rtc/arguments.hpp"
+#include "rtc/kernel_signature.hpp"
+#include "rtc/rtc_kernel.hpp"
 
 namespace culua::detail::lua {
 
@@ -145,7 +146,7 @@ const rtc::KernelDecl* find_decl(const ModuleState& m, const std::string& expres
 // Kernels.
 
 struct LuaKernel {
-  std::shared_ptr<RtcKernel> kernel;
+  std::shared_ptr<rtc::RtcKernel> kernel;
   std::vector<std::string> what;  // "saxpy: argument 2 (x: float const*)", per parameter
   std::vector<uint32_t> accepts;  // pointer parameters: the dtypes taken, as a bit mask
   std::vector<Buffer*> buffers;   // the arrays of one launch (reused)
@@ -171,13 +172,13 @@ LuaKernel& check_kernel(lua_State* L, int idx) {
   return *k;
 }
 
-void push_kernel(lua_State* L, std::shared_ptr<RtcKernel> kernel) {
+void push_kernel(lua_State* L, std::shared_ptr<rtc::RtcKernel> kernel) {
   auto* box = static_cast<KernelBox*>(lua_newuserdatauv(L, sizeof(KernelBox), 0));
   new (box) KernelBox{};
   set_metatable(L, kKernelType);
   auto lk = std::make_shared<LuaKernel>();
   for (size_t i = 0; i < kernel->params().size(); ++i) {
-    lk->what.push_back(kernel->name() + ": " + describe_argument(i, kernel->params()[i]));
+    lk->what.push_back(kernel->name() + ": " + rtc::describe_argument(i, kernel->params()[i]));
   }
   size_t pointers = 0;
   for (const auto& p : kernel->params()) {
@@ -196,14 +197,15 @@ int kernel_gc(lua_State* L) {
 
 }  // namespace
 
-std::shared_ptr<RtcKernel> make_kernel(std::shared_ptr<const RtcBinary> binary,
-                                       const std::string& expression, const rtc::KernelDecl* decl) {
+std::shared_ptr<rtc::RtcKernel> make_kernel(std::shared_ptr<const RtcBinary> binary,
+                                            const std::string& expression,
+                                            const rtc::KernelDecl* decl) {
   const std::string* symbol = binary->symbol(expression);
   if (!symbol) fail(ErrorKind::Value, "the module has no kernel '{}'", expression);
-  std::vector<KernelParam> params = resolve_params(*binary, expression, decl);
+  std::vector<rtc::KernelParam> params = rtc::resolve_params(*binary, expression, decl);
   std::string s = *symbol;
-  return std::make_shared<RtcKernel>(std::move(binary), expression, std::move(s),
-                                     std::move(params));
+  return std::make_shared<rtc::RtcKernel>(std::move(binary), expression, std::move(s),
+                                          std::move(params));
 }
 
 namespace {
@@ -248,7 +250,7 @@ void push_module_kernel(lua_State* L, int idx, const std::string& expression, bo
     }
     RtcRequest r = m.request;
     r.name_expressions.push_back(expression);
-    r.name_expressions.push_back(signature_probe(expression));
+    r.name_expressions.push_back(rtc::signature_probe(expression));
     try {
       m.binary = compile_checked(runtime(L), r, m.origin);
     } catch (const Error& e) {
@@ -307,7 +309,7 @@ int l_compile(lua_State* L) {
   m->request.use_cache = opt_boolean(L, 2, "cache", true);
   m->origin = find_origin(L, m->source);
   m->decls = rtc::scan_kernels(m->source);
-  m->request.source = m->source + kSignatureProbeSource;
+  m->request.source = m->source + rtc::kSignatureProbeSource;
 
   // Every kernel that is neither a template nor overloaded is compiled with its probe at once;
   // templates are instantiated when asked for (m:kernel("scale<float>")).
@@ -316,7 +318,7 @@ int l_compile(lua_State* L) {
       if (x == e) return;
     }
     m->request.name_expressions.push_back(e);
-    m->request.name_expressions.push_back(signature_probe(e));
+    m->request.name_expressions.push_back(rtc::signature_probe(e));
   };
   for (const auto& d : m->decls) {
     int count = 0;
@@ -500,7 +502,7 @@ LaunchDims read_config(lua_State* L, int cfg, const LuaKernel& k, Stream** strea
 
 // Launches `lk` with its arguments at first.. (exactly as many as it has parameters).
 void launch_with(lua_State* L, LuaKernel& lk, const LaunchDims& d, Stream* stream, int first) {
-  RtcKernel& k = *lk.kernel;
+  rtc::RtcKernel& k = *lk.kernel;
   Context& ctx = context(L);
   Runtime& rt = *ctx.rt;
   Stream& s = stream ? *stream : rt.current_stream();
@@ -510,7 +512,7 @@ void launch_with(lua_State* L, LuaKernel& lk, const LaunchDims& d, Stream* strea
     fail(ErrorKind::Value, "{} takes {} argument{}{}, got {}", k.signature(), params.size(),
          params.size() == 1 ? "" : "s", first > 2 ? " after the launch configuration" : "", nargs);
   }
-  RtcKernel::OnDevice& dev = k.on_device(rt.backend(), s.device());
+  rtc::RtcKernel::OnDevice& dev = k.on_device(rt.backend(), s.device());
   k.prepare(dev, d);
 
   size_t nbuf = 0;
@@ -530,7 +532,7 @@ void launch_with(lua_State* L, LuaKernel& lk, const LaunchDims& d, Stream* strea
                         ((lk.accepts[i] >> static_cast<unsigned>(a.dtype())) & 1u) &&
                         a.is_contiguous() &&
                         reinterpret_cast<uintptr_t>(ptr) % p.pointee_align == 0;
-        if (!ok) check_pointer_argument(p, a, s.device(), lk.what[i]);  // raises, saying why
+        if (!ok) rtc::check_pointer_argument(p, a, s.device(), lk.what[i]);  // raises, saying why
         std::memcpy(k.slot(i), &ptr, sizeof ptr);
         lk.buffers[nbuf++] = a.buffer().get();
         break;
@@ -687,7 +689,7 @@ int kernel_occupancy(lua_State* L) {
   const int64_t block = check_integer(L, 2, "block");
   const int64_t shared = lua_isnoneornil(L, 3) ? 0 : check_integer(L, 3, "shared");
   Runtime& rt = runtime(L);
-  RtcKernel::OnDevice& dev = lk.kernel->on_device(rt.backend(), rt.device());
+  rtc::RtcKernel::OnDevice& dev = lk.kernel->on_device(rt.backend(), rt.device());
   LaunchDims d;
   d.block[0] = static_cast<uint32_t>(std::max<int64_t>(0, std::min<int64_t>(block, 1 << 30)));
   d.shared = static_cast<uint32_t>(std::max<int64_t>(0, std::min<int64_t>(shared, 1 << 30)));
@@ -713,7 +715,7 @@ int kernel_best_block(lua_State* L) {
   LuaKernel& lk = check_kernel(L, 1);
   const int64_t shared = lua_isnoneornil(L, 2) ? 0 : check_integer(L, 2, "shared");
   Runtime& rt = runtime(L);
-  RtcKernel::OnDevice& dev = lk.kernel->on_device(rt.backend(), rt.device());
+  rtc::RtcKernel::OnDevice& dev = lk.kernel->on_device(rt.backend(), rt.device());
   const int limit = std::min(dev.attributes.max_threads_per_block, dev.info.max_block[0]);
   int best = 0, best_warps = -1;
   for (int b = dev.info.warp_size; b <= limit; b += dev.info.warp_size) {
@@ -751,7 +753,7 @@ void push_attributes(lua_State* L, const KernelAttributes& a) {
 int kernel_index(lua_State* L) {
   LuaKernel& lk = check_kernel(L, 1);
   const std::string_view key = arg_string(L, 2);
-  RtcKernel& k = *lk.kernel;
+  rtc::RtcKernel& k = *lk.kernel;
   if (key == "launch") {
     lua_pushcfunction(L, entry<kernel_call>);
   } else if (key == "configure") {
@@ -779,7 +781,7 @@ int kernel_index(lua_State* L) {
     }
   } else if (key == "attributes") {
     Runtime& rt = runtime(L);
-    RtcKernel::OnDevice& dev = k.on_device(rt.backend(), rt.device());
+    rtc::RtcKernel::OnDevice& dev = k.on_device(rt.backend(), rt.device());
     KernelAttributes a = dev.function->attributes();
     push_attributes(L, a);
   } else {

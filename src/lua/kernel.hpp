@@ -6,10 +6,10 @@
 
 #include <lua.hpp>
 
-#include "core/kernel_signature.hpp"
-#include "core/rtc.hpp"
-#include "core/rtc_kernel.hpp"
+#include "core/rtc_types.hpp"
 #include "core/runtime.hpp"
+#include "rtc/kernel_signature.hpp"
+#include "rtc/rtc_kernel.hpp"
 
 namespace culua::detail::lua {
 
@@ -37,7 +37,8 @@ std::shared_ptr<const RtcBinary> compile_checked(Runtime& rt, const RtcRequest& 
                                                  const SourceOrigin& origin);
 
 // The kernel `expression` of `binary` with its parameters resolved.
-std::shared_ptr<RtcKernel> make_kernel(std::shared_ptr<const RtcBinary> binary,
-                                       const std::string& expression, const rtc::KernelDecl* decl);
+std::shared_ptr<rtc::RtcKernel> make_kernel(std::shared_ptr<const RtcBinary> binary,
+                                            const std::string& expression,
+                                            const rtc::KernelDecl* decl);
 
 }  // namespace culua::detail::lua

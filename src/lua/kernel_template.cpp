@@ -1,5 +1,7 @@
-// cu.elementwise and cu.reduction: kernel templates compiled per specialization (operand dtypes,
-// scalars, layout path) and cached in memory and on disk.
+// cu.elementwise and cu.reduction: the Lua types of kernel templates. The planning of a call (the
+// specialization, its source, launch configuration and parameter values) is rtc/template_plan.hpp;
+// this file reads the Lua arguments, allocates outputs, compiles each specialization once and
+// launches it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,10 +12,10 @@
 
 #include "core/elementwise.hpp"
 #include "core/error.hpp"
-#include "core/kernel_template.hpp"
 #include "core/ops.hpp"
 #include "lua/binding.hpp"
 #include "lua/kernel.hpp"
+#include "rtc/template_plan.hpp"
 
 namespace culua::detail::lua {
 
@@ -23,25 +25,16 @@ inline constexpr char kElementwiseType[] = "cu.ElementwiseKernel";
 inline constexpr char kReductionType[] = "cu.ReductionKernel";
 
 struct Specialization {
-  std::shared_ptr<RtcKernel> main;    // culua_elementwise, or culua_reduce_block
-  std::shared_ptr<RtcKernel> thread;  // culua_reduce_thread
-  std::shared_ptr<RtcKernel> finish;  // culua_reduce_finish
+  std::shared_ptr<rtc::RtcKernel> main;    // culua_elementwise, or culua_reduce_block
+  std::shared_ptr<rtc::RtcKernel> thread;  // culua_reduce_thread
+  std::shared_ptr<rtc::RtcKernel> finish;  // culua_reduce_finish
   char site[256] = {};
   const char* site_source = nullptr;
   int site_line = -1;
   LaunchSite launch_site{site, 0};
 };
 
-struct TemplateState {
-  bool reduction = false;
-  std::string name;
-  std::string signature_text;
-  rtc::TemplateSignature sig;
-  std::string body;  // elementwise
-  rtc::ReductionBodies bodies;
-  std::string acc;  // reductions: accumulator dtype or placeholder ("" = the output's)
-  std::vector<std::string> options;
-  std::vector<bool> reads_output;
+struct TemplateState : rtc::KernelTemplate {
   std::map<std::string, SourceOrigin> origins;  // "body", "map", ... -> where in the script
   std::map<std::string, std::shared_ptr<Specialization>> specializations;
   int cache_hits = 0, cache_misses = 0;  // of the specializations' compiles
@@ -124,16 +117,14 @@ void push_template(lua_State* L, std::shared_ptr<TemplateState> t, const char* t
 
 // cu.elementwise("f32 x, f32 y -> f32 z", "z = 2*x + y" [, {name=, preamble=, options=}])
 int l_elementwise(lua_State* L) {
-  auto t = std::make_shared<TemplateState>();
-  t->signature_text = check_text(L, 1, "the signature");
-  t->body = check_text(L, 2, "the body");
+  std::string signature = check_text(L, 1, "the signature");
+  std::string body = check_text(L, 2, "the body");
   check_options(L, 3, {"name", "preamble", "options"});
-  t->sig = rtc::parse_template_signature(t->signature_text, false);
+  auto t = std::make_shared<TemplateState>();
+  static_cast<rtc::KernelTemplate&>(*t) = rtc::elementwise_template(signature, std::move(body));
   t->name = opt_string(L, 3, "name", false, "elementwise");
   t->bodies.preamble = opt_string(L, 3, "preamble", false);
   t->options = opt_strings(L, 3, "options");
-  for (const auto& o : t->sig.outputs)
-    t->reads_output.push_back(rtc::reads_variable(t->body, o.name));
   t->origins["body"] = find_origin(L, t->body);
   t->origins["preamble"] = find_origin(L, t->bodies.preamble);
   push_template(L, std::move(t), kElementwiseType);
@@ -149,16 +140,12 @@ int l_reduction(lua_State* L) {
   arg_type(L, 2, LUA_TTABLE);
   check_options(L, 2, {"map", "reduce", "identity", "post", "acc", "preamble", "name", "options"});
   t->sig = rtc::parse_template_signature(t->signature_text, true);
-  std::vector<const rtc::TemplateParam*> arrays;
-  for (const auto& p : t->sig.inputs) {
-    if (!p.raw) arrays.push_back(&p);
-  }
-  t->bodies.map = opt_string(L, 2, "map", arrays.size() != 1,
-                             arrays.size() == 1 ? arrays[0]->name : std::string());
+  const std::optional<std::string> map = rtc::default_reduction_map(t->sig);
+  const std::optional<std::string> post = rtc::default_reduction_post(t->sig);
+  t->bodies.map = opt_string(L, 2, "map", !map, map.value_or(""));
   t->bodies.reduce = opt_string(L, 2, "reduce", true);
   t->bodies.identity = opt_string(L, 2, "identity", true);
-  t->bodies.post = opt_string(L, 2, "post", t->sig.outputs.size() != 1,
-                              t->sig.outputs.size() == 1 ? t->sig.outputs[0].name + " = a" : "");
+  t->bodies.post = opt_string(L, 2, "post", !post, post.value_or(""));
   t->bodies.preamble = opt_string(L, 2, "preamble", false);
   t->acc = opt_string(L, 2, "acc", false);
   t->name = opt_string(L, 2, "name", false, "reduction");
@@ -187,38 +174,11 @@ struct Operand {
 
 struct Call {
   std::vector<Operand> inputs, outputs;
-  std::map<std::string, DType> bound;
+  rtc::TypeBindings types;
   Stream* stream = nullptr;
   int opts = 0;
   Shape shape;  // broadcast shape of the array inputs
 };
-
-DType resolve_type(const rtc::TemplateParam& p, const Call& c, const char* what) {
-  if (!p.placeholder()) return *parse_dtype(p.type);
-  auto it = c.bound.find(p.type);
-  if (it == c.bound.end()) {
-    fail(ErrorKind::Value,
-         "cannot tell the dtype {} of {} '{}' from the arguments: pass an array for an input of "
-         "type {}, or out=",
-         p.type, what, p.name, p.type);
-  }
-  return it->second;
-}
-
-void bind(Call& c, const rtc::TemplateParam& p, DType t, const char* what) {
-  if (!p.placeholder()) {
-    if (*parse_dtype(p.type) != t) {
-      fail(ErrorKind::Type, "{} '{}' must be a {} array, got {} (convert with :astype(\"{}\"))",
-           what, p.name, p.type, name(t), p.type);
-    }
-    return;
-  }
-  auto [it, inserted] = c.bound.emplace(p.type, t);
-  if (!inserted && it->second != t) {
-    fail(ErrorKind::Type, "{} is {} from an earlier argument but {} from {} '{}'", p.type,
-         name(it->second), name(t), what, p.name);
-  }
-}
 
 // Reads the inputs at 2.. and the options table after them; binds placeholders; checks devices.
 Call read_call(lua_State* L, const TemplateState& t, std::initializer_list<const char*> options) {
@@ -232,7 +192,7 @@ Call read_call(lua_State* L, const TemplateState& t, std::initializer_list<const
          nin, nin == 1 ? "" : "s", " and an optional options table", top - 1);
   }
   if (c.opts) check_options(L, c.opts, options);
-  require_run_time_kernels(runtime(L).backend());
+  rtc::require_run_time_kernels(runtime(L).backend());
   c.stream = c.opts ? opt_stream(L, c.opts) : nullptr;
   int device = -1;
   for (int k = 0; k < nin; ++k) {
@@ -253,7 +213,7 @@ Call read_call(lua_State* L, const TemplateState& t, std::initializer_list<const
       if (p.raw && !o.array.is_contiguous()) {
         fail(ErrorKind::Value, "raw input '{}' must be contiguous: pass x:contiguous()", p.name);
       }
-      bind(c, p, o.array.dtype(), "input");
+      c.types.bind(p, o.array.dtype(), "input");
     } else if (is_scalar(L, o.idx)) {
       if (p.raw) fail(ErrorKind::Type, "raw input '{}' must be an array", p.name);
       o.scalar = true;
@@ -297,7 +257,7 @@ Call read_call(lua_State* L, const TemplateState& t, std::initializer_list<const
              o.array.device(), device);
       }
       device = o.array.device();
-      bind(c, p, o.array.dtype(), "out");
+      c.types.bind(p, o.array.dtype(), "out");
       c.outputs.push_back(std::move(o));
     }
     // The values stay on the stack (they are returned).
@@ -325,54 +285,38 @@ Stream& call_stream(Runtime& rt, Call& c) {
   return c.stream ? *c.stream : rt.current_stream();
 }
 
-// Parameter filling: each value's size must be what the compiled kernel declares.
-struct Filler {
-  RtcKernel& k;
-  size_t next = 0;
-  template <class T>
-  void put(const T& v) {
-    if (next >= k.params().size() || k.params()[next].type.size != sizeof(T)) {
-      fail(ErrorKind::Value, "internal error: parameter {} of generated kernel {} does not match",
-           next + 1, k.name());
-    }
-    std::memcpy(k.slot(next++), &v, sizeof(T));
-  }
-  void pointer(const Array& a) { put(a.data()); }
-  void scalar(const Scalar& v, DType t, const std::string& name) {
-    const std::string what = "input '" + name + "'";
-    if (is_complex(t)) {
-      const Scalar re = Scalar::real(v.kind == Scalar::Kind::Complex ? v.re : v.as_double());
-      const Scalar im = Scalar::real(v.kind == Scalar::Kind::Complex ? v.im : 0.0);
-      for (const Scalar& part : {re, im}) {
-        rtc::encode_param(k.params()[next].type, part, k.slot(next), what);
-        ++next;
+// The operands as the planning sees them: inputs, then outputs.
+std::vector<rtc::CallOperand> call_operands(const Call& c) {
+  std::vector<rtc::CallOperand> out;
+  for (const auto* list : {&c.inputs, &c.outputs}) {
+    for (const Operand& o : *list) {
+      rtc::CallOperand r;
+      r.scalar = o.scalar;
+      if (o.scalar) {
+        r.value = o.value;
+      } else {
+        r.view = o.array.view();
       }
-      return;
-    }
-    if (next >= k.params().size()) fail(ErrorKind::Value, "internal error: too few parameters");
-    rtc::encode_param(k.params()[next].type, v, k.slot(next), what);
-    ++next;
-  }
-  void done() {
-    if (next != k.params().size()) {
-      fail(ErrorKind::Value, "internal error: generated kernel {} takes {} parameters, got {}",
-           k.name(), k.params().size(), next);
+      out.push_back(r);
     }
   }
-};
+  return out;
+}
 
-std::shared_ptr<RtcKernel> compile_template(lua_State* L, TemplateState& t,
-                                            const std::string& source,
-                                            const std::vector<std::string>& kernels,
-                                            std::vector<std::shared_ptr<RtcKernel>>& out) {
-  RtcRequest r;
-  r.source = source + kSignatureProbeSource;
-  r.name = t.reduction ? "culua_reduction.cu" : "culua_elementwise.cu";
-  r.options = t.options;
-  for (const auto& k : kernels) {
-    r.name_expressions.push_back(k);
-    r.name_expressions.push_back(signature_probe(k));
+void record_uses(const Call& c, Stream& s) {
+  for (const auto* list : {&c.inputs, &c.outputs}) {
+    for (const Operand& o : *list) {
+      if (!o.scalar) o.array.buffer()->record_use(s);
+    }
   }
+}
+
+// Compiles the kernels of one specialization (cached on disk); a compile error's log is mapped
+// to the script lines of the template's parts.
+std::vector<std::shared_ptr<rtc::RtcKernel>> compile_template(
+    lua_State* L, TemplateState& t, const std::string& source,
+    const std::vector<std::string>& kernels) {
+  const RtcRequest r = rtc::template_request(t, source, kernels);
   Runtime& rt = runtime(L);
   std::shared_ptr<const RtcBinary> binary;
   try {
@@ -386,9 +330,9 @@ std::shared_ptr<RtcKernel> compile_template(lua_State* L, TemplateState& t,
   t.cache_hits += binary->cache == CacheOutcome::Hit;
   t.cache_misses += binary->cache != CacheOutcome::Hit;
   t.compile_ms += binary->elapsed_ms;
-  out.clear();
+  std::vector<std::shared_ptr<rtc::RtcKernel>> out;
   for (const auto& k : kernels) out.push_back(make_kernel(binary, k, nullptr));
-  return out.front();
+  return out;
 }
 
 void note_site(lua_State* L, Specialization& s, const TemplateState& t) {
@@ -407,15 +351,11 @@ void note_site(lua_State* L, Specialization& s, const TemplateState& t) {
   }
 }
 
-void launch(Runtime& rt, RtcKernel& k, const LaunchDims& d, Stream& s, const LaunchSite& site) {
-  RtcKernel::OnDevice& dev = k.on_device(rt.backend(), s.device());
+void launch(Runtime& rt, rtc::RtcKernel& k, const LaunchDims& d, Stream& s,
+            const LaunchSite& site) {
+  rtc::RtcKernel::OnDevice& dev = k.on_device(rt.backend(), s.device());
   k.prepare(dev, d);
   dev.function->launch(d, s, k.argv(), site);
-}
-
-uint32_t blocks_for(int64_t work, int threads, int cap) {
-  const int64_t b = (work + threads - 1) / threads;
-  return static_cast<uint32_t>(std::clamp<int64_t>(b, 1, cap));
 }
 
 // Pushes the outputs (allocated ones as new arrays, out= ones as the caller's values).
@@ -437,13 +377,13 @@ int elementwise_call(lua_State* L) {
   TemplateState& t = check_template(L, 1, kElementwiseType);
   Runtime& rt = runtime(L);
   Call c = read_call(L, t, {"out", "stream"});
-  const size_t nin = t.sig.inputs.size(), nout = t.sig.outputs.size();
+  const size_t nout = t.sig.outputs.size();
   if (c.outputs.empty()) {
     Stream& s = call_stream(rt, c);
     for (size_t k = 0; k < nout; ++k) {
       Operand o;
       o.array =
-          empty(rt, c.shape, resolve_type(t.sig.outputs[k], c, "output"), Location::Device, &s);
+          empty(rt, c.shape, c.types.resolve(t.sig.outputs[k], "output"), Location::Device, &s);
       c.outputs.push_back(std::move(o));
     }
   } else {
@@ -455,110 +395,24 @@ int elementwise_call(lua_State* L) {
     }
   }
   Stream& s = call_stream(rt, c);
-  const int64_t n = checked_numel(c.shape, 1);
+  const std::vector<rtc::CallOperand> operands = call_operands(c);
+  const rtc::ElementwisePlan plan = rtc::plan_elementwise(t, operands, c.shape, c.types);
+  if (plan.n == 0) return push_outputs(L, c);
 
-  // The specialization: dtypes, scalars, and the layout path.
-  rtc::ElementwiseSpec spec;
-  std::vector<StridedView> views;  // non-scalar, non-raw operands over the output shape
-  std::vector<const Array*> arrays;
-  for (size_t k = 0; k < nin + nout; ++k) {
-    const Operand& o = k < nin ? c.inputs[k] : c.outputs[k - nin];
-    const rtc::TemplateParam& p = k < nin ? t.sig.inputs[k] : t.sig.outputs[k - nin];
-    rtc::OperandSpec os;
-    os.dtype = o.scalar ? resolve_type(p, c, "input") : o.array.dtype();
-    os.scalar = o.scalar;
-    os.raw = p.raw;
-    os.load = k >= nin && t.reads_output[k - nin];
-    spec.operands.push_back(os);
-    if (o.scalar || p.raw) continue;
-    StridedView v = o.array.view();
-    // Broadcast to the output shape: leading dimensions added, size-1 dimensions get stride 0.
-    StridedView b;
-    b.data = v.data;
-    b.dtype = v.dtype;
-    b.ndim = c.shape.ndim;
-    b.size = n;
-    const int lead = c.shape.ndim - v.ndim;
-    for (int d = 0; d < c.shape.ndim; ++d) {
-      b.shape[d] = c.shape[d];
-      b.strides[d] = d < lead || v.shape[d - lead] == 1 ? 0 : v.strides[d - lead];
-    }
-    views.push_back(b);
-    arrays.push_back(&o.array);
-  }
-  if (!views.empty()) coalesce(views.data(), static_cast<int>(views.size()));
-  const int ndim = views.empty() ? 0 : views[0].ndim;
-  bool flat = ndim == 0;
-  if (ndim == 1) {
-    flat = true;
-    for (const auto& v : views) flat = flat && v.strides[0] == 1;
-  }
-  if (flat) {
-    size_t widest = 1;
-    for (const auto* a : arrays) widest = std::max(widest, itemsize(a->dtype()));
-    int vec = static_cast<int>(16 / widest);
-    for (const auto* a : arrays) {
-      if (reinterpret_cast<uintptr_t>(a->data()) %
-          (static_cast<size_t>(vec) * itemsize(a->dtype())))
-        vec = 1;
-    }
-    spec.vector = vec;  // sizes below one vector run in the tail loop
-  } else {
-    spec.ndim = ndim;
-    int64_t max_offset = n;
-    for (const auto& v : views) {
-      int64_t off = 0;
-      for (int d = 0; d < v.ndim; ++d) off += (v.shape[d] - 1) * std::abs(v.strides[d]);
-      max_offset = std::max(max_offset, off);
-    }
-    spec.index32 = max_offset < (int64_t{1} << 31);
-  }
-  if (n == 0) return push_outputs(L, c);
-
-  std::string key;
-  for (const auto& o : spec.operands) {
-    key += fmt::format("{}{}{}{},", name(o.dtype), o.scalar ? "s" : "", o.raw ? "r" : "",
-                       o.load ? "l" : "");
-  }
-  key += fmt::format("v{}d{}{}", spec.vector, spec.ndim, spec.index32 ? "i" : "");
-  std::shared_ptr<Specialization>& sp = t.specializations[key];
+  std::shared_ptr<Specialization>& sp = t.specializations[plan.key];
   if (!sp) {
     auto fresh = std::make_shared<Specialization>();
-    std::vector<std::shared_ptr<RtcKernel>> ks;
     fresh->main =
-        compile_template(L, t, rtc::elementwise_source(t.sig, spec, t.body, t.bodies.preamble),
-                         {"culua_elementwise"}, ks);
+        compile_template(L, t, rtc::elementwise_source(t, plan), {rtc::kElementwiseKernel})[0];
     sp = std::move(fresh);
   }
-  RtcKernel& k = *sp->main;
-  Filler f{k};
-  for (size_t i = 0; i < nin + nout; ++i) {
-    const Operand& o = i < nin ? c.inputs[i] : c.outputs[i - nin];
-    if (!o.scalar) f.pointer(o.array);
-  }
-  for (size_t i = 0; i < nin; ++i) {
-    if (c.inputs[i].scalar)
-      f.scalar(c.inputs[i].value, spec.operands[i].dtype, t.sig.inputs[i].name);
-  }
-  f.put(static_cast<long long>(n));
-  if (spec.ndim > 0) {
-    for (int d = 0; d < spec.ndim; ++d) f.put(static_cast<long long>(views[0].shape[d]));
-    for (const auto& v : views) {
-      for (int d = 0; d < spec.ndim; ++d) f.put(static_cast<long long>(v.strides[d]));
-    }
-  }
-  f.done();
-  for (const auto* list : {&c.inputs, &c.outputs}) {
-    for (const Operand& o : *list) {
-      if (!o.scalar) o.array.buffer()->record_use(s);
-    }
-  }
+  rtc::RtcKernel& k = *sp->main;
+  rtc::ArgumentWriter w{k};
+  rtc::write_elementwise_arguments(w, t, plan, operands);
+  record_uses(c, s);
   const DeviceInfo& info = k.on_device(rt.backend(), s.device()).info;
-  LaunchDims d;
-  d.block[0] = 256;
-  d.grid[0] = blocks_for(n / spec.vector, 256, info.sm_count * (info.max_threads_per_sm / 256));
   note_site(L, *sp, t);
-  launch(rt, k, d, s, sp->launch_site);
+  launch(rt, k, rtc::elementwise_dims(plan, info), s, sp->launch_site);
   return push_outputs(L, c);
 }
 
@@ -597,24 +451,16 @@ int reduction_call(lua_State* L) {
   TemplateState& t = check_template(L, 1, kReductionType);
   Runtime& rt = runtime(L);
   Call c = read_call(L, t, {"axis", "keepdims", "out", "stream"});
-  const size_t nin = t.sig.inputs.size(), nout = t.sig.outputs.size();
-  const int D = c.shape.ndim;
-  const std::vector<bool> reduced = read_axes(L, c.opts, D);
+  const size_t nout = t.sig.outputs.size();
+  const std::vector<bool> reduced = read_axes(L, c.opts, c.shape.ndim);
   const bool keepdims = c.opts && opt_boolean(L, c.opts, "keepdims", false);
-  Shape out_shape;
-  for (int d = 0; d < D; ++d) {
-    if (!reduced[static_cast<size_t>(d)]) {
-      out_shape.push(c.shape[d]);
-    } else if (keepdims) {
-      out_shape.push(1);
-    }
-  }
+  const Shape out_shape = rtc::reduction_shape(c.shape, reduced, keepdims);
   if (c.outputs.empty()) {
     Stream& s = call_stream(rt, c);
     for (size_t k = 0; k < nout; ++k) {
       Operand o;
       o.array =
-          empty(rt, out_shape, resolve_type(t.sig.outputs[k], c, "output"), Location::Device, &s);
+          empty(rt, out_shape, c.types.resolve(t.sig.outputs[k], "output"), Location::Device, &s);
       c.outputs.push_back(std::move(o));
     }
   } else {
@@ -626,153 +472,43 @@ int reduction_call(lua_State* L) {
     }
   }
   Stream& s = call_stream(rt, c);
-
-  rtc::ReductionSpec spec;
-  std::vector<std::vector<int64_t>> strides;  // array inputs, then outputs, over c.shape
-  for (size_t k = 0; k < nin + nout; ++k) {
-    const Operand& o = k < nin ? c.inputs[k] : c.outputs[k - nin];
-    const rtc::TemplateParam& p = k < nin ? t.sig.inputs[k] : t.sig.outputs[k - nin];
-    rtc::OperandSpec os;
-    os.dtype = o.scalar ? resolve_type(p, c, "input") : o.array.dtype();
-    os.scalar = o.scalar;
-    os.raw = p.raw;
-    spec.operands.push_back(os);
-    if (o.scalar || p.raw) continue;
-    const StridedView v = o.array.view();
-    std::vector<int64_t> st(static_cast<size_t>(D), 0);
-    if (k < nin) {
-      const int lead = D - v.ndim;
-      for (int d = lead; d < D; ++d) {
-        st[static_cast<size_t>(d)] = v.shape[d - lead] == 1 ? 0 : v.strides[d - lead];
-      }
-    } else {
-      int od = 0;
-      for (int d = 0; d < D; ++d) {
-        if (!reduced[static_cast<size_t>(d)]) {
-          st[static_cast<size_t>(d)] = v.strides[od++];
-        } else if (keepdims) {
-          ++od;
-        }
-      }
-    }
-    strides.push_back(std::move(st));
-  }
-  if (t.acc.empty()) {
-    spec.acc = spec.operands[nin].dtype;
-    if (spec.acc == DType::F16 || spec.acc == DType::BF16) spec.acc = DType::F32;
-  } else {
-    rtc::TemplateParam acc{"acc", t.acc, false};
-    spec.acc = resolve_type(acc, c, "accumulator");
-  }
-  const rtc::ReduceLayout l = rtc::merge_reduce_dims(c.shape, reduced, strides);
-  spec.kept = static_cast<int>(l.kept_sizes.size());
-  spec.reduced = static_cast<int>(l.reduced_sizes.size());
-  int64_t O = 1, N = 1;
-  for (int64_t v : l.kept_sizes) O *= v;
-  for (int64_t v : l.reduced_sizes) N *= v;
+  const std::vector<rtc::CallOperand> operands = call_operands(c);
+  const rtc::ReductionPlan plan =
+      rtc::plan_reduction(t, operands, c.shape, reduced, keepdims, c.types);
   if (checked_numel(out_shape, 1) == 0) return push_outputs(L, c);
 
-  std::string key = fmt::format("acc{},", name(spec.acc));
-  for (const auto& o : spec.operands)
-    key += fmt::format("{}{}{},", name(o.dtype), o.scalar ? "s" : "", o.raw ? "r" : "");
-  key += fmt::format("k{}r{}", spec.kept, spec.reduced);
-  std::shared_ptr<Specialization>& sp = t.specializations[key];
+  std::shared_ptr<Specialization>& sp = t.specializations[plan.key];
   if (!sp) {
     auto fresh = std::make_shared<Specialization>();
-    std::vector<std::shared_ptr<RtcKernel>> ks;
-    compile_template(L, t, rtc::reduction_source(t.sig, spec, t.bodies),
-                     {"culua_reduce_block", "culua_reduce_thread", "culua_reduce_finish"}, ks);
+    const auto ks = compile_template(
+        L, t, rtc::reduction_source(t, plan),
+        {rtc::kReductionKernels[0], rtc::kReductionKernels[1], rtc::kReductionKernels[2]});
     fresh->main = ks[0];
     fresh->thread = ks[1];
     fresh->finish = ks[2];
     sp = std::move(fresh);
   }
   const DeviceInfo& info = sp->main->on_device(rt.backend(), s.device()).info;
-  const int sms = std::max(1, info.sm_count);
-
-  // Blocks along contiguous memory, threads across outputs otherwise; split long reductions.
-  int first_array = -1;
-  for (size_t k = 0; k < nin && first_array < 0; ++k) {
-    if (!spec.operands[k].scalar && !spec.operands[k].raw) first_array = static_cast<int>(k);
-  }
-  const bool along = spec.reduced > 0 && first_array >= 0 &&
-                     std::abs(l.reduced_strides[static_cast<size_t>(first_array)].back()) == 1;
-  const bool block_mode = spec.reduced > 0 && (along || O < int64_t{sms} * 8);
-  int64_t G = 1;
-  if (block_mode) {
-    const int64_t target = int64_t{sms} * 8;
-    if (O < target)
-      G = std::clamp<int64_t>((target + O - 1) / O, 1, std::max<int64_t>(1, N / 2048));
-  } else if (spec.reduced > 0) {
-    const int64_t target = int64_t{sms} * 2048;
-    if (O < target) G = std::clamp<int64_t>((target + O - 1) / O, 1, std::max<int64_t>(1, N / 64));
-  }
+  const rtc::ReductionLaunch rl = rtc::reduction_launch(plan, info);
   Array partial;
-  if (G > 1) {
-    partial = empty(rt, Shape{O * G * static_cast<int64_t>(itemsize(spec.acc))}, DType::U8,
-                    Location::Device, &s);
+  if (rl.splits > 1) {
+    partial =
+        empty(rt, Shape{static_cast<int64_t>(rl.partial_bytes)}, DType::U8, Location::Device, &s);
   }
+  void* partial_data = rl.splits > 1 ? partial.data() : nullptr;
 
-  RtcKernel& k = block_mode ? *sp->main : *sp->thread;
-  Filler f{k};
-  for (size_t i = 0; i < nin + nout; ++i) {
-    const Operand& o = i < nin ? c.inputs[i] : c.outputs[i - nin];
-    if (!o.scalar) f.pointer(o.array);
-  }
-  for (size_t i = 0; i < nin; ++i) {
-    if (c.inputs[i].scalar)
-      f.scalar(c.inputs[i].value, spec.operands[i].dtype, t.sig.inputs[i].name);
-  }
-  f.put(static_cast<long long>(O));
-  f.put(static_cast<long long>(N));
-  f.put(static_cast<long long>(G));
-  f.put(G > 1 ? partial.data() : static_cast<void*>(nullptr));
-  for (int64_t v : l.kept_sizes) f.put(static_cast<long long>(v));
-  for (int64_t v : l.reduced_sizes) f.put(static_cast<long long>(v));
-  size_t a = 0;
-  for (size_t i = 0; i < nin; ++i) {
-    if (spec.operands[i].scalar || spec.operands[i].raw) continue;
-    for (int64_t v : l.kept_strides[a]) f.put(static_cast<long long>(v));
-    for (int64_t v : l.reduced_strides[a]) f.put(static_cast<long long>(v));
-    ++a;
-  }
-  for (size_t i = 0; i < nout; ++i, ++a) {
-    for (int64_t v : l.kept_strides[a]) f.put(static_cast<long long>(v));
-  }
-  f.done();
-  for (const auto* list : {&c.inputs, &c.outputs}) {
-    for (const Operand& o : *list) {
-      if (!o.scalar) o.array.buffer()->record_use(s);
-    }
-  }
-  if (G > 1) partial.buffer()->record_use(s);
+  rtc::RtcKernel& k = rl.block_mode ? *sp->main : *sp->thread;
+  rtc::ArgumentWriter w{k};
+  rtc::write_reduction_arguments(w, t, plan, rl, operands, partial_data);
+  record_uses(c, s);
+  if (rl.splits > 1) partial.buffer()->record_use(s);
   note_site(L, *sp, t);
-  LaunchDims d;
-  d.block[0] = rtc::kReductionBlock;
-  d.grid[0] = block_mode ? blocks_for(O * G, 1, sms * 32)
-                         : blocks_for(O * G, rtc::kReductionBlock, sms * 8);
-  launch(rt, k, d, s, sp->launch_site);
-  if (G > 1) {
-    RtcKernel& fk = *sp->finish;
-    Filler ff{fk};
-    for (const Operand& o : c.outputs) ff.pointer(o.array);
-    for (size_t i = 0; i < nin; ++i) {
-      if (c.inputs[i].scalar)
-        ff.scalar(c.inputs[i].value, spec.operands[i].dtype, t.sig.inputs[i].name);
-    }
-    ff.put(static_cast<long long>(O));
-    ff.put(static_cast<long long>(N));
-    ff.put(static_cast<long long>(G));
-    ff.put(static_cast<const void*>(partial.data()));
-    for (int64_t v : l.kept_sizes) ff.put(static_cast<long long>(v));
-    for (size_t i = 0; i < nout; ++i) {
-      for (int64_t v : l.kept_strides[strides.size() - nout + i]) ff.put(static_cast<long long>(v));
-    }
-    ff.done();
-    LaunchDims fd;
-    fd.block[0] = rtc::kReductionBlock;
-    fd.grid[0] = blocks_for(O, 1, sms * 32);
-    launch(rt, fk, fd, s, sp->launch_site);
+  launch(rt, k, rl.main, s, sp->launch_site);
+  if (rl.splits > 1) {
+    rtc::RtcKernel& fk = *sp->finish;
+    rtc::ArgumentWriter fw{fk};
+    rtc::write_reduction_finish_arguments(fw, t, plan, rl, operands, partial_data);
+    launch(rt, fk, rl.finish, s, sp->launch_site);
   }
   return push_outputs(L, c);
 }

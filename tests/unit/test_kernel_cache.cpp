@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "core/kernel_cache.hpp"
+#include "rtc/kernel_cache.hpp"
 
 using namespace culua::detail::rtc;
 namespace fs = std::filesystem;

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/kernel_signature.hpp"
 #include "core/numeric.hpp"
 #include "helpers.hpp"
+#include "rtc/arguments.hpp"
+#include "rtc/kernel_signature.hpp"
+#include "rtc/type_parser.hpp"
 
 using namespace culua::detail;
 using namespace culua::detail::rtc;

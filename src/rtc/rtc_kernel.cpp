@@ -1,12 +1,13 @@
-#include "core/rtc_kernel.hpp"
+#include "rtc/rtc_kernel.hpp"
 
 #include <fmt/format.h>
 
 #include <optional>
 
 #include "core/error.hpp"
+#include "rtc/arguments.hpp"
 
-namespace culua::detail {
+namespace culua::detail::rtc {
 
 namespace {
 
@@ -70,7 +71,7 @@ std::string describe_argument(size_t index, const KernelParam& p) {
   return fmt::format("argument {} ({}: {})", index + 1, p.name, p.type.spelling);
 }
 
-void check_pointer_argument(const rtc::ParamType& p, const Array& a, int device,
+void check_pointer_argument(const ParamType& p, const Array& a, int device,
                             const std::string& what) {
   if (!a.alive()) fail(ErrorKind::Released, "{}: the array was freed", what);
   if (a.location() != Location::Device) {
@@ -81,9 +82,8 @@ void check_pointer_argument(const rtc::ParamType& p, const Array& a, int device,
     fail(ErrorKind::Value, "{}: the array is on device {}, the launch on device {}", what,
          a.device(), device);
   }
-  if (!rtc::pointer_accepts(p, a.dtype())) {
-    fail(ErrorKind::Type, "{} takes {} arrays, got {}", what, rtc::accepted_dtypes(p),
-         name(a.dtype()));
+  if (!pointer_accepts(p, a.dtype())) {
+    fail(ErrorKind::Type, "{} takes {} arrays, got {}", what, accepted_dtypes(p), name(a.dtype()));
   }
   if (!a.is_contiguous()) {
     fail(ErrorKind::Value,
@@ -106,17 +106,17 @@ std::string signature_probe(const std::string& expression) {
 }
 
 std::vector<KernelParam> resolve_params(const RtcBinary& binary, const std::string& expression,
-                                        const rtc::KernelDecl* decl) {
+                                        const KernelDecl* decl) {
   std::optional<std::vector<std::string>> types;
   if (const std::string* probe = binary.symbol(signature_probe(expression))) {
-    if (auto fn = rtc::template_argument(rtc::demangle(*probe))) {
-      types = rtc::demangled_parameters(*fn);
+    if (auto fn = template_argument(demangle(*probe))) {
+      types = demangled_parameters(*fn);
     }
   }
   if (!types) {
     if (const std::string* symbol = binary.symbol(expression)) {
-      if (const std::string d = rtc::demangle(*symbol); !d.empty()) {
-        types = rtc::demangled_parameters(d);
+      if (const std::string d = demangle(*symbol); !d.empty()) {
+        types = demangled_parameters(d);
       }
     }
   }
@@ -127,7 +127,7 @@ std::vector<KernelParam> resolve_params(const RtcBinary& binary, const std::stri
   const bool named = decl && decl->param_names.size() == types->size();
   for (size_t i = 0; i < types->size(); ++i) {
     params.push_back(
-        KernelParam{named ? decl->param_names[i] : std::string(), rtc::parse_type((*types)[i])});
+        KernelParam{named ? decl->param_names[i] : std::string(), parse_type((*types)[i])});
   }
   return params;
 }
@@ -166,7 +166,7 @@ RtcKernel::OnDevice& RtcKernel::load(Backend& backend, int device) {
   // culua would fill the wrong bytes.
   std::vector<ParamLayout> layout;
   bool known = true;
-  for (const auto& p : params_) known = known && p.type.kind != rtc::ParamKind::Unsupported;
+  for (const auto& p : params_) known = known && p.type.kind != ParamKind::Unsupported;
   if (known && k.function->parameter_layout(params_.size(), layout)) {
     bool same = layout.size() == params_.size();
     size_t offset = 0;
@@ -205,4 +205,4 @@ void RtcKernel::prepare_slow(OnDevice& k, const LaunchDims& d) {
   k.have_checked = true;
 }
 
-}  // namespace culua::detail
+}  // namespace culua::detail::rtc

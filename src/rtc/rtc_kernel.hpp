@@ -12,14 +12,15 @@
 
 #include "core/array.hpp"
 #include "core/backend.hpp"
-#include "core/kernel_signature.hpp"
-#include "core/rtc.hpp"
+#include "core/rtc_types.hpp"
+#include "rtc/kernel_signature.hpp"
+#include "rtc/type_parser.hpp"
 
-namespace culua::detail {
+namespace culua::detail::rtc {
 
 struct KernelParam {
   std::string name;  // "" when the declaration does not name it
-  rtc::ParamType type;
+  ParamType type;
 };
 
 // Throws Error(Value) unless `d` fits the device and the kernel: every dimension at least 1,
@@ -31,7 +32,7 @@ void check_launch_dims(const LaunchDims& d, const DeviceInfo& device, int max_th
 // Throws unless array `a` may be passed to pointer parameter `p` of a launch on `device`: alive,
 // device memory on that device, a dtype the pointer takes, contiguous, address aligned for the
 // pointee. `what` starts the message ("saxpy: argument 2 (x: float const*)").
-void check_pointer_argument(const rtc::ParamType& p, const Array& a, int device,
+void check_pointer_argument(const ParamType& p, const Array& a, int device,
                             const std::string& what);
 
 // Throws Error(Unsupported) saying run-time CUDA kernels need a GPU, unless `b` is the CUDA
@@ -51,7 +52,7 @@ std::string signature_probe(const std::string& expression);  // its name express
 // kernel's own mangled symbol, else from the declaration's text; names from `decl` (may be null).
 // Throws Error(Value) when the types cannot be found.
 std::vector<KernelParam> resolve_params(const RtcBinary& binary, const std::string& expression,
-                                        const rtc::KernelDecl* decl);
+                                        const KernelDecl* decl);
 
 class RtcKernel {
  public:
@@ -111,4 +112,4 @@ class RtcKernel {
   std::vector<OnDevice> devices_;
 };
 
-}  // namespace culua::detail
+}  // namespace culua::detail::rtc

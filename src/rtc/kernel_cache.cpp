@@ -1,4 +1,4 @@
-#include "core/kernel_cache.hpp"
+#include "rtc/kernel_cache.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

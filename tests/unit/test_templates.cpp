@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "core/kernel_template.hpp"
-#include "core/rtc_kernel.hpp"
+#include "rtc/rtc_kernel.hpp"
+#include "rtc/templates.hpp"
 #ifdef CULUA_HAVE_CUDA
 #include "cuda/rtc.hpp"
 #endif
@@ -50,26 +50,26 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST_CASE("rtc: launch configurations are checked against device and kernel limits", "[rtc]") {
   const DeviceInfo d = h200();
-  CHECK_NOTHROW(check_launch_dims(dims(1, 1), d, 1024, 0, "k"));
-  CHECK_NOTHROW(check_launch_dims(dims(2147483647, 1024, 100 * 1024), d, 1024, 0, "k"));
-  CHECK_THAT(error_of([&] { check_launch_dims(dims(0, 32), d, 1024, 0, "k"); }),
+  CHECK_NOTHROW(rtc::check_launch_dims(dims(1, 1), d, 1024, 0, "k"));
+  CHECK_NOTHROW(rtc::check_launch_dims(dims(2147483647, 1024, 100 * 1024), d, 1024, 0, "k"));
+  CHECK_THAT(error_of([&] { rtc::check_launch_dims(dims(0, 32), d, 1024, 0, "k"); }),
              Catch::Contains("at least 1"));
-  CHECK_THAT(error_of([&] { check_launch_dims(dims(1, 0), d, 1024, 0, "k"); }),
+  CHECK_THAT(error_of([&] { rtc::check_launch_dims(dims(1, 0), d, 1024, 0, "k"); }),
              Catch::Contains("at least 1"));
-  CHECK_THAT(error_of([&] { check_launch_dims(dims(1, 1025), d, 1024, 0, "k"); }),
+  CHECK_THAT(error_of([&] { rtc::check_launch_dims(dims(1, 1025), d, 1024, 0, "k"); }),
              Catch::Contains("block x is 1025; the device allows at most 1024"));
-  CHECK_THAT(error_of([&] { check_launch_dims(dims(1, 512), d, 384, 0, "k"); }),
+  CHECK_THAT(error_of([&] { rtc::check_launch_dims(dims(1, 512), d, 384, 0, "k"); }),
              Catch::Contains("more than this kernel can run (384"));
   LaunchDims z = dims(1, 16);
   z.block[1] = 16;
   z.block[2] = 8;
-  CHECK_THAT(error_of([&] { check_launch_dims(z, d, 1024, 0, "k"); }),
+  CHECK_THAT(error_of([&] { rtc::check_launch_dims(z, d, 1024, 0, "k"); }),
              Catch::Contains("a block of 2048 threads"));
   LaunchDims gy = dims(1, 1);
   gy.grid[1] = 65536;
-  CHECK_THAT(error_of([&] { check_launch_dims(gy, d, 1024, 0, "k"); }),
+  CHECK_THAT(error_of([&] { rtc::check_launch_dims(gy, d, 1024, 0, "k"); }),
              Catch::Contains("grid y is 65536"));
-  CHECK_THAT(error_of([&] { check_launch_dims(dims(1, 32, 227 * 1024), d, 1024, 1, "k"); }),
+  CHECK_THAT(error_of([&] { rtc::check_launch_dims(dims(1, 32, 227 * 1024), d, 1024, 1, "k"); }),
              Catch::Contains("plus 1 static exceed the device's limit of 232448"));
 }
 
@@ -80,29 +80,31 @@ TEST_CASE("rtc: pointer arguments need live, contiguous, aligned device arrays o
   const rtc::ParamType f4 = rtc::parse_type("float4*");
   const rtc::ParamType v = rtc::parse_type("void*");
   Array a = empty(rt, Shape{64}, DType::F32);
-  CHECK_NOTHROW(check_pointer_argument(f, a, 0, "x"));
-  CHECK_NOTHROW(check_pointer_argument(v, empty(rt, Shape{3}, DType::C128), 0, "x"));
-  CHECK_THAT(error_of([&] { check_pointer_argument(f, empty(rt, Shape{4}, DType::F64), 0, "x"); }),
-             Catch::Contains("x takes f32") && Catch::Contains("got f64"));
-  CHECK_THAT(error_of([&] { check_pointer_argument(f, a, 1, "x"); }),
+  CHECK_NOTHROW(rtc::check_pointer_argument(f, a, 0, "x"));
+  CHECK_NOTHROW(rtc::check_pointer_argument(v, empty(rt, Shape{3}, DType::C128), 0, "x"));
+  CHECK_THAT(
+      error_of([&] { rtc::check_pointer_argument(f, empty(rt, Shape{4}, DType::F64), 0, "x"); }),
+      Catch::Contains("x takes f32") && Catch::Contains("got f64"));
+  CHECK_THAT(error_of([&] { rtc::check_pointer_argument(f, a, 1, "x"); }),
              Catch::Contains("the array is on device 0, the launch on device 1"));
   Array m = empty(rt, Shape{8, 8}, DType::F32);
   Layout t = m.layout();
   std::swap(t.shape[0], t.shape[1]);
   std::swap(t.strides[0], t.strides[1]);
-  CHECK_THAT(error_of([&] { check_pointer_argument(f, m.with_layout(t), 0, "x"); }),
+  CHECK_THAT(error_of([&] { rtc::check_pointer_argument(f, m.with_layout(t), 0, "x"); }),
              Catch::Contains("non-contiguous"));
   Layout off = Layout::contiguous(Shape{60});
   off.offset = 1;
-  CHECK_NOTHROW(check_pointer_argument(f, a.with_layout(off), 0, "x"));
-  CHECK_THAT(error_of([&] { check_pointer_argument(f4, a.with_layout(off), 0, "x"); }),
+  CHECK_NOTHROW(rtc::check_pointer_argument(f, a.with_layout(off), 0, "x"));
+  CHECK_THAT(error_of([&] { rtc::check_pointer_argument(f4, a.with_layout(off), 0, "x"); }),
              Catch::Contains("not 16-byte aligned"));
   Array pinned = empty(rt, Shape{4}, DType::F32, Location::Pinned);
-  CHECK_THAT(error_of([&] { check_pointer_argument(f, pinned, 0, "x"); }),
+  CHECK_THAT(error_of([&] { rtc::check_pointer_argument(f, pinned, 0, "x"); }),
              Catch::Contains("got a pinned host array"));
   Array freed = empty(rt, Shape{4}, DType::F32);
   freed.buffer()->release();
-  CHECK_THAT(error_of([&] { check_pointer_argument(f, freed, 0, "x"); }), Catch::Contains("freed"));
+  CHECK_THAT(error_of([&] { rtc::check_pointer_argument(f, freed, 0, "x"); }),
+             Catch::Contains("freed"));
 }
 
 TEST_CASE("rtc: parameters come from the signature probe, the mangled name, or the declaration",
@@ -111,32 +113,32 @@ TEST_CASE("rtc: parameters come from the signature probe, the mangled name, or t
   // What NVRTC reports for extern "C" saxpy(float, const float*, float*, size_t) and its probe.
   b.lowered_names = {
       {"saxpy", "saxpy"},
-      {signature_probe("saxpy"), "_Z22culua_signature_probe_IPFvfPKfPfmEEvT_"},
+      {rtc::signature_probe("saxpy"), "_Z22culua_signature_probe_IPFvfPKfPfmEEvT_"},
       {"scale<float, 3>", "_Z5scaleIfLi3EEvPT_S0_i"},
   };
   rtc::KernelDecl decl;
   decl.name = "saxpy";
   decl.param_names = {"a", "x", "y", "n"};
   decl.param_types = {"float", "const float*", "float*", "size_t"};
-  const auto p = resolve_params(b, "saxpy", &decl);
+  const auto p = rtc::resolve_params(b, "saxpy", &decl);
   REQUIRE(p.size() == 4);
   CHECK(p[0].name == "a");
   CHECK(p[1].type.spelling == "float const*");
   CHECK(p[1].type.pointee_const);
   CHECK(p[3].type.kind == rtc::ParamKind::Unsigned);
   CHECK(p[3].type.size == 8);
-  const auto s = resolve_params(b, "scale<float, 3>", nullptr);
+  const auto s = rtc::resolve_params(b, "scale<float, 3>", nullptr);
   REQUIRE(s.size() == 3);
   CHECK(s[0].type.spelling == "float*");
   CHECK(s[2].type.spelling == "int");
   CHECK(s[0].name.empty());
-  CHECK(describe_argument(0, s[0]) == "argument 1 (float*)");
-  CHECK(describe_argument(1, p[1]) == "argument 2 (x: float const*)");
+  CHECK(rtc::describe_argument(0, s[0]) == "argument 1 (float*)");
+  CHECK(rtc::describe_argument(1, p[1]) == "argument 2 (x: float const*)");
   // No symbol information: the declaration's text.
   RtcBinary plain;
   plain.lowered_names = {{"saxpy", "saxpy"}};
-  CHECK(resolve_params(plain, "saxpy", &decl).size() == 4);
-  CHECK_THROWS_AS(resolve_params(plain, "saxpy", nullptr), Error);
+  CHECK(rtc::resolve_params(plain, "saxpy", &decl).size() == 4);
+  CHECK_THROWS_AS(rtc::resolve_params(plain, "saxpy", nullptr), Error);
 }
 
 TEST_CASE("templates: signatures", "[rtc][template]") {
@@ -209,11 +211,11 @@ std::vector<rtc::OperandSpec> operands(std::initializer_list<std::pair<DType, co
 // Compiles with NVRTC for sm_90 (no GPU needed); true when compiled, false when NVRTC is missing.
 bool compiles(const std::string& source, const std::vector<std::string>& kernels) {
   RtcRequest r;
-  r.source = source + kSignatureProbeSource;
+  r.source = source + rtc::kSignatureProbeSource;
   r.use_cache = false;
   for (const auto& k : kernels) {
     r.name_expressions.push_back(k);
-    r.name_expressions.push_back(signature_probe(k));
+    r.name_expressions.push_back(rtc::signature_probe(k));
   }
   RtcBinary b;
   try {
@@ -223,7 +225,7 @@ bool compiles(const std::string& source, const std::vector<std::string>& kernels
     FAIL("compile failed: " << e.what() << "\n" << source);
   }
   for (const auto& k : kernels) {
-    const auto params = resolve_params(b, k, nullptr);
+    const auto params = rtc::resolve_params(b, k, nullptr);
     for (const auto& p : params) CHECK(p.type.kind != rtc::ParamKind::Unsupported);
   }
   return true;

@@ -1,4 +1,4 @@
-#include "core/kernel_template.hpp"
+#include "rtc/templates.hpp"
 
 #include <fmt/format.h>
 

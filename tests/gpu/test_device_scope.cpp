@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/backends.hpp"
 #include "core/elementwise.hpp"
 #include "core/error.hpp"
 #include "core/linalg.hpp"
@@ -60,7 +61,9 @@ void on_fresh_thread(F fn) {
 // built-in kernels, a reduction, cuBLAS, a staged pageable copy (worker lanes and the caller's
 // lane), streams and events, device synchronization, releases.
 void use_culua(int device) {
-  Runtime rt(RuntimeOptions{BackendKind::Cuda, device});
+  RuntimeOptions options = backends::engines(BackendKind::Cuda);
+  options.device = device;
+  Runtime rt(options);
   Backend& be = rt.backend();
   auto s = be.create_stream(device, StreamPriority::Normal);
   const int64_t n = int64_t{1} << 20;  // 4 MiB of f32: above the staged copy's threshold

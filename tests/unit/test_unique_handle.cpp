@@ -77,7 +77,7 @@ TEST_CASE("move assignment releases the handle it replaces, with that handle's r
   CHECK(first.released == std::vector<int>{1});
 }
 
-TEST_CASE("release gives the handle up; reset releases the old one and takes the new") {
+TEST_CASE("release gives the handle up, reset releases the old one and takes the new") {
   FakeApi api;
   {
     Fake a(4, FakeRelease{&api});

@@ -56,6 +56,9 @@ for t in tests/lua/test_*.lua; do
     i=0
     while IFS= read -r case_name; do
       i=$((i + 1))
+      # streams_overlap's case never ends as a child of the sanitized test (2026-11-26, H200);
+      # the same script under the sanitizer on its own runs in seconds: it is run that way below.
+      [[ $case_name == streams_overlap:* ]] && continue
       add "lua.cuda.$base.$i" "$build/culua" --backend cuda "$t" "$case_name"
     done < <(sed -n 's/^T\.case("\([^"]*\)".*/\1/p' "$t")
   else
@@ -66,6 +69,8 @@ for t in tests/gpu/test_*.lua; do add "gpu.lua.$(basename "$t" .lua)" "$build/cu
 add module.cuda.stock_lua_host env CULUA_BACKEND=cuda "$build/tests/stock_lua_host" "$build/module" \
   tests/module/test_module.lua
 add quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
+add experiment.streams_overlap "$build/culua" --backend cuda scripts/streams_overlap.lua --quick \
+  --results "trace=${TMPDIR:-/tmp}/streams_overlap.sanitizer.json"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -9,7 +9,7 @@
 # device's earlier work, so the checks that a launch returns while work is still queued (and the
 # timing ratios of test_bench_gpu) only print a note there.
 # Some tests provoke CUDA errors on purpose (out of memory, a graph update the driver refuses, a
-# capture with unjoined work); the sanitizer reports them as API errors. They are counted apart,
+# capture with unjoined work, a device that does not exist); the sanitizer reports them as API errors. They are counted apart,
 # as expected, only for the test and the error named in EXPECTED below; every other error counts.
 # gpu.fatal_error (an illegal address on purpose) is left out.
 # Writes one log, $OUT/gpu-sanitizer.log when OUT is set (the device tool), else gpu-sanitizer.log.
@@ -33,6 +33,8 @@ export CULUA_UNDER_SANITIZER=1
 EXPECTED=(
   "lua\.cuda\.test_memory|gpu\.lua\.test_gpu_memory|gpu\.catch cudaErrorMemoryAllocation"
   "lua\.cuda\.test_graph|gpu\.lua\.test_graph_gpu cudaErrorGraphExecUpdateFailure cudaErrorStreamCaptureUnjoined"
+  # the DeviceScope test asks for a device that does not exist
+  "gpu\.catch CUDA_ERROR_INVALID_DEVICE"
 )
 
 names=()

@@ -18,6 +18,9 @@ constexpr int kMaxDevices = 256;
 std::array<std::atomic<CUcontext>, kMaxDevices> g_contexts{};
 std::mutex g_retain_mutex;
 std::atomic<bool> g_keep_current{false};
+// In keep mode (a program that owns its threads), the context a scope left current on this
+// thread: while it is the target, a scope needs no driver call at all.
+thread_local CUcontext t_kept = nullptr;
 
 // The primary context without throwing: null when the device or the driver cannot give it (*code
 // says why, 0 when the driver API itself could not be loaded).
@@ -67,12 +70,18 @@ CUcontext primary_context(int device) {
 
 DeviceScope::DeviceScope(int device, Health& health) {
   const CUcontext target = primary_context(device);
+  const bool keep = g_keep_current.load(std::memory_order_relaxed);
+  if (keep && t_kept == target) {
+    ok_ = true;
+    return;
+  }
   const DriverApi& api = driver_api();
   CULUA_CU_CHECK(health, api.ctx_get_current(&previous_));
   if (previous_ != target) {
     CULUA_CU_CHECK(health, api.ctx_set_current(target));
     changed_ = true;
   }
+  if (keep) t_kept = target;
   ok_ = true;
 }
 
@@ -80,12 +89,18 @@ DeviceScope::DeviceScope(int device, std::nothrow_t) noexcept {
   int code = 0;
   const CUcontext target = find_primary_context(device, &code);
   if (!target) return;
+  const bool keep = g_keep_current.load(std::memory_order_relaxed);
+  if (keep && t_kept == target) {
+    ok_ = true;
+    return;
+  }
   const DriverApi& api = driver_api();  // loaded: the context was found through it
   if (api.ctx_get_current(&previous_) != CUDA_SUCCESS) return;
   if (previous_ != target) {
     if (api.ctx_set_current(target) != CUDA_SUCCESS) return;
     changed_ = true;
   }
+  if (keep) t_kept = target;
   ok_ = true;
 }
 

@@ -704,7 +704,7 @@ function M.help(text, x, opts)
   if opts then
     for k in pairs(opts) do
       if not OPTIONS[k] then
-        error(string.format("help: unknown option '%s' (this function takes: text)",
+        error(string.format("bad argument #2 to 'help' (unknown option '%s'; the options are text)",
           tostring(k)), 3)
       end
     end

@@ -49,7 +49,7 @@ GemmTypes gemm_types(DType t, bool tf32) {
     case DType::C128:
       return {CUDA_C_64F, CUBLAS_COMPUTE_64F};
     default:
-      fail(ErrorKind::Unsupported, "matmul of {} arrays", name(t));
+      fail(ErrorKind::Unsupported, "cuBLAS has no {} matrix product", name(t));
   }
 }
 

@@ -170,7 +170,7 @@ void blas_matmul(const MatmulCall& c) {
       complex_gemm<double>(c, cblas_zgemm);
       return;
     default:
-      fail(ErrorKind::Unsupported, "matmul of {} arrays", name(c.dtype));
+      fail(ErrorKind::Unsupported, "OpenBLAS has no {} matrix product", name(c.dtype));
   }
 }
 

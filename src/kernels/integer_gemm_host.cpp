@@ -64,7 +64,7 @@ void integer_gemm(const MatmulCall& c) {
     case DType::Bool:
       return gemm<bool>(c);
     default:
-      fail(ErrorKind::Unsupported, "integer matmul of {} arrays", name(c.dtype));
+      fail(ErrorKind::Unsupported, "no integer matrix product of {} arrays", name(c.dtype));
   }
 }
 

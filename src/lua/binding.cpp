@@ -562,8 +562,12 @@ Scalar check_scalar(lua_State* L, int idx) {
     default:
       break;
   }
-  fail(ErrorKind::Type, "expected a number, boolean or cu.complex value, got {}",
-       luaL_typename(L, idx));
+  if (idx > 0) {
+    arg_error(idx,
+              fmt::format("number, boolean or cu.complex expected, got {}", luaL_typename(L, idx)),
+              ErrorKind::Type);
+  }
+  fail(ErrorKind::Type, "number, boolean or cu.complex expected, got {}", luaL_typename(L, idx));
   return {};
 }
 
@@ -588,8 +592,10 @@ void push_scalar(lua_State* L, const Scalar& v) {
   }
 }
 
-void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed,
-                   bool positional) {
+namespace {
+// arg > 0: the table is that argument (bad argument #arg); 0: a plain error.
+void check_keys(lua_State* L, int idx, int arg, std::initializer_list<const char*> allowed,
+                bool positional) {
   if (lua_isnoneornil(L, idx)) return;
   idx = lua_absindex(L, idx);
   arg_type(L, idx, LUA_TTABLE);
@@ -608,10 +614,23 @@ void check_options(lua_State* L, int idx, std::initializer_list<const char*> all
       for (const char* a : allowed) names += std::string(names.empty() ? "" : ", ") + a;
       lua_pushvalue(L, -1);
       const char* key = luaL_tolstring(L, -1, nullptr);
-      fail(ErrorKind::Value, "unknown option '{}' (this function takes: {}{})", key, names.c_str(),
-           positional ? ", and the function's arguments as opts[1], opts[2], ..." : "");
+      const std::string message =
+          fmt::format("unknown option '{}'; the options are {}{}", key, names.c_str(),
+                      positional ? ", and the function's arguments as opts[1], opts[2], ..." : "");
+      if (arg > 0) arg_error(arg, message);
+      fail(ErrorKind::Value, "{}", message);
     }
   }
+}
+}  // namespace
+
+void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed,
+                   bool positional) {
+  check_keys(L, idx, idx > 0 ? idx : 0, allowed, positional);
+}
+
+void check_fields(lua_State* L, int idx, std::initializer_list<const char*> allowed) {
+  check_keys(L, idx, 0, allowed, false);
 }
 
 std::string defined_at(lua_State* L, int fn) {

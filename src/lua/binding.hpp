@@ -311,6 +311,9 @@ void push_scalar(lua_State* L, const Scalar& v);
 // `positional`, the integer keys 1..#t are allowed too (arguments passed on, as cu.graph's).
 void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed,
                    bool positional = false);
+// The same for a table that is not an argument of its own (a field of one, a kernel's launch
+// configuration): a plain error, which the caller may attribute.
+void check_fields(lua_State* L, int idx, std::initializer_list<const char*> allowed);
 // "file.lua:12": where the Lua function at idx was defined (its chunk's name when unknown).
 std::string defined_at(lua_State* L, int fn);
 // Pushes opts[key] and returns true when present; otherwise pushes nothing.

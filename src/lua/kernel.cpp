@@ -276,14 +276,15 @@ std::vector<std::string> string_list(lua_State* L, int opts, const char* key) {
     for (lua_Integer i = 1; i <= n; ++i) {
       lua_rawgeti(L, -1, i);
       if (lua_type(L, -1) != LUA_TSTRING) {
-        fail(ErrorKind::Type, "{}[{}] must be a string, got {}", key, i, luaL_typename(L, -1));
+        option_error(opts, key, ErrorKind::Type,
+                     fmt::format("[{}] must be a string, got {}", i, luaL_typename(L, -1)));
       }
       out.emplace_back(lua_tostring(L, -1));
       lua_pop(L, 1);
     }
   } else {
-    fail(ErrorKind::Type, "{} must be a string or a table of strings, got {}", key,
-         luaL_typename(L, -1));
+    option_error(opts, key, ErrorKind::Type,
+                 fmt::format("string or table of strings expected, got {}", luaL_typename(L, -1)));
   }
   lua_pop(L, 1);
   return out;
@@ -292,14 +293,19 @@ std::vector<std::string> string_list(lua_State* L, int opts, const char* key) {
 int l_compile(lua_State* L) {
   size_t len = 0;
   const char* src = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : nullptr;
-  if (!src)
-    fail(ErrorKind::Type, "the source must be a string of CUDA C++, got {}", luaL_typename(L, 1));
+  if (!src) {
+    arg_error(1, fmt::format("string of CUDA C++ expected, got {}", luaL_typename(L, 1)),
+              ErrorKind::Type);
+  }
   check_options(L, 2, {"name", "options", "include_paths", "name_expressions", "cache"});
   auto m = std::make_shared<ModuleState>();
   m->source.assign(src, len);
   m->request.name = "kernel.cu";
   if (get_option(L, 2, "name")) {
-    if (lua_type(L, -1) != LUA_TSTRING) fail(ErrorKind::Type, "name must be a string");
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      option_error(2, "name", ErrorKind::Type,
+                   fmt::format("string expected, got {}", luaL_typename(L, -1)));
+    }
     m->request.name = lua_tostring(L, -1);
     lua_pop(L, 1);
   }
@@ -476,7 +482,7 @@ LaunchDims read_config(lua_State* L, int cfg, const LuaKernel& k, Stream** strea
   }
   // Typos in the configuration are errors; a table used for many launches is checked once.
   if (lua_topointer(L, cfg) != ctx.checked_launch_config) {
-    check_options(L, cfg, {"grid", "block", "shared", "stream"});
+    check_fields(L, cfg, {"grid", "block", "shared", "stream"});
     ctx.checked_launch_config = lua_topointer(L, cfg);
   }
   LaunchDims d;

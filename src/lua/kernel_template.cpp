@@ -54,7 +54,7 @@ TemplateState& check_template(lua_State* L, int idx, const char* type) {
 std::string opt_string(lua_State* L, int opts, const char* key, bool required,
                        const std::string& fallback = {}) {
   if (!get_option(L, opts, key)) {
-    if (required) fail(ErrorKind::Value, "the option {}= is required", key);
+    if (required) option_error(opts, key, ErrorKind::Value, "required");
     return fallback;
   }
   std::string v;
@@ -77,7 +77,8 @@ std::string opt_string(lua_State* L, int opts, const char* key, bool required,
       }
     }
   } else {
-    fail(ErrorKind::Type, "{} must be a string of CUDA C++, got {}", key, luaL_typename(L, -1));
+    option_error(opts, key, ErrorKind::Type,
+                 fmt::format("string of CUDA C++ expected, got {}", luaL_typename(L, -1)));
   }
   lua_pop(L, 1);
   return v;
@@ -85,7 +86,8 @@ std::string opt_string(lua_State* L, int opts, const char* key, bool required,
 
 std::string check_text(lua_State* L, int idx, const char* what) {
   if (lua_type(L, idx) != LUA_TSTRING) {
-    fail(ErrorKind::Type, "{} must be a string, got {}", what, luaL_typename(L, idx));
+    arg_error(idx, fmt::format("string expected for {}, got {}", what, luaL_typename(L, idx)),
+              ErrorKind::Type);
   }
   return lua_tostring(L, idx);
 }
@@ -94,13 +96,16 @@ std::vector<std::string> opt_strings(lua_State* L, int opts, const char* key) {
   std::vector<std::string> out;
   if (!get_option(L, opts, key)) return out;
   if (lua_type(L, -1) != LUA_TTABLE) {
-    fail(ErrorKind::Type, "option '{}' must be a table of strings, got {}", key,
-         luaL_typename(L, -1));
+    option_error(opts, key, ErrorKind::Type,
+                 fmt::format("table of strings expected, got {}", luaL_typename(L, -1)));
   }
   const lua_Integer n = luaL_len(L, -1);
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, -1, i);
-    if (lua_type(L, -1) != LUA_TSTRING) fail(ErrorKind::Type, "{} must hold strings", key);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      option_error(opts, key, ErrorKind::Type,
+                   fmt::format("[{}] must be a string, got {}", i, luaL_typename(L, -1)));
+    }
     out.emplace_back(lua_tostring(L, -1));
     lua_pop(L, 1);
   }

@@ -328,7 +328,7 @@ void read_plot_options(lua_State* L, int idx, measure::PlotSpec& spec, const cha
     fail(ErrorKind::Type, "{} must be a file name or a table {{x=, y=, file=, ...}}, got {}", what,
          luaL_typename(L, idx));
   }
-  check_options(L, idx, {"x", "y", "series", "file", "logx", "logy", "title", "xlabel", "ylabel"});
+  check_fields(L, idx, {"x", "y", "series", "file", "logx", "logy", "title", "xlabel", "ylabel"});
   const std::string prefix = std::string(what) + ".";
   for (auto [key, field] : {std::pair{"x", &spec.x}, std::pair{"y", &spec.y},
                             std::pair{"file", &spec.file}, std::pair{"title", &spec.title},
@@ -599,24 +599,23 @@ measure::PointRun run_point(lua_State* L, const measure::SweepPoint& at,
 }
 
 int l_sweep(lua_State* L) {
-  if (lua_type(L, 1) != LUA_TTABLE) {
-    fail(ErrorKind::Type, "expects a table {{name=, axes=, run=}}, got {}", luaL_typename(L, 1));
-  }
+  if (lua_type(L, 1) != LUA_TTABLE) type_error(L, 1, "table {name=, axes=, run=}");
   lua_settop(L, 1);
   check_stack(L, 30, "cu.sweep");
   check_options(L, 1, {"name", "axes", "run", "order", "quiet", "json", "csv", "plot"});
   measure::SweepSpec spec;
-  spec.name = opt_string(L, 1, "name", "");
+  spec.name = as_argument(1, [&] { return opt_string(L, 1, "name", ""); });
   if (spec.name.empty()) spec.name = "sweep";
   lua_getfield(L, 1, "run");
   if (lua_type(L, -1) != LUA_TFUNCTION) {
-    fail(ErrorKind::Type, "run must be a function, got {}", luaL_typename(L, -1));
+    option_error(1, "run", ErrorKind::Type,
+                 fmt::format("function expected, got {}", luaL_typename(L, -1)));
   }
   const int run = lua_gettop(L);
-  read_axes(L, 1, spec.axes);
+  as_argument(1, [&] { read_axes(L, 1, spec.axes); });
   const int values = lua_gettop(L);
   spec.quiet = opt_boolean(L, 1, "quiet", false);
-  spec.outputs = read_outputs(L);
+  spec.outputs = as_argument(1, [&] { return read_outputs(L); });
 
   // Everything that can be known to fail is checked before anything runs.
   lua_createtable(L, static_cast<int>(std::min<size_t>(measure::point_count(spec.axes), 1 << 20)),
@@ -729,7 +728,7 @@ int results_plot(lua_State* L) {
   check_results(L, 1);
   const measure::Sweep s = sweep_from_results(L, 1);
   measure::PlotSpec spec = measure::default_plot(s);
-  read_plot_options(L, 2, spec, "options");
+  as_argument(2, [&] { read_plot_options(L, 2, spec, "options"); });
   measure::plot_sweep(s, rows_as_values(L, 1), spec, "results:plot");
   lua_pushstring(L, spec.file.c_str());
   return 1;
@@ -744,7 +743,7 @@ int l_plot(lua_State* L) {
   }
   measure::PlotSpec spec;
   if (is_results(L, 1)) spec = measure::default_plot(sweep_from_results(L, 1));
-  read_plot_options(L, 2, spec, "options");
+  as_argument(2, [&] { read_plot_options(L, 2, spec, "options"); });
   measure::plot(rows_as_values(L, 1), spec, "cu.plot");
   lua_pushstring(L, spec.file.c_str());
   return 1;

@@ -381,7 +381,7 @@ extern "C" __global__ void fill(float* x, float v, int n) {
   local ok, err = pcall(k, { grid = 1, block = 32, zz_bogus = 1 }, cu.zeros(32), 1, 32)
   T.eq(ok, false)
   local live = {}
-  for key in tostring(err):match("this function takes: (.-)%)"):gmatch("[^,%s]+") do
+  for key in tostring(err):match("the options are ([^)]*)"):gmatch("[^,%s]+") do
     live[#live + 1] = key
   end
   local annotated = {}
@@ -403,7 +403,7 @@ T.case("cu.testing", function()
   done("cu.testing")
 end)
 
--- Each call raises "unknown option 'zz_bogus' (this function takes: ...)"; the list must be the
+-- Each call raises "unknown option 'zz_bogus'; the options are ..."; the list must be the
 -- fields of the options class of the annotated parameter.
 local OPTION_CALLS = {
   ["cu.empty"] = function() cu.empty(1, { zz_bogus = 1 }) end,
@@ -493,7 +493,7 @@ T.case("options classes list exactly the options the functions accept", function
   for _, name in ipairs(sorted_keys(OPTION_CALLS)) do
     local ok, err = pcall(OPTION_CALLS[name])
     local list = not ok and
-        tostring(err):match("unknown option 'zz_bogus' %(this function takes: (.-)%)")
+        tostring(err):match("unknown option 'zz_bogus'; the options are ([^)]*)")
     check(list, "%s: expected an unknown-option error, got %s", name, ok and "success" or err)
     local c = option_class(name)
     check(c, "%s: no options class among its parameters", name)

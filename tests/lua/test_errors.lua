@@ -43,14 +43,26 @@ T.case("argument errors follow Lua's style in every binding family", function()
   raises(function() cu.event({ timing = 1 }) end, "type",
     "bad argument #1 to 'event' (option 'timing': boolean expected, got number)")
   -- kernels
-  raises(function() cu.compile(5) end, "type", "compile: the source must be a string")
+  raises(function() cu.compile(5) end, "type", "bad argument #1 to 'compile' (string of CUDA C++ expected, got number)")
+  raises(function() cu.compile("", { options = { 5 } }) end, "type",
+    "bad argument #2 to 'compile' (option 'options': [1] must be a string, got number)")
+  raises(function() cu.compile("", { bogus = 1 }) end, "value",
+    "bad argument #2 to 'compile' (unknown option 'bogus'; the options are name, options")
+  raises(function() cu.elementwise(5, "z = x") end, "type",
+    "bad argument #1 to 'elementwise' (string expected for the signature, got number)")
+  raises(function() a:fill("x") end, "type", "bad argument #1 to 'fill' (number, boolean or cu.complex expected, got string)")
+  raises(function() cu.array({ { 1, 2 }, { 3 } }) end, "value", "bad argument #1 to 'array' (ragged nested table")
   -- bench, sweep, graph, measure, json
   raises(function() cu.bench(3) end, "type", "bad argument #1 to 'bench' (function or cu.Graph expected, got number)")
   raises(function() cu.bench(function() end, { warmup = -1 }) end, "value",
     "bad argument #2 to 'bench' (warmup must be 0 or more, got -1)")
   raises(function() cu.bench(function() end, { name = 5 }) end, "type",
     "bad argument #2 to 'bench' (option 'name': string expected, got number)")
-  raises(function() cu.sweep(5) end, "type", "sweep: ")
+  raises(function() cu.sweep(5) end, "type", "bad argument #1 to 'sweep' (table {name=, axes=, run=} expected, got number)")
+  raises(function() cu.sweep({ axes = { n = {} }, run = print }) end, "value",
+    "bad argument #1 to 'sweep' (axis 'n' has no values)")
+  raises(function() cu.sweep({ axes = { n = { 1 } }, run = print, bogus = 1 }) end, "value",
+    "bad argument #1 to 'sweep' (unknown option 'bogus'; the options are ")
   raises(function() cu.graph(5) end, "type", "bad argument #1 to 'graph' (function expected, got number)")
   raises(function() cu.time(5) end, "type", "bad argument #1 to 'time' (function expected, got number)")
   raises(function() cu.strict("no") end, "type", "bad argument #1 to 'strict' (function expected, got string)")

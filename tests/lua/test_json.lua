@@ -280,7 +280,7 @@ end)
 
 T.case("encode: options", function()
   T.raises(function() json.encode({}, { indnet = 2 }) end,
-    "unknown option 'indnet' (this function takes: indent)")
+    "bad argument #2 to 'encode' (unknown option 'indnet'; the options are indent)")
   T.raises(function() json.encode({}, { indent = -1 }) end,
     "bad argument #2 to 'encode' (option 'indent': integer 0..16 expected, got -1)")
   T.raises(function() json.encode({}, { indent = 1.5 }) end, "got 1.5")

@@ -154,8 +154,8 @@ T.case("bad arguments raise before anything runs", function()
   local calls = 0
   local function run() calls = calls + 1 end
   local cases = {
-    { { axes = { n = { 1 } } }, "run must be a function, got nil" },
-    { { axes = { n = { 1 } }, run = 3 }, "run must be a function, got number" },
+    { { axes = { n = { 1 } } }, "bad argument #1 to 'sweep' (option 'run': function expected, got nil)" },
+    { { axes = { n = { 1 } }, run = 3 }, "(option 'run': function expected, got number)" },
     { { run = run }, "axes must be a list of pairs" },
     { { axes = 5, run = run }, "axes must be a list of pairs" },
     { { axes = {}, run = run }, "axes is empty" },
@@ -178,7 +178,7 @@ T.case("bad arguments raise before anything runs", function()
   for _, c in ipairs(cases) do
     T.raises(function() cu.sweep(c[1]) end, c[2])
   end
-  T.raises(function() cu.sweep() end, "expects a table {name=, axes=, run=}")
+  T.raises(function() cu.sweep() end, "bad argument #1 to 'sweep' (table {name=, axes=, run=} expected, got no value)")
   T.eq(calls, 0, "run was never called")
 end)
 

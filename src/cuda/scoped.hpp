@@ -17,11 +17,12 @@
 
 #include <new>
 
-#include "cuda/unique_handle.hpp"
+#include "core/unique_handle.hpp"
 
 struct cublasContext;  // cublasHandle_t is cublasContext*
 
 namespace culua::detail::cuda {
+using detail::UniqueHandle;
 
 struct Health;
 

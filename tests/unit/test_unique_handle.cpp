@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/unique_handle.hpp"
+#include "core/unique_handle.hpp"
 
-using culua::detail::cuda::UniqueHandle;
+using culua::detail::UniqueHandle;
 
 namespace {
 

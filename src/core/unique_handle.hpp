@@ -1,13 +1,13 @@
 // One owning type for the opaque handles of C APIs (CUDA streams, events, modules, graphs, pools,
 // cuBLAS handles): move-only, released exactly once by a release functor that cannot throw. It
 // knows nothing of CUDA, so that it is tested without a GPU (tests/unit/test_unique_handle.cpp);
-// the CUDA instances are in cuda/scoped.hpp.
+// the CUDA instances are in cuda/scoped.hpp. (In core: any layer may own a C handle with it.)
 #pragma once
 
 #include <type_traits>
 #include <utility>
 
-namespace culua::detail::cuda {
+namespace culua::detail {
 
 // `Release` is called as `release(handle)` for a held handle other than Handle{} (the null
 // handle); it must be noexcept and must ignore (or only log) a failed release. A release functor
@@ -56,4 +56,4 @@ class UniqueHandle {
   [[no_unique_address]] Release release_{};
 };
 
-}  // namespace culua::detail::cuda
+}  // namespace culua::detail

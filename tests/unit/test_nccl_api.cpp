@@ -163,10 +163,10 @@ TEST_CASE("nccl: checks of a collective before anything is queued") {
   }
   SECTION("outputs that overlap their input") {
     Array big = empty(rt, Shape{16}, DType::F32);
-    Layout half = Layout::contiguous(Shape{8});
-    half.offset = 4;
+    Layout upper = Layout::contiguous(Shape{8});
+    upper.offset = 4;
     call.inputs = {big.with_layout(Layout::contiguous(Shape{8}))};
-    call.outputs = {big.with_layout(half)};
+    call.outputs = {big.with_layout(upper)};
     CHECK(contains(message_of([&] { check_call(call, one, 1); }), "overlaps its input"));
     call.outputs = {call.inputs[0]};  // in place: allowed for allreduce
     CHECK_NOTHROW(check_call(call, one, 1));
@@ -224,5 +224,23 @@ TEST_CASE("nccl: CULUA_NCCL_LIBRARY names the file") {
   CHECK(d.front() == "libnccl.so.2");
   CHECK(d.size() > 2);
   if (saved) setenv("CULUA_NCCL_LIBRARY", keep.c_str(), 1);
+}
+#endif
+
+#if CULUA_HAVE_CUDA
+TEST_CASE("nccl: the toolkit's library loads and every entry point resolves (no GPU needed)") {
+  const std::vector<std::string> candidates = nccl_candidates();
+  NcclApi api{};
+  try {
+    api = load_nccl(candidates);
+  } catch (const Error& e) {
+    WARN("libnccl.so.2 is not installed here: " << e.what());
+    return;
+  }
+  int version = 0;
+  REQUIRE(api.get_version(&version) == ncclSuccess);
+  CHECK(version >= 20900);  // 2.9: NCCL_VERSION(X, Y, Z) = X*10000 + Y*100 + Z
+  CHECK_FALSE(api.path.empty());
+  CHECK(std::string(api.get_error_string(ncclInvalidArgument)).size() > 0);
 }
 #endif

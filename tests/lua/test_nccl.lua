@@ -26,6 +26,27 @@ if cu.backend ~= "cuda" then
       { "bad argument #2 to 'comm'", "option 'timeout'", "positive" })
     S.raises(function() cu.nccl.comm({ 0 }, { timeot = 1 }) end, { "unknown option 'timeot'", "timeout" })
   end)
+  T.case("host backend: the collectives benchmark runs and says why it has no figures", function()
+    local out = os.tmpname()
+    local cmd = string.format("%s --backend host scripts/bench/collectives.lua --quick --out %s 2>&1",
+      S.shell_quote(S.culua_path()), S.shell_quote(out))
+    local p = assert(io.popen(cmd))
+    local text = p:read("a")
+    local ok = p:close()
+    T.eq(ok, true, text)
+    T.truthy(text:find("cu.nccl needs the CUDA backend", 1, true), text)
+    local f = assert(io.open(out))
+    local result = cu.json.decode(f:read("a"))
+    f:close()
+    os.remove(out)
+    T.eq(result.backend, "host")
+    T.eq(#result.records, 0)
+    p = assert(io.popen(string.format("%s --backend host scripts/bench/collectives.lua --ops bogus 2>&1",
+      S.shell_quote(S.culua_path()))))
+    text = p:read("a")
+    T.eq(p:close(), nil, "a bad argument fails the run")
+    T.truthy(text:find("unknown collective bogus", 1, true), text)
+  end)
   T.run()
   return
 end

@@ -355,7 +355,7 @@ int l_comm(lua_State* L) {
   dist::CommOptions options;
   check_options(L, 2, {"timeout"});
   if (get_option(L, 2, "timeout")) {
-    if (!lua_isnumber(L, -1)) {
+    if (lua_type(L, -1) != LUA_TNUMBER) {
       option_error(2, "timeout", ErrorKind::Type,
                    fmt::format("number of seconds expected, got {}", luaL_typename(L, -1)));
     }

@@ -87,6 +87,23 @@ local function same(a, expected, what)
   end
 end
 
+T.case("CULUA_NCCL_LIBRARY names a missing file: the loader's clear error", function()
+  local cmd = string.format("CULUA_NCCL_LIBRARY=/nonexistent/libnccl.so.2 %s --backend cuda -e %s 2>&1",
+    S.shell_quote(S.culua_path()), S.shell_quote([[
+      local ok, why = cu.nccl.available()
+      print(ok, why)
+      local ok2, err = pcall(cu.nccl.comm, { 0 })
+      print(ok2, err.kind, err)
+      local x = cu.ones(4) + 1
+      print("still works", x:sum():item())]]))
+  local p = assert(io.popen(cmd))
+  local text = p:read("a")
+  p:close()
+  T.truthy(text:find("false\tcu.nccl needs libnccl.so.2 (NCCL): not found in /nonexistent/libnccl.so.2", 1, true), text)
+  T.truthy(text:find("false\tunsupported", 1, true), text)
+  T.truthy(text:find("still works\t8", 1, true), text)
+end)
+
 T.case("version, available, a one-rank communicator and its fields", function()
   T.truthy(cu.nccl.version():match("^%d+%.%d+%.%d+$"), cu.nccl.version())
   local comm = cu.nccl.comm({ 0 })

@@ -244,3 +244,30 @@ TEST_CASE("nccl: the toolkit's library loads and every entry point resolves (no 
   CHECK(std::string(api.get_error_string(ncclInvalidArgument)).size() > 0);
 }
 #endif
+
+#if CULUA_HAVE_CUDA
+// ctest runs each test case in a process of its own: here nccl_api() loads for the first time.
+TEST_CASE("nccl: NVLink multicast stays off unless the environment sets it") {
+  unsetenv("NCCL_NVLS_ENABLE");
+  try {
+    nccl_api();
+  } catch (const Error& e) {
+    WARN("libnccl.so.2 is not installed here: " << e.what());
+    return;
+  }
+  const char* v = std::getenv("NCCL_NVLS_ENABLE");
+  REQUIRE(v != nullptr);
+  CHECK(std::string(v) == "0");
+}
+
+TEST_CASE("nccl: NCCL_NVLS_ENABLE set by the user is kept") {
+  setenv("NCCL_NVLS_ENABLE", "1", 1);
+  try {
+    nccl_api();
+  } catch (const Error& e) {
+    WARN("libnccl.so.2 is not installed here: " << e.what());
+    return;
+  }
+  CHECK(std::string(std::getenv("NCCL_NVLS_ENABLE")) == "1");
+}
+#endif

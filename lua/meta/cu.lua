@@ -1679,8 +1679,8 @@ function cu.nccl.comm(devices, opts) end
 --- "nccl.allreduce" etc. and counted by cu.ledger() (nccl_calls, nccl_bytes). Reductions take
 --- op= "sum" (default), "prod", "max", "min" or "avg"; complex arrays reduce with sum and avg only;
 --- bool and i16 arrays cannot be reduced but move (broadcast, allgather, send/recv) as any dtype.
---- Supports `<close>`; collected without :free(), a communicator whose work is still queued is
---- left to the process's end (never waited for).
+--- Supports `<close>`; collected without :free(), a communicator is retired (the collector never
+--- waits) and destroyed by the next new communicator, comm:free() or comm:sync() once idle.
 ---@class cu.NcclComm
 ---@field size integer ranks in all
 ---@field rank integer the rank of the first device of this process (0 for cu.nccl.comm)

@@ -95,6 +95,54 @@ class OpScope {
   bool captured_ = false;
 };
 
+// Communicators collected while their work may still run (NcclCommunicator::release).
+struct Retired {
+  std::vector<ncclComm_t> comms;
+  std::vector<int> devices;
+  std::vector<std::shared_ptr<Stream>> streams;
+  std::vector<std::weak_ptr<GraphTag>> graphs;
+};
+// Never destroyed: nothing retired is released (no CUDA call) at the process's exit.
+std::vector<Retired>& retired() {
+  static auto* list = new std::vector<Retired>();
+  return *list;
+}
+
+void destroy_comms(const NcclApi& api, std::vector<ncclComm_t>& comms,
+                   const std::vector<int>& devices) noexcept {
+  for (size_t i = 0; i < comms.size(); ++i) {
+    if (!comms[i]) continue;
+    DeviceScope scope(devices[i], std::nothrow);
+    if (scope.ok()) api.comm_destroy(comms[i]);
+    comms[i] = nullptr;
+  }
+}
+
+// Destroys the retired communicators whose streams are idle and whose graphs are gone.
+void reap_retired(const NcclApi& api) noexcept {
+  if (Capture::active()) return;
+  auto& list = retired();
+  for (size_t i = 0; i < list.size();) {
+    Retired& r = list[i];
+    bool idle = true;
+    for (const auto& g : r.graphs) idle = idle && g.expired();
+    for (const auto& st : r.streams) {
+      if (!idle) break;
+      try {
+        idle = st->query();
+      } catch (const std::exception&) {
+        idle = false;
+      }
+    }
+    if (!idle) {
+      ++i;
+      continue;
+    }
+    destroy_comms(api, r.comms, r.devices);
+    list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -254,7 +302,10 @@ class NcclCommunicator final : public Communicator {
       poll_errors("waiting for the communicator");
       bool busy = false;
       for (const auto& s : streams_) busy = busy || !s->query();
-      if (!busy) return;
+      if (!busy) {
+        reap_retired(api_);
+        return;
+      }
       if (timeout_ > 0 && seconds_since(t0) > timeout_) timed_out("waiting for its work");
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
@@ -271,27 +322,24 @@ class NcclCommunicator final : public Communicator {
     }
     if (!aborted_) sync();
     destroy();
+    reap_retired(api_);
   }
 
+  // Never destroys here: ncclCommDestroy frees device memory (cudaFree waits for the device) and
+  // may wait for queued work. The communicator is retired instead and destroyed at the next
+  // explicit point (a new communicator, comm:free(), comm:sync()) once its streams are idle and no
+  // graph uses it; what is still retired at the process's end is left to it.
   void release() noexcept override {
     if (freed_) return;
-    bool idle = !Capture::active() && !aborted_;
-    for (const auto& g : graphs_) idle = idle && g.expired();
-    for (const auto& s : streams_) {
-      if (!idle) break;
+    freed_ = true;
+    if (!aborted_) {
       try {
-        idle = s->query();
+        retired().push_back(Retired{comms_, devices_, streams_, graphs_});
       } catch (const std::exception&) {
-        idle = false;
+        // out of memory: the communicator is left to the process's end
       }
     }
-    if (idle) {
-      destroy();
-      return;
-    }
-    // Work still queued (or a graph) may use the communicator: it is left to the process's end
-    // rather than waited for. An aborted one is already released by NCCL.
-    freed_ = true;
+    for (ncclComm_t& c : comms_) c = nullptr;
     streams_.clear();
   }
 
@@ -367,12 +415,7 @@ class NcclCommunicator final : public Communicator {
   }
 
   void destroy() noexcept {
-    for (size_t i = 0; i < comms_.size(); ++i) {
-      if (!comms_[i]) continue;
-      DeviceScope scope(devices_[i], std::nothrow);
-      if (scope.ok()) api_.comm_destroy(comms_[i]);
-      comms_[i] = nullptr;
-    }
+    destroy_comms(api_, comms_, devices_);
     streams_.clear();
     freed_ = true;
   }
@@ -413,6 +456,7 @@ std::string nccl_unique_id() {
 std::shared_ptr<Communicator> make_nccl_local(Runtime& rt, const std::vector<int>& devices,
                                               const CommOptions& options) {
   const NcclApi& api = nccl_api();
+  reap_retired(api);
   ncclUniqueId id;
   check(api, api.get_unique_id(&id), "ncclGetUniqueId");
   auto c =
@@ -429,6 +473,7 @@ std::shared_ptr<Communicator> make_nccl_rank(Runtime& rt, const std::string& id,
          sizeof(uid.internal), id.size());
   }
   std::memcpy(uid.internal, id.data(), sizeof(uid.internal));
+  reap_retired(nccl_api());
   auto c = std::make_shared<NcclCommunicator>(rt, std::vector<int>{device}, nranks, rank, options);
   c->init(uid);
   return c;

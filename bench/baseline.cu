@@ -31,6 +31,10 @@
 //                                           --ops LIST --reps R --launches N --bw-sizes LIST
 //                                           --transfer-sizes LIST --alloc-sizes LIST
 //                                           --matmul-sizes LIST (bench/baseline_suite.cu)
+//   culua-baseline nccl [options]           allreduce/allgather/reducescatter over all visible GPUs
+//                                           with NCCL (dlopen), one JSON record per line: time,
+//                                           algbw and busbw as nccl-tests computes them
+//                                           (bench/baseline_nccl.cpp; --ops --min --max --iters)
 //   culua-baseline first-kernel             creates the context, runs one kernel compiled into
 //                                           the binary, synchronizes and exits 0 (the suite times
 //                                           the whole process)
@@ -61,6 +65,7 @@
 #include <utility>
 #include <vector>
 
+#include "baseline_nccl.hpp"
 #include "baseline_suite.hpp"
 
 extern char** environ;
@@ -773,11 +778,14 @@ constexpr const char* kUsage =
     "                      launch [N] | kernel FILE N GRID BLOCK SAMPLES | first-kernel |\n"
     "                      suite [--ops LIST] [--reps R] [--launches N] [--bw-sizes LIST]\n"
     "                            [--transfer-sizes LIST] [--alloc-sizes LIST]\n"
-    "                            [--matmul-sizes LIST]   (culua-baseline suite --help)\n";
+    "                            [--matmul-sizes LIST]   (culua-baseline suite --help) |\n"
+    "                      nccl [--ops LIST] [--min BYTES] [--max BYTES] [--iters N]\n"
+    "                           [--warmup N]\n";
 
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "all";
   if (cmd == "suite") return culua_baseline::suite(argc - 2, argv + 2);
+  if (cmd == "nccl") return culua_baseline::nccl(argc - 2, argv + 2);
   if (cmd == "first-kernel") {
     if (argc != 2) {
       std::fprintf(stderr, "%s", kUsage);

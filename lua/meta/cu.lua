@@ -67,6 +67,7 @@
 ---@field host cu.host functions that create arrays in host memory
 ---@field trace cu.trace the timeline recorder
 ---@field json cu.json JSON text to Lua values and back
+---@field nccl cu.nccl NCCL collectives between GPUs
 cu = {}
 
 --- The devices of the backend, each {index=, name=, sm_count=, memory=, l2=, cc=} (cc only on
@@ -1339,6 +1340,8 @@ function cu.ledger(fn) end
 ---@field alloc_bytes integer
 ---@field launches integer operations queued on streams (a graph launch adds its operations)
 ---@field graph_launches integer launches of graphs
+---@field nccl_calls integer NCCL operations queued (cu.nccl: one per rank of this process)
+---@field nccl_bytes integer bytes of their inputs (each rank's array; send/recv: the buffer)
 ---@operator sub(cu.Ledger):cu.Ledger
 
 --- Calls fn(...) and raises at the first implicit synchronization inside it (an element read,
@@ -1636,6 +1639,132 @@ function cu.help(x, opts) end
 ---@param opts? cu.HelpOptions
 ---@return string?
 function help(x, opts) end
+
+-- ## NCCL collectives (cu.nccl)
+
+--- NCCL collectives between GPUs: libnccl.so.2 from the CUDA toolkit, loaded on first use
+--- (CULUA_NCCL_LIBRARY names another file). Present on every build; where NCCL cannot run (the
+--- host backend, a build without CUDA, no libnccl.so.2) cu.nccl.available() returns false and the
+--- reason, and cu.nccl.comm raises it. NVLink multicast stays off (NCCL_NVLS_ENABLE=0) unless the
+--- environment sets it.
+---@class cu.nccl
+cu.nccl = {}
+
+--- Can NCCL run here? true, or false and why not.
+---@return boolean
+---@return string? # why not
+function cu.nccl.available() end
+
+--- NCCL's version, such as "2.28.3" (loads the library).
+---@return string
+function cu.nccl.version() end
+
+--- Options of cu.nccl.comm.
+---@class cu.NcclCommOptions
+---@field timeout? number seconds: a nonblocking communicator whose creation, calls and comm:sync() give up after this long (a rank missing, arrays that differ across ranks), abort it and raise instead of hanging
+
+--- A communicator for one process driving several GPUs, one rank per device (rank i is devices[i],
+--- 0-based ranks). Created collectively (ncclCommInitRank for each device in one group).
+---@param devices? integer|integer[] device indices (0-based), default all devices
+---@param opts? cu.NcclCommOptions
+---@return cu.NcclComm
+function cu.nccl.comm(devices, opts) end
+
+--- A NCCL communicator (cu.nccl.comm). Every collective takes a list with one device array per
+--- device of the communicator, in its order (a single array for a one-device communicator, and
+--- then returns a single array), checks them all before queueing (on the right device, contiguous,
+--- equal sizes and dtypes, outputs of the right size) and queues asynchronously on stream= or on
+--- each device's current stream: no synchronization. Collectives are captured by cu.graph (run
+--- one eagerly first: NCCL sets up its connections on first use), shown in traces as
+--- "nccl.allreduce" etc. and counted by cu.ledger() (nccl_calls, nccl_bytes). Reductions take
+--- op= "sum" (default), "prod", "max", "min" or "avg"; complex arrays reduce with sum and avg only;
+--- bool and i16 arrays cannot be reduced but move (broadcast, allgather, send/recv) as any dtype.
+--- Supports `<close>`; collected without :free(), a communicator is retired (the collector never
+--- waits) and destroyed by the next new communicator, comm:free() or comm:sync() once idle.
+---@class cu.NcclComm
+---@field size integer ranks in all
+---@field rank integer the rank of the first device of this process (0 for cu.nccl.comm)
+---@field devices integer[] the device of each rank of this process
+---@field freed boolean true after comm:free()
+local NcclComm = {}
+
+--- Options of the reducing collectives.
+---@class cu.NcclReduceOptions
+---@field op? "sum"|"prod"|"max"|"min"|"avg" default "sum"
+---@field out? cu.Array|cu.Array[] output arrays, one per device (default: in place, or allocated for allgather and reducescatter)
+---@field stream? cu.Stream|cu.Stream[] one stream, or one per device (default: each device's current stream)
+---@field root? integer reduce: the rank that receives the result (default 0)
+
+--- Options of broadcast and allgather.
+---@class cu.NcclMoveOptions
+---@field out? cu.Array|cu.Array[] output arrays, one per device (default: in place for broadcast, allocated for allgather)
+---@field stream? cu.Stream|cu.Stream[] one stream, or one per device
+---@field root? integer broadcast: the rank whose array is sent (default 0)
+
+--- Options of send and recv.
+---@class cu.NcclPeerOptions
+---@field peer integer|integer[] the rank to send to / receive from, or one per device
+---@field stream? cu.Stream|cu.Stream[] one stream, or one per device
+
+--- Every rank gets the reduction of all ranks' arrays (in place without out=).
+---@param arrays cu.Array|cu.Array[]
+---@param opts? cu.NcclReduceOptions
+---@return cu.Array|cu.Array[] # the outputs
+function NcclComm:allreduce(arrays, opts) end
+
+--- The rank root gets the reduction of all ranks' arrays (in place without out=; other ranks'
+--- outputs are left as they are).
+---@param arrays cu.Array|cu.Array[]
+---@param opts? cu.NcclReduceOptions
+---@return cu.Array|cu.Array[]
+function NcclComm:reduce(arrays, opts) end
+
+--- Every rank gets the array of rank root (in place without out=).
+---@param arrays cu.Array|cu.Array[]
+---@param opts? cu.NcclMoveOptions
+---@return cu.Array|cu.Array[]
+function NcclComm:broadcast(arrays, opts) end
+
+--- Every rank gets all ranks' arrays one after another: outputs of size times the input's elements
+--- (allocated with shape {size, ...input shape} without out=).
+---@param arrays cu.Array|cu.Array[]
+---@param opts? cu.NcclMoveOptions
+---@return cu.Array|cu.Array[]
+function NcclComm:allgather(arrays, opts) end
+
+--- The reduction of all ranks' arrays, split in size parts: rank r gets part r. Inputs must have
+--- a multiple of size elements; outputs have 1/size of them (allocated without out=: the first
+--- dimension divided when it divides, else flat).
+---@param arrays cu.Array|cu.Array[]
+---@param opts? cu.NcclReduceOptions
+---@return cu.Array|cu.Array[]
+function NcclComm:reducescatter(arrays, opts) end
+
+--- Sends each device's array to its peer rank (peer=, required). Between ranks of this process the
+--- matching recv must be in the same comm:group.
+---@param arrays cu.Array|cu.Array[]
+---@param opts cu.NcclPeerOptions
+function NcclComm:send(arrays, opts) end
+
+--- Receives into each device's array from its peer rank (peer=, required); returns the arrays.
+---@param arrays cu.Array|cu.Array[]
+---@param opts cu.NcclPeerOptions
+---@return cu.Array|cu.Array[]
+function NcclComm:recv(arrays, opts) end
+
+--- Runs fn; the collectives it queues on this communicator form one NCCL group
+--- (ncclGroupStart/End), launched together when fn returns: needed for send/recv pairs between
+--- ranks of this process.
+---@param fn fun()
+function NcclComm:group(fn) end
+
+--- Waits for the work queued on the communicator's streams (an explicit synchronization). With a
+--- timeout, gives up after it, aborts the communicator and raises.
+function NcclComm:sync() end
+
+--- Waits for the communicator's queued work and destroys it; later use is an error. Idempotent.
+--- Raises while a graph captured with it is alive (free the graph first).
+function NcclComm:free() end
 
 -- ## Test helpers
 

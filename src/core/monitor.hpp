@@ -28,6 +28,9 @@ struct Ledger {
   uint64_t allocs = 0, alloc_bytes = 0;  // memory allocations through the backend
   uint64_t launches = 0;                 // operations queued on streams (kernels, copies, fills)
   uint64_t graph_launches = 0;  // launches of graphs (their operations count in the fields above)
+  // NCCL collectives (cu.nccl): one call per rank of this process, and the bytes of each rank's
+  // input (a send's or receive's buffer).
+  uint64_t nccl_calls = 0, nccl_bytes = 0;
 
   Ledger& operator+=(const Ledger& o);
   Ledger times(uint64_t n) const;  // every count multiplied by n (n launches of one graph)

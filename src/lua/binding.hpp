@@ -23,6 +23,9 @@
 namespace culua::detail::measure {
 class TraceRecorder;
 }
+namespace culua::detail::dist {
+class Communicator;
+}
 
 namespace culua::detail::lua {
 
@@ -366,6 +369,9 @@ void register_bench(lua_State* L);
 void register_sweep(lua_State* L);
 // cu.json: encode, decode and null (json.cpp).
 void register_json(lua_State* L);
+// cu.nccl (nccl.cpp); push_nccl_comm pushes a cu.NcclComm owning `comm` (cu.nccl.comm_world).
+void register_nccl(lua_State* L);
+void push_nccl_comm(lua_State* L, std::shared_ptr<dist::Communicator> comm);
 // Adds methods (a:sum(), a:exp()) to cu.Array; call after register_array.
 void add_array_methods(lua_State* L, const luaL_Reg* methods);
 

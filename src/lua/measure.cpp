@@ -108,6 +108,8 @@ constexpr LedgerField kLedgerFields[] = {
     {"alloc_bytes", &Ledger::alloc_bytes},
     {"launches", &Ledger::launches},
     {"graph_launches", &Ledger::graph_launches},
+    {"nccl_calls", &Ledger::nccl_calls},
+    {"nccl_bytes", &Ledger::nccl_bytes},
 };
 
 }  // namespace
@@ -145,7 +147,7 @@ int ledger_sub(lua_State* L) {
 int ledger_tostring(lua_State* L) {
   const Ledger l = check_ledger(L, 1);
   auto bytes = [](uint64_t b) { return format_bytes(static_cast<double>(b)); };
-  const std::string s = fmt::format(
+  std::string s = fmt::format(
       "host->device {} in {} call{} | device->host {} in {} call{} | device->device {} in {} "
       "call{} | pageable {} ({} call{}), pinned {} ({} call{}) | {} sync{} ({} implicit) | {} "
       "allocation{} ({}) | {} operation{} queued | {} graph launch{}",
@@ -156,6 +158,11 @@ int ledger_tostring(lua_State* L) {
       l.syncs == 1 ? "" : "s", l.implicit_syncs, l.allocs, l.allocs == 1 ? "" : "s",
       bytes(l.alloc_bytes), l.launches, l.launches == 1 ? "" : "s", l.graph_launches,
       l.graph_launches == 1 ? "" : "es");
+  const std::string nccl = l.nccl_calls == 0
+                               ? std::string()
+                               : fmt::format(" | NCCL {} in {} call{}", bytes(l.nccl_bytes),
+                                             l.nccl_calls, l.nccl_calls == 1 ? "" : "s");
+  s += nccl;
   lua_pushlstring(L, s.data(), s.size());
   return 1;
 }

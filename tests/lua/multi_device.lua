@@ -144,6 +144,17 @@ function M.pair_cases(d0, d1)
       d:free()
       T.eq(c:sum():item(), 14.0 * (1 << 16))
     end
+    -- the source written on another stream of its device, made current: the copy waits for it
+    local a = M.on(d0, function() return cu.zeros(1 << 16, "f32") end)
+    local s0 = M.on(d0, function() return cu.stream() end)
+    do
+      local _ <close> = cu.use_stream(s0)
+      cu.sleep(30, { stream = s0 })
+      a:fill(3, { stream = s0 })
+      local b = M.on(d1, function() return cu.empty(1 << 16, "f32") end)
+      cu.copy(b, a)
+      T.eq(b:min():item(), 3.0, "the copy waited for the source device's current stream")
+    end
   end)
 
   T.case("the ledger counts copies between devices; the trace shows them" .. tag, function()

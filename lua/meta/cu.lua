@@ -70,17 +70,39 @@
 ---@field nccl cu.nccl NCCL collectives between GPUs
 cu = {}
 
---- The devices of the backend, each {index=, name=, sm_count=, memory=, l2=, cc=} (cc only on
---- CUDA). Indices are CUDA's ordinals (0-based). The host backend has one device.
+--- The devices of the backend, each {index=, name=, sm_count=, memory=, l2=, cc=, peers=} (cc
+--- only on CUDA). Indices are CUDA's ordinals (0-based). The host backend has one device, or
+--- CULUA_HOST_DEVICES=N simulated ones (see docs/devices.md). `peers` is keyed by the other devices'
+--- indices: `cu.devices()[1].peers[1]` is how device 0 reaches device 1.
 ---@return cu.DeviceInfo[]
 function cu.devices() end
 
 --- Gets the current device, or selects device `i` first (0-based). Work without an explicit stream
---- and new arrays go to the current device. A device that does not exist is an error naming the
---- valid range.
+--- and new arrays, streams and events go to the current device. A device that does not exist is an
+--- error naming the valid range. Prefer `cu.use_device` for a scope.
 ---@param i? integer the device to select
 ---@return integer # the current device
 function cu.device(i) end
+
+--- Selects device `i` (0-based) until the returned value is closed: `local _ <close> =
+--- cu.use_device(1)` makes device 1 current for the rest of the block, and the previous device
+--- current again when the block ends, also by an error. New arrays, streams, events and graphs
+--- belong to the current device; operations on arrays run on their arrays' device whatever the
+--- current one. Closing twice is harmless; the collector never restores (close it). A device that
+--- does not exist: "bad argument #1 to 'use_device' (device 5 does not exist (devices are
+--- numbered 0..1))".
+---@param i integer the device to select
+---@return cu.DeviceUse
+function cu.use_device(i) end
+
+--- What cu.use_device returns: closing it (`<close>` or :close()) selects `previous` again.
+---@class cu.DeviceUse
+---@field device integer the device selected
+---@field previous integer the device current before, selected again on close
+local DeviceUse = {}
+
+--- Selects the previous device again (idempotent; what `<close>` does).
+function DeviceUse:close() end
 
 --- Waits until all work queued on every stream of the current device has finished. Counted as an
 --- explicit synchronization in cu.ledger().
@@ -117,6 +139,12 @@ function cu.error_kind(err) end
 ---@field memory integer bytes of device memory
 ---@field l2 integer bytes of L2 cache
 ---@field cc? string compute capability such as "9.0" (CUDA only)
+---@field peers table<integer, cu.PeerLink> how this device reaches each other device, by index
+
+--- How one device reaches another (cu.devices()[i].peers[j]).
+---@class cu.PeerLink
+---@field access boolean peer access: copies go directly between the two GPUs (enabled by culua on the first copy); false: staged through host memory. Always false on the host backend
+---@field link "nvlink"|"pcie"|"host" NVLink (directly or through NVSwitch, from NVML), PCIe, or "host" for the host backend's simulated devices
 
 --- An options table with only a stream.
 ---@class cu.StreamOption
@@ -197,7 +225,10 @@ function cu.linspace(start, stop, count, dtype, opts) end
 --- must match, dtypes are converted and views may be non-contiguous. Device-to-device copies are
 --- asynchronous; copies between host and device are asynchronous only when the host side is
 --- pinned and a stream is given, otherwise they wait for the work using the device array and
---- return when done. Returns dst.
+--- return when done. Between two devices (any layout and dtype) the copy runs on the destination
+--- device's stream (stream= must belong to it), after the work queued on the source device's
+--- current stream; it goes peer to peer where cu.devices() shows access, else through host memory,
+--- and counts in cu.ledger()'s p2p fields. Returns dst.
 ---@param dst cu.Array
 ---@param src cu.Array
 ---@param opts? cu.StreamOption
@@ -309,11 +340,15 @@ function Array:totable() end
 ---@return cu.Array
 function Array:to_host(opts) end
 
---- A copy in device memory (on the stream's device, by default the current one), queued on the
---- stream; asynchronous from pinned memory with a stream, else it returns when the copy is done.
+--- A copy in device memory: on `device` when given, else on the stream's device, by default the
+--- current one; queued on the stream; asynchronous from pinned memory with a stream, else it
+--- returns when the copy is done. Moves a device array to another device (a:to_device(1)); with
+--- both, the stream must belong to `device`.
+---@param device? integer the target device (0-based)
 ---@param opts? cu.StreamOption
 ---@return cu.Array
-function Array:to_device(opts) end
+---@overload fun(self:cu.Array, opts?:cu.StreamOption):cu.Array
+function Array:to_device(device, opts) end
 
 --- Options of a:to_host().
 ---@class cu.ToHostOptions
@@ -1334,6 +1369,8 @@ function cu.ledger(fn) end
 ---@field pageable_calls integer
 ---@field pinned_bytes integer host side of host-device copies in pinned memory
 ---@field pinned_calls integer
+---@field p2p_bytes integer bytes moved between two devices (peer to peer or staged); packing a strided source or converting on the destination adds device copies counted in d2d_bytes
+---@field p2p_calls integer copies between two devices
 ---@field syncs integer every host wait (explicit and implicit)
 ---@field implicit_syncs integer waits the script did not ask for (a[i], :item(), pageable copies...)
 ---@field allocs integer arrays and host memory allocated

@@ -39,7 +39,7 @@ std::shared_ptr<Backend> make(const RuntimeOptions& options) {
 #endif
   uint64_t limit = options.host_memory_limit;
   if (!limit) limit = host_memory_limit_from_environment();
-  return host::make_backend(host::HostOptions{limit});
+  return host::make_backend(host::HostOptions{limit, host::host_devices_from_environment()});
 }
 
 RuntimeOptions engines(RuntimeOptions options) {

@@ -70,6 +70,15 @@ struct SequenceSpec {
   double stop = 0;
 };
 
+// How device `from` reaches device `to` (cu.devices()' peers): `access` is true when kernels and
+// copies on `from` can read and write `to`'s memory directly (CUDA peer access, enabled by the
+// backend on first use); `link` is "nvlink", "pcie", or "host" (the host backend's simulated
+// devices: plain memory copies).
+struct PeerLink {
+  bool access = false;
+  std::string link = "host";
+};
+
 struct PointerInfo {
   Location location = Location::Device;
   int device = 0;
@@ -142,6 +151,12 @@ class Backend {
   // (the CUDA backend stages large ones through pinned memory); callers wait for the stream before
   // such copies and after them.
   virtual void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute route) = 0;
+  // Several devices: `bytes` from device memory of `src_device` to device memory of `dst_device`,
+  // queued on `s` (a stream of `dst_device`; the caller orders it after the source's work). Peer
+  // access is used where peer_link says so, else the copy is staged through host memory.
+  virtual void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, size_t bytes,
+                           Stream& s) = 0;
+  virtual PeerLink peer_link(int from, int to) = 0;
   virtual void fill(const StridedView& dst, const void* value, Stream& s) = 0;
   virtual void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) = 0;
   virtual void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) = 0;

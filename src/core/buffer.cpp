@@ -41,7 +41,7 @@ void Buffer::record_use_slow(Stream& s) {
   }
   if (location_ == Location::Device) {
     if (uses_.size() > 0) {
-      auto ev = backend_->create_event(device_, false);
+      auto ev = backend_->create_event(uses_[0].stream->device(), false);
       ev->record(*uses_[0].stream);
       s.wait(*ev);
     }
@@ -99,7 +99,9 @@ void Buffer::free_after_uses(Backend& backend, void* data, size_t bytes, Locatio
       // stream gains a dependency it did not ask for.
       release_stream = backend.release_stream(device);
       for (size_t i = 0; i < uses.size(); ++i) {
-        auto ev = backend.create_event(device, false);
+        // The event belongs to the device of the stream it is recorded on (a copy between
+        // devices puts a stream of the other device among the uses).
+        auto ev = backend.create_event(uses[i].stream->device(), false);
         ev->record(*uses[i].stream);
         release_stream->wait(*ev);
       }

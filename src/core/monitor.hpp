@@ -23,6 +23,7 @@ struct Ledger {
   uint64_t h2d_calls = 0, d2h_calls = 0, d2d_calls = 0;
   uint64_t pageable_bytes = 0, pageable_calls = 0;
   uint64_t pinned_bytes = 0, pinned_calls = 0;
+  uint64_t p2p_bytes = 0, p2p_calls = 0;  // copies between two devices (peer or staged)
   uint64_t syncs = 0;           // every time the host waited for the device (explicit or not)
   uint64_t implicit_syncs = 0;  // ... of which an operation waited without being asked to
   uint64_t allocs = 0, alloc_bytes = 0;  // memory allocations through the backend

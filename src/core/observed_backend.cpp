@@ -154,6 +154,16 @@ class ObservedBackend final : public Backend {
     OpScope scope(*m_, s, op);
     inner_->memcpy(dst, src, bytes, s, r);
   }
+  void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, size_t bytes,
+                   Stream& s) override {
+    Ledger& l = ledger_for(*m_, s);
+    l.p2p_bytes += bytes;
+    ++l.p2p_calls;
+    const OpInfo op{"copy PtoP", OpCategory::Copy, 2 * bytes};
+    OpScope scope(*m_, s, op);
+    inner_->memcpy_peer(dst, dst_device, src, src_device, bytes, s);
+  }
+  PeerLink peer_link(int from, int to) override { return inner_->peer_link(from, to); }
   void fill(const StridedView& dst, const void* value, Stream& s) override {
     const OpInfo op{"fill", OpCategory::Kernel, view_bytes(dst)};
     OpScope scope(*m_, s, op);

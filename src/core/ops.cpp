@@ -47,18 +47,47 @@ void host_copy(Runtime& rt, const Array& dst, const Array& src) {
   rt.host_math().copy_cast(dst.view(), src.view());
 }
 
+// A copy between two devices, queued on `s` (a stream of the destination's device): a strided
+// source is first packed on its own device, the packed bytes move with Backend::memcpy_peer (peer
+// access, or staged through host memory), and a strided or converting destination is filled
+// from them by a copy on its device. The copy waits for the work queued on the source device's
+// current stream (an event recorded there, waited for on `s`); the buffers record `s` among their
+// uses, so that their frees wait for it.
+void peer_copy(Runtime& rt, const Array& dst, const Array& src, Stream& s) {
+  Backend& b = rt.backend();
+  Stream& src_stream = rt.stream_for_device(src.device());
+  Array packed = src;
+  if (!src.is_contiguous()) {
+    packed = empty(rt, src.shape(), src.dtype(), Location::Device, &src_stream);
+    src.buffer()->record_use(src_stream);
+    b.copy_cast(packed.view(), src.view(), src_stream);
+  }
+  auto ready = b.create_event(src.device(), false);
+  ready->record(src_stream);
+  s.wait(*ready);
+  Array landed = dst;
+  if (!dst.is_contiguous() || dst.dtype() != src.dtype()) {
+    landed = empty(rt, dst.shape(), src.dtype(), Location::Device, &s);
+  }
+  packed.buffer()->record_use(s);
+  if (packed.buffer() != src.buffer()) src.buffer()->record_use(s);
+  landed.buffer()->record_use(s);
+  dst.buffer()->record_use(s);
+  b.memcpy_peer(landed.data(), dst.device(), packed.data(), src.device(), packed.nbytes(), s);
+  if (landed.buffer() != dst.buffer()) b.copy_cast(dst.view(), landed.view(), s);
+}
+
 void device_copy(Runtime& rt, const Array& dst, const Array& src, Stream& s) {
+  if (dst.device() != src.device()) {
+    peer_copy(rt, dst, src, s);
+    return;
+  }
   Backend& b = rt.backend();
   dst.buffer()->record_use(s);
   src.buffer()->record_use(s);
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
     b.memcpy(dst.data(), src.data(), dst.nbytes(), s, {});
     return;
-  }
-  if (dst.device() != src.device()) {
-    fail(ErrorKind::Unsupported,
-         "copies between devices need contiguous arrays of one dtype; call contiguous() or "
-         "astype() first");
   }
   b.copy_cast(dst.view(), src.view(), s);
 }
@@ -281,6 +310,13 @@ void copy(Runtime& rt, const Array& dst, const Array& src, Stream* stream) {
   if (dst_host && src_host) {
     host_copy(rt, dst, src);
     return;
+  }
+  if (const Capture* c = Capture::active();
+      c && !dst_host && !src_host && dst.device() != src.device()) {
+    fail(ErrorKind::Capture,
+         "a copy from device {} to device {} cannot be captured into {}: copy outside the "
+         "graph's function",
+         src.device(), dst.device(), c->label());
   }
   // Inside a graph's capture every copy is queued work (nothing can wait): a copy without
   // stream= goes to the current stream, asynchronously where the host side is pinned.

@@ -71,6 +71,10 @@ class Runtime {
 
   int device() { return backend_ ? device_ : (backend(), device_); }
   void set_device(int device);
+  // Selects a device that set_device accepted before (cu.use_device's restore); never throws.
+  void restore_device(int device) noexcept {
+    if (device >= 0 && static_cast<size_t>(device) < current_streams_.size()) device_ = device;
+  }
   // The stream that work without an explicit stream goes to, per device.
   Stream& stream_for_device(int device);
   Stream& current_stream() { return stream_for_device(device()); }
@@ -121,6 +125,22 @@ class Runtime {
   std::string fatal_location_;
   RandomState random_state_;
   bool abandoned_ = false;
+};
+
+// Selects `device` for a scope (the device must exist), and the previous device again when the
+// scope ends, also by an error.
+class DeviceSelection {
+ public:
+  DeviceSelection(Runtime& rt, int device) : rt_(rt), previous_(rt.device()) {
+    rt.set_device(device);
+  }
+  ~DeviceSelection() { rt_.restore_device(previous_); }
+  DeviceSelection(const DeviceSelection&) = delete;
+  DeviceSelection& operator=(const DeviceSelection&) = delete;
+
+ private:
+  Runtime& rt_;
+  int previous_;
 };
 
 // Makes `s` the current stream of its device for a scope (cu.bench, cu.graph: work without

@@ -6,11 +6,14 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/blas_call.hpp"
@@ -24,6 +27,7 @@
 #include "cuda/cublas.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_stream.hpp"
+#include "cuda/nvlink.hpp"
 #include "cuda/pageable_copy.hpp"
 #include "cuda/pinned_pool.hpp"
 #include "cuda/rtc.hpp"
@@ -264,6 +268,49 @@ class CudaBackend final : public Backend {
       return;
     }
     CULUA_CUDA_CHECK(*health_, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cu(s)));
+  }
+
+  // cudaMemcpyPeerAsync copies directly over NVLink or PCIe where peer access is enabled (done
+  // once per pair, with the pools opened to each other), and is staged through host memory by the
+  // driver otherwise.
+  void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, size_t bytes,
+                   Stream& s) override {
+    health_->check_usable();
+    health_->note_op("memcpy_peer");
+    state(dst_device);
+    state(src_device);
+    enable_peer_access(dst_device, src_device);
+    const DeviceScope scope(s.device(), *health_);
+    CULUA_CUDA_CHECK(*health_, cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, cu(s)));
+  }
+
+  PeerLink peer_link(int from, int to) override {
+    health_->check_usable();
+    if (from < 0 || from >= device_count() || to < 0 || to >= device_count()) {
+      fail(ErrorKind::Index, "CUDA device {} or {} does not exist ({} devices)", from, to,
+           device_count());
+    }
+    PeerLink l;
+    if (from == to) {
+      l.access = true;
+      l.link = "self";
+      return l;
+    }
+    int can = 0;
+    CULUA_CUDA_CHECK(*health_, cudaDeviceCanAccessPeer(&can, from, to));
+    l.access = can != 0;
+    std::optional<bool> nvlink = nvlink_between(from, to);
+    if (!nvlink && l.access) {
+      // No NVML: native atomics between peers come with NVLink, not with PCIe.
+      int atomics = 0;
+      if (cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, from, to) !=
+          cudaSuccess) {
+        cudaGetLastError();
+      }
+      nvlink = atomics != 0;
+    }
+    l.link = nvlink.value_or(false) ? "nvlink" : "pcie";
+    return l;
   }
 
   void fill(const StridedView& dst, const void* value, Stream& s) override {
@@ -548,6 +595,38 @@ class CudaBackend final : public Backend {
     return stream;
   }
 
+  // Peer access both ways between two devices, when the hardware allows it: each device may then
+  // read and write the other's memory, pool allocations included (cudaDeviceEnablePeerAccess does
+  // not cover memory pools: cudaMemPoolSetAccess does). Asked once per pair.
+  void enable_peer_access(int a, int b) {
+    if (a == b) return;
+    const size_t n = devices_.size();
+    std::lock_guard lock(init_mutex_);
+    if (peer_checked_.size() != n * n) peer_checked_.assign(n * n, false);
+    const size_t key =
+        static_cast<size_t>(std::min(a, b)) * n + static_cast<size_t>(std::max(a, b));
+    if (peer_checked_[key]) return;
+    peer_checked_[key] = true;
+    for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      int can = 0;
+      CULUA_CUDA_CHECK(*health_, cudaDeviceCanAccessPeer(&can, from, to));
+      if (!can) continue;
+      const DeviceScope scope(from, *health_);
+      const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError();
+      } else {
+        CULUA_CUDA_CHECK(*health_, e);
+      }
+      cudaMemAccessDesc desc{};
+      desc.location.type = cudaMemLocationTypeDevice;
+      desc.location.id = from;
+      desc.flags = cudaMemAccessFlagsProtReadWrite;
+      CULUA_CUDA_CHECK(
+          *health_, cudaMemPoolSetAccess(devices_[static_cast<size_t>(to)].pool.get(), &desc, 1));
+    }
+  }
+
   Cublas& blas() {
     std::lock_guard lock(init_mutex_);
     if (!blas_) blas_ = std::make_unique<Cublas>(health_);
@@ -558,6 +637,7 @@ class CudaBackend final : public Backend {
   std::shared_ptr<StreamRegistry> streams_ = std::make_shared<StreamRegistry>();
   std::vector<DeviceState> devices_;
   std::mutex init_mutex_;
+  std::vector<bool> peer_checked_;  // by (lower, higher) device pair: enable_peer_access ran
   PinnedPool pinned_{health_};
   PageableCopier pageable_{health_};
   std::unique_ptr<Cublas> blas_;  // created on first use; destroyed first

@@ -74,12 +74,38 @@ std::shared_ptr<Backend> make_backend(const HostOptions& options) {
   return std::make_shared<HostBackend>(options);
 }
 
+int host_devices_from_environment() {
+  const char* env = std::getenv("CULUA_HOST_DEVICES");
+  if (!env || !*env) return 1;
+  constexpr int kMax = 64;
+  int n = 0;
+  const std::string_view s = env;
+  bool ok = s.size() <= 2;
+  for (const char c : s) {
+    ok = ok && c >= '0' && c <= '9';
+    if (ok) n = n * 10 + (c - '0');
+  }
+  if (!ok || n < 1 || n > kMax) {
+    fail(ErrorKind::Value,
+         "CULUA_HOST_DEVICES: cannot use '{}' as the number of simulated host devices (an integer "
+         "from 1 to {})",
+         s, kMax);
+  }
+  return n;
+}
+
 HostBackend::HostBackend(const HostOptions& options)
-    : options_(options), physical_memory_(physical_memory()) {}
+    : options_(options), physical_memory_(physical_memory()) {
+  if (options_.devices < 1) options_.devices = 1;
+  devices_.reserve(static_cast<size_t>(options_.devices));
+  for (int i = 0; i < options_.devices; ++i) devices_.push_back(std::make_unique<DeviceState>());
+}
 
 HostBackend::~HostBackend() {
-  default_stream_.reset();
-  release_stream_.reset();
+  for (auto& d : devices_) {
+    d->default_stream.reset();
+    d->release_stream.reset();
+  }
   std::lock_guard lock(mutex_);
   for (auto& w : workers_) {
     {
@@ -95,12 +121,21 @@ void HostBackend::check_usable() const {
   if (health_->poisoned.load()) fail(ErrorKind::Fatal, "{}", poison_message());
 }
 
+HostBackend::DeviceState& HostBackend::state(int device) {
+  if (device < 0 || device >= options_.devices) {
+    fail(ErrorKind::Index, "host device {} does not exist ({} device{})", device, options_.devices,
+         options_.devices == 1 ? "" : "s");
+  }
+  return *devices_[static_cast<size_t>(device)];
+}
+
 std::string HostBackend::poison_message() const {
   std::lock_guard lock(health_->m);
   return health_->message;
 }
 
 DeviceInfo HostBackend::device_info(int device) {
+  state(device);
   DeviceInfo d;
   d.index = device;
   const unsigned threads = std::thread::hardware_concurrency();
@@ -138,7 +173,7 @@ std::shared_ptr<HostStream> HostBackend::new_stream(int device, StreamPriority p
   // Room first, so that the started thread always lands in workers_ (a std::thread destroyed
   // while joinable would terminate the process).
   workers_.reserve(workers_.size() + 1);
-  workers_.push_back(Worker{start_worker(q), q});
+  workers_.push_back(Worker{start_worker(q), q, device});
   return stream;
 }
 
@@ -157,29 +192,36 @@ int HostBackend::abandon_queued_work() noexcept {
 
 std::shared_ptr<Stream> HostBackend::default_stream(int device) {
   check_usable();
-  if (!default_stream_) default_stream_ = new_stream(device, StreamPriority::Normal);
-  return default_stream_;
+  DeviceState& d = state(device);
+  if (!d.default_stream) d.default_stream = new_stream(device, StreamPriority::Normal);
+  return d.default_stream;
 }
 
 std::shared_ptr<Stream> HostBackend::release_stream(int device) {
-  if (!release_stream_) release_stream_ = new_stream(device, StreamPriority::Normal);
-  return release_stream_;
+  DeviceState& d = state(device);
+  if (!d.release_stream) d.release_stream = new_stream(device, StreamPriority::Normal);
+  return d.release_stream;
 }
 
 std::shared_ptr<Stream> HostBackend::create_stream(int device, StreamPriority p) {
   check_usable();
+  state(device);
   return new_stream(device, p);
 }
 
 std::shared_ptr<Event> HostBackend::create_event(int device, bool timing) {
+  state(device);
   return std::make_shared<HostEvent>(device, timing);
 }
 
-void HostBackend::synchronize_device(int) {
+void HostBackend::synchronize_device(int device) {
+  state(device);
   std::vector<std::shared_ptr<WorkQueue>> queues;
   {
     std::lock_guard lock(mutex_);
-    for (auto& w : workers_) queues.push_back(w.queue);
+    for (auto& w : workers_) {
+      if (w.device == device) queues.push_back(w.queue);
+    }
   }
   std::vector<uint64_t> targets;
   targets.reserve(queues.size());
@@ -215,22 +257,25 @@ HostStream& HostBackend::host_stream(Stream& s) {
   return dynamic_cast<HostStream&>(s);
 }
 
-void* HostBackend::allocate(size_t bytes, Location loc, int, Stream*) {
+void* HostBackend::allocate(size_t bytes, Location loc, int device, Stream*) {
   check_usable();
   if (loc == Location::Device) {
     const uint64_t limit = options_.memory_limit ? options_.memory_limit : physical_memory_;
-    if (live_device_bytes_.load() + bytes > limit) {
+    if (state(device).live_bytes.load() + bytes > limit) {
       fail(ErrorKind::OutOfMemory, "host backend memory limit reached");
     }
   }
   void* p = allocate_host_memory(bytes);
   if (!p) fail(ErrorKind::OutOfMemory, "host allocation failed");
-  if (loc == Location::Device) live_device_bytes_ += bytes;
+  if (loc == Location::Device) state(device).live_bytes += bytes;
   return p;
 }
 
-void HostBackend::deallocate(void* p, size_t bytes, Location loc, int, Stream* stream) noexcept {
-  auto release = [p, bytes, loc, live = &live_device_bytes_] {
+void HostBackend::deallocate(void* p, size_t bytes, Location loc, int device,
+                             Stream* stream) noexcept {
+  const size_t index =
+      device >= 0 && device < options_.devices ? static_cast<size_t>(device) : size_t{0};
+  auto release = [p, bytes, loc, live = &devices_[index]->live_bytes] {
     free_host_memory(p, bytes);
     if (loc == Location::Device) *live -= bytes;
   };
@@ -245,10 +290,10 @@ void HostBackend::deallocate(void* p, size_t bytes, Location loc, int, Stream* s
   }
 }
 
-MemoryInfo HostBackend::memory_info(Location loc, int) {
+MemoryInfo HostBackend::memory_info(Location loc, int device) {
   if (loc == Location::Device) {
     const uint64_t limit = options_.memory_limit ? options_.memory_limit : physical_memory_;
-    const uint64_t live = live_device_bytes_.load();
+    const uint64_t live = state(device).live_bytes.load();
     return MemoryInfo{live < limit ? limit - live : 0, limit};
   }
   return MemoryInfo{available_memory(), physical_memory_};
@@ -257,6 +302,20 @@ MemoryInfo HostBackend::memory_info(Location loc, int) {
 void HostBackend::memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute) {
   check_usable();
   host_stream(s).enqueue([dst, src, bytes] { std::memcpy(dst, src, bytes); });
+}
+
+void HostBackend::memcpy_peer(void* dst, int dst_device, const void* src, int src_device,
+                              size_t bytes, Stream& s) {
+  check_usable();
+  state(dst_device);
+  state(src_device);
+  host_stream(s).enqueue([dst, src, bytes] { std::memcpy(dst, src, bytes); });
+}
+
+PeerLink HostBackend::peer_link(int from, int to) {
+  state(from);
+  state(to);
+  return PeerLink{false, "host"};
 }
 
 void HostBackend::fill(const StridedView& dst, const void* value, Stream& s) {

@@ -14,10 +14,16 @@
 namespace culua::detail::host {
 
 struct HostOptions {
-  uint64_t memory_limit = 0;  // cap on "device" memory in bytes; 0: physical memory
+  uint64_t memory_limit = 0;  // cap on each device's memory in bytes; 0: physical memory
+  // Simulated devices (CULUA_HOST_DEVICES), each with its own streams and memory accounting, so
+  // that the several-device paths run without GPUs. Copies between them are plain memcpy.
+  int devices = 1;
 };
 
 std::shared_ptr<Backend> make_backend(const HostOptions& options);
+
+// $CULUA_HOST_DEVICES (1 when unset); a bad value throws naming the variable.
+int host_devices_from_environment();
 
 class HostBackend final : public Backend {
  public:
@@ -25,7 +31,7 @@ class HostBackend final : public Backend {
   ~HostBackend() override;
 
   BackendKind kind() const override { return BackendKind::Host; }
-  int device_count() override { return 1; }
+  int device_count() override { return options_.devices; }
   DeviceInfo device_info(int device) override;
   std::shared_ptr<Stream> default_stream(int device) override;
   std::shared_ptr<Stream> release_stream(int device) override;
@@ -41,6 +47,9 @@ class HostBackend final : public Backend {
   void trim(int) noexcept override {}
 
   void memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute route) override;
+  void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, size_t bytes,
+                   Stream& s) override;
+  PeerLink peer_link(int from, int to) override;
   void fill(const StridedView& dst, const void* value, Stream& s) override;
   void copy_cast(const StridedView& dst, const StridedView& src, Stream& s) override;
   void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) override;
@@ -64,26 +73,34 @@ class HostBackend final : public Backend {
   bool poisoned() const override { return health_->poisoned.load(); }
   std::string poison_message() const override;
 
-  uint64_t live_device_bytes() const { return live_device_bytes_.load(); }
+  uint64_t live_device_bytes(int device = 0) const {
+    return devices_[static_cast<size_t>(device)]->live_bytes.load();
+  }
 
  private:
+  // One simulated device: its memory accounting and its internal streams.
+  struct DeviceState {
+    std::atomic<uint64_t> live_bytes{0};
+    std::shared_ptr<Stream> default_stream;
+    std::shared_ptr<Stream> release_stream;
+  };
   void check_usable() const;
+  DeviceState& state(int device);
   HostStream& host_stream(Stream& s);
   std::shared_ptr<HostStream> new_stream(int device, StreamPriority p);
 
   HostOptions options_;
   uint64_t physical_memory_;
-  std::atomic<uint64_t> live_device_bytes_{0};
   std::atomic<uint64_t> next_stream_id_{0};
   std::shared_ptr<Health> health_ = std::make_shared<Health>();
   std::mutex mutex_;  // guards the members below
   struct Worker {
     std::thread thread;
     std::shared_ptr<WorkQueue> queue;
+    int device = 0;
   };
   std::vector<Worker> workers_;
-  std::shared_ptr<Stream> default_stream_;
-  std::shared_ptr<Stream> release_stream_;
+  std::vector<std::unique_ptr<DeviceState>> devices_;
 };
 
 }  // namespace culua::detail::host

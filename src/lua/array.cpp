@@ -266,6 +266,17 @@ int l_copy(lua_State* L) {
   Array& src = check_array(L, 2);
   check_options(L, 3, {"stream"});
   Stream* s = opt_stream(L, 3);
+  if (s) {
+    // The copy runs on the destination's device (the source's when the destination is host
+    // memory); a copy between devices waits there for the source's work.
+    const Array& side = dst.location() == Location::Device ? dst : src;
+    if (side.location() == Location::Device && s->device() != side.device()) {
+      option_error(
+          3, "stream", ErrorKind::Value,
+          fmt::format("stream of device {}, expected device {} (the {}'s device)", s->device(),
+                      side.device(), &side == &dst ? "destination" : "source"));
+    }
+  }
   copy(runtime(L), dst, src, s);
   lua_settop(L, 1);
   return 1;
@@ -461,12 +472,34 @@ int a_to_host(lua_State* L) {
   return 1;
 }
 
+// a:to_device([device] [, {stream=}]): a copy on `device` (the current device when absent; the
+// stream's when only stream= is given).
 int a_to_device(lua_State* L) {
   Array& a = check_array(L, 1);
-  check_options(L, 2, {"stream"});
-  Stream* s = opt_stream(L, 2);
+  int opts = 2;
+  std::optional<int> device;
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    device = check_device_index(L, 2);
+    opts = 3;
+  } else if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2)) {
+    type_error(L, 2, "device index or options table");
+  }
+  check_options(L, opts, {"stream"});
+  Stream* s = opt_stream(L, opts);
+  Runtime& rt = runtime(L);
+  if (device && s && s->device() != *device) {
+    option_error(opts, "stream", ErrorKind::Value,
+                 fmt::format("stream of device {}, expected device {} (the target device)",
+                             s->device(), *device));
+  }
   ArrayBox* box = new_array(L);
-  box->array = to_location(runtime(L), a, Location::Device, s);
+  if (device && !s) {
+    // Allocated on, and copied by, the target device's current stream.
+    const DeviceSelection selected(rt, *device);
+    box->array = to_location(rt, a, Location::Device, nullptr);
+  } else {
+    box->array = to_location(rt, a, Location::Device, s);
+  }
   return 1;
 }
 

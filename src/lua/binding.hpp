@@ -335,6 +335,14 @@ void push_array(lua_State* L, Array a);
 Array& check_array(lua_State* L, int idx);    // raises for non-arrays and freed arrays
 ArrayBox* test_array(lua_State* L, int idx);  // null when not a cu.Array
 
+// Several devices (devices.cpp). check_one_device: the device of the first device array among
+// the arguments `args` (-1 when none); raises an argument error for a later one on another
+// device, and an option error (options table at `opts`) for out= or stream= of another device.
+int check_one_device(lua_State* L, std::initializer_list<int> args, int opts = 0,
+                     const Array* out = nullptr, const Stream* stream = nullptr);
+// A device index argument (0-based): raises "device 5 does not exist (devices are numbered 0..1)".
+int check_device_index(lua_State* L, int arg);
+
 // Streams and events (stream.cpp, event.cpp).
 void push_stream(lua_State* L, std::shared_ptr<Stream> s);
 Stream& check_stream(lua_State* L, int idx);

@@ -511,13 +511,34 @@ void launch_with(lua_State* L, LuaKernel& lk, const LaunchDims& d, Stream* strea
   rtc::RtcKernel& k = *lk.kernel;
   Context& ctx = context(L);
   Runtime& rt = *ctx.rt;
-  Stream& s = stream ? *stream : rt.current_stream();
   const auto& params = k.params();
   const int nargs = lua_gettop(L) - first + 1;
   if (nargs != static_cast<int>(params.size())) {
     fail(ErrorKind::Value, "{} takes {} argument{}{}, got {}", k.signature(), params.size(),
          params.size() == 1 ? "" : "s", first > 2 ? " after the launch configuration" : "", nargs);
   }
+  // The launch goes to the device of its arrays (all on one), on the stream given or that
+  // device's current stream.
+  int device = -1;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].type.kind != rtc::ParamKind::Pointer) continue;
+    const int idx = first + static_cast<int>(i);
+    ArrayBox* box = test_array(L, idx);
+    if (!box || !box->array.alive() || box->array.location() != Location::Device) continue;
+    const int on = box->array.device();
+    if (device < 0) {
+      device = on;
+    } else if (on != device) {
+      arg_error(idx, fmt::format("array on device {}, expected device {} (the first array's "
+                                 "device); copy it with cu.copy",
+                                 on, device));
+    }
+  }
+  if (stream && device >= 0 && stream->device() != device) {
+    fail(ErrorKind::Value, "the stream belongs to device {} but the arrays to device {}",
+         stream->device(), device);
+  }
+  Stream& s = stream ? *stream : device >= 0 ? rt.stream_for_device(device) : rt.current_stream();
   rtc::RtcKernel::OnDevice& dev = k.on_device(rt.backend(), s.device());
   k.prepare(dev, d);
 

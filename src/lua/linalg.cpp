@@ -42,6 +42,7 @@ int l_matmul(lua_State* L) {
   o.tb = opt_boolean(L, 3, "tb", false);
   o.tf32 = opt_boolean(L, 3, "tf32", false);
   o.stream = opt_stream(L, 3);
+  check_one_device(L, {1, 2}, 3, o.out, o.stream);
   Array result = matmul(runtime(L), a, b, o);
   return push_result(L, 3, o.out, std::move(result));
 }
@@ -54,6 +55,7 @@ int l_dot(lua_State* L) {
     arg_error(4, fmt::format("no value expected, got {}", luaL_typename(L, 4)));
   const Array* out = opt_array(L, 3, "out");
   Stream* s = opt_stream(L, 3);
+  check_one_device(L, {1, 2}, 3, out, s);
   Array result = dot(runtime(L), x, y, out, s);
   return push_result(L, 3, out, std::move(result));
 }

@@ -49,6 +49,7 @@ int l_binary(lua_State* L) {
   const Operand a = check_operand(L, 1, 1);
   const Operand b = check_operand(L, 2, 2);
   const Options o = check_math_options(L, 3);
+  check_one_device(L, {1, 2}, 3, o.out, o.stream);
   push_result(L, binary(runtime(L), op, a, b, o.out, o.stream), o, 3);
   return 1;
 }
@@ -60,6 +61,7 @@ int m_binary(lua_State* L) {
   if (!test_array(L, 1) && !test_array(L, 2)) type_error(L, 1, kArrayType);
   const Operand a = check_operand(L, 1, 1);
   const Operand b = check_operand(L, 2, 2);
+  check_one_device(L, {1, 2});
   push_array(L, binary(runtime(L), op, a, b));
   return 1;
 }
@@ -93,6 +95,7 @@ int l_unary(lua_State* L) {
   if (!box) type_error(L, 1, kArrayType);
   box->array.check_alive();
   const Options o = check_math_options(L, 2);
+  check_one_device(L, {1}, 2, o.out, o.stream);
   push_result(L, unary(runtime(L), op, box->array, o.out, o.stream), o, 2);
   return 1;
 }
@@ -107,6 +110,7 @@ int l_where(lua_State* L) {
   const Operand x = check_operand(L, 2, 2);
   const Operand y = check_operand(L, 3, 3);
   const Options o = check_math_options(L, 4);
+  check_one_device(L, {1, 2, 3}, 4, o.out, o.stream);
   push_result(L, where(runtime(L), c, x, y, o.out, o.stream), o, 4);
   return 1;
 }

@@ -102,6 +102,8 @@ constexpr LedgerField kLedgerFields[] = {
     {"pageable_calls", &Ledger::pageable_calls},
     {"pinned_bytes", &Ledger::pinned_bytes},
     {"pinned_calls", &Ledger::pinned_calls},
+    {"p2p_bytes", &Ledger::p2p_bytes},
+    {"p2p_calls", &Ledger::p2p_calls},
     {"syncs", &Ledger::syncs},
     {"implicit_syncs", &Ledger::implicit_syncs},
     {"allocs", &Ledger::allocs},
@@ -158,6 +160,10 @@ int ledger_tostring(lua_State* L) {
       l.syncs == 1 ? "" : "s", l.implicit_syncs, l.allocs, l.allocs == 1 ? "" : "s",
       bytes(l.alloc_bytes), l.launches, l.launches == 1 ? "" : "s", l.graph_launches,
       l.graph_launches == 1 ? "" : "es");
+  if (l.p2p_calls) {
+    s += fmt::format(" | between devices {} in {} call{}", bytes(l.p2p_bytes), l.p2p_calls,
+                     l.p2p_calls == 1 ? "" : "s");
+  }
   const std::string nccl = l.nccl_calls == 0
                                ? std::string()
                                : fmt::format(" | NCCL {} in {} call{}", bytes(l.nccl_bytes),

@@ -32,12 +32,29 @@ void push_device_info(lua_State* L, const DeviceInfo& d, bool cuda) {
   }
 }
 
+// peers: {[j] = {access=, link=}} for every other device j (keys are device indices).
+void push_peers(lua_State* L, Backend& b, int device, int n) {
+  lua_createtable(L, 0, n > 1 ? n - 1 : 0);
+  for (int j = 0; j < n; ++j) {
+    if (j == device) continue;
+    const PeerLink link = b.peer_link(device, j);
+    lua_createtable(L, 0, 2);
+    lua_pushboolean(L, link.access);
+    lua_setfield(L, -2, "access");
+    lua_pushlstring(L, link.link.data(), link.link.size());
+    lua_setfield(L, -2, "link");
+    lua_rawseti(L, -2, j);
+  }
+  lua_setfield(L, -2, "peers");
+}
+
 int l_devices(lua_State* L) {
   Backend& b = runtime(L).backend();
   const int n = b.device_count();
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; ++i) {
     push_device_info(L, b.device_info(i), b.kind() == BackendKind::Cuda);
+    push_peers(L, b, i, n);
     lua_rawseti(L, -2, i + 1);
   }
   return 1;
@@ -45,18 +62,75 @@ int l_devices(lua_State* L) {
 
 int l_device(lua_State* L) {
   Runtime& rt = runtime(L);
-  if (!lua_isnoneornil(L, 1)) {
-    const int64_t d = as_argument(1, [&] { return check_integer(L, 1, "device"); });
-    if (d < 0 || d >= rt.backend().device_count()) {
-      arg_error(1,
-                fmt::format("device {} does not exist (devices are numbered 0..{})", lua_Integer(d),
-                            rt.backend().device_count() - 1),
-                ErrorKind::Index);
-    }
-    rt.set_device(static_cast<int>(d));
-  }
+  if (!lua_isnoneornil(L, 1)) rt.set_device(check_device_index(L, 1));
   lua_pushinteger(L, rt.device());
   return 1;
+}
+
+// cu.use_device(i): selects device i until the returned value is closed (`local _ <close> =
+// cu.use_device(i)`), which selects the previous device again, also when an error leaves the
+// block. The collector never restores: only closing does.
+constexpr char kDeviceUseType[] = "cu.DeviceUse";
+struct DeviceUse {
+  int device = 0;
+  int previous = 0;
+  bool closed = true;
+};
+
+int l_use_device(lua_State* L) {
+  Runtime& rt = runtime(L);
+  const int d = check_device_index(L, 1);
+  if (lua_gettop(L) > 1)
+    arg_error(2, fmt::format("no value expected, got {}", luaL_typename(L, 2)));
+  auto* u = static_cast<DeviceUse*>(lua_newuserdatauv(L, sizeof(DeviceUse), 0));
+  new (u) DeviceUse{};
+  set_metatable(L, kDeviceUseType);
+  u->previous = rt.device();
+  u->device = d;
+  rt.set_device(d);
+  u->closed = false;
+  return 1;
+}
+
+int device_use_close(lua_State* L) {
+  auto* u = check_box<DeviceUse>(L, 1, kDeviceUseType);
+  if (u->closed) return 0;
+  u->closed = true;
+  runtime(L).restore_device(u->previous);
+  return 0;
+}
+
+int device_use_tostring(lua_State* L) {
+  auto* u = check_box<DeviceUse>(L, 1, kDeviceUseType);
+  lua_pushfstring(L, "cu.DeviceUse(device=%d, previous=%d%s)", u->device, u->previous,
+                  u->closed ? ", closed" : "");
+  return 1;
+}
+
+int device_use_index(lua_State* L) {
+  auto* u = check_box<DeviceUse>(L, 1, kDeviceUseType);
+  const std::string_view k = arg_string(L, 2);
+  if (k == "device") {
+    lua_pushinteger(L, u->device);
+  } else if (k == "previous") {
+    lua_pushinteger(L, u->previous);
+  } else if (k == "close") {
+    lua_pushcfunction(L, entry<device_use_close>);
+  } else {
+    fail(ErrorKind::Index, "{} has no field '{}' (it has device, previous, close)", kDeviceUseType,
+         k);
+  }
+  return 1;
+}
+
+void register_device_use(lua_State* L) {
+  new_metatable(L, kDeviceUseType);
+  const luaL_Reg meta[] = {{"__close", entry<device_use_close>},
+                           {"__tostring", entry<device_use_tostring>},
+                           {"__index", entry<device_use_index>},
+                           {nullptr, nullptr}};
+  luaL_setfuncs(L, meta, 0);
+  lua_pop(L, 1);
 }
 
 int l_sync(lua_State* L) {
@@ -211,12 +285,11 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_sweep(L);
   register_json(L);
   register_nccl(L);
+  register_device_use(L);
   register_error(L);
-  const luaL_Reg functions[] = {{"devices", entry<l_devices>},
-                                {"device", entry<l_device>},
-                                {"sync", entry<l_sync>},
-                                {"sleep", entry<l_sleep>},
-                                {nullptr, nullptr}};
+  const luaL_Reg functions[] = {{"devices", entry<l_devices>},       {"device", entry<l_device>},
+                                {"use_device", entry<l_use_device>}, {"sync", entry<l_sync>},
+                                {"sleep", entry<l_sleep>},           {nullptr, nullptr}};
   luaL_setfuncs(L, functions, 0);
   lua_pushcfunction(L, entry<l_help>);
   lua_setfield(L, -2, "help");

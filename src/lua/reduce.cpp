@@ -46,6 +46,7 @@ int l_reduce(lua_State* L) {
   const bool keepdims = opt_boolean(L, 2, "keepdims", false);
   const Array* out = opt_array(L, 2, "out");
   Stream* stream = opt_stream(L, 2);
+  check_one_device(L, {1}, 2, out, stream);
   Array result = reduce(runtime(L), Op, box->array, axis, keepdims, out, stream);
   if (out) {
     get_option(L, 2, "out");  // the caller's own out array

@@ -247,9 +247,12 @@ TEST_CASE("runtime: default and current streams", "[host][stream]") {
   CHECK(error_kind_of([] { parse_byte_size("18446744073709551615"); }) == ErrorKind::Value);
   CHECK(error_kind_of([] { parse_byte_size("99999999999999999999999999"); }) == ErrorKind::Value);
   CHECK(error_kind_of([] { parse_backend("gpu"); }) == ErrorKind::Value);
-  // An event of another device is refused.
-  auto ev = rt.backend().create_event(1, false);
-  CHECK(error_kind_of([&] { ev->record(*s); }) == ErrorKind::Value);
+  // A device that does not exist has no events; an event of another device is refused.
+  CHECK(error_kind_of([&] { rt.backend().create_event(1, false); }) == ErrorKind::Index);
+  Runtime two(host_options(), host::make_backend(host::HostOptions{0, 2}));
+  auto ev = two.backend().create_event(1, false);
+  auto s0 = two.backend().create_stream(0, StreamPriority::Normal);
+  CHECK(error_kind_of([&] { ev->record(*s0); }) == ErrorKind::Value);
 }
 
 TEST_CASE("host backend: a failing task poisons the backend", "[host][stream]") {

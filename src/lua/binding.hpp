@@ -363,6 +363,8 @@ void register_bench(lua_State* L);
 void register_sweep(lua_State* L);
 // cu.json: encode, decode and null (json.cpp).
 void register_json(lua_State* L);
+// cu.mpi (mpi.cpp; functions that raise on a build without MPI).
+void register_mpi(lua_State* L);
 // Adds methods (a:sum(), a:exp()) to cu.Array; call after register_array.
 void add_array_methods(lua_State* L, const luaL_Reg* methods);
 

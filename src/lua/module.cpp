@@ -210,6 +210,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_bench(L);
   register_sweep(L);
   register_json(L);
+  register_mpi(L);
   register_error(L);
   const luaL_Reg functions[] = {{"devices", entry<l_devices>},
                                 {"device", entry<l_device>},

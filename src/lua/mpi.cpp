@@ -247,6 +247,7 @@ int l_bcast(lua_State* L) {
   check_options(L, 3, {"out"});
   std::exception_ptr error;
   Array target;
+  std::string bytes;  // the root's Lua value
   const Header mine = checked(error, [&] {
     const int root = opt_root(L, 2);
     Array* out = opt_array(L, 3, "out");
@@ -262,6 +263,7 @@ int l_bcast(lua_State* L) {
         target = out ? *out : box->array;
       } else {
         if (out) option_error(3, "out", ErrorKind::Value, "out is for arrays; v is not one");
+        bytes = pack_value(L, 1, "v");
         h.given = Given::Value;
       }
     } else if (const Array* given = out ? out : (box ? &box->array : nullptr)) {
@@ -275,8 +277,6 @@ int l_bcast(lua_State* L) {
   const Header& root = all[static_cast<size_t>(mine.root)];
   const bool at_root = mpi::rank() == mine.root;
   if (root.given == Given::Value) {
-    std::string bytes;
-    if (at_root) bytes = pack_value(L, 1, "v");
     mpi::broadcast_bytes(bytes, mine.root);
     if (at_root) {
       lua_settop(L, 1);

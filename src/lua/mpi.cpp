@@ -244,11 +244,11 @@ int l_barrier(lua_State*) {
 // shape), or into a new array where a rank gives none.
 int l_bcast(lua_State* L) {
   Runtime& rt = runtime(L);
-  check_options(L, 3, {"out"});
   std::exception_ptr error;
   Array target;
   std::string bytes;  // the root's Lua value
   const Header mine = checked(error, [&] {
+    check_options(L, 3, {"out"});
     const int root = opt_root(L, 2);
     Array* out = opt_array(L, 3, "out");
     ArrayBox* box = test_array(L, 1);
@@ -311,11 +311,11 @@ int l_bcast(lua_State* L) {
 // an integer); arrays reduce in place, or into out=.
 int l_allreduce(lua_State* L) {
   Runtime& rt = runtime(L);
-  check_options(L, 2, {"op", "out"});
   std::exception_ptr error;
   Array target;
   mpi::Type type = mpi::Type::F64;
   const Header mine = checked(error, [&] {
+    check_options(L, 2, {"op", "out"});
     const mpi::Op op = check_op(L, 2);
     Header h;
     if (lua_type(L, 1) == LUA_TNUMBER) {

@@ -226,7 +226,7 @@ T.case("every function of cu, cu.host, cu.trace and cu.json is annotated, and no
     check(v == nil or type_matches(v, f.type), "cu.%s is a %s, annotated as %s", name, type(v),
       f.type)
   end
-  for _, sub in ipairs({ "host", "trace", "json" }) do
+  for _, sub in ipairs({ "host", "trace", "json", "mpi" }) do
     local c = class("cu." .. sub)
     local annotated = methods_of(c)
     local fields = fields_of(c)
@@ -466,6 +466,11 @@ local OPTION_CALLS = {
       { zz_bogus = 1 })
   end,
 }
+
+if cu.mpi.available() then -- MPI starts as a singleton (size 1)
+  OPTION_CALLS["cu.mpi.bcast"] = function() cu.mpi.bcast(1, 0, { zz_bogus = 1 }) end
+  OPTION_CALLS["cu.mpi.allreduce"] = function() cu.mpi.allreduce(1, { zz_bogus = 1 }) end
+end
 
 -- The options class of a call: the last table-class parameter of the annotated function (or the
 -- ---@overload of a callable class).

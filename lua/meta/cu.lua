@@ -1695,15 +1695,20 @@ function cu.mpi.gather(v, root) end
 ---@param tag? integer 0.. MPI's upper bound (at least 32767); default 0
 function cu.mpi.send(v, dest, tag) end
 
+--- Options of cu.mpi.recv.
+---@class cu.MpiRecvOptions
+---@field out? cu.Array where an array arrives (the sender's dtype and shape, else an error once the message is received)
+
 --- Receives the next value sent to this rank by src with tag; returns it, its source and its tag.
---- Arrays arrive as new arrays in the place they were sent from (device arrays on the current
---- device).
+--- Arrays arrive in out= when given, else as new arrays in the place they were sent from (device
+--- arrays on the current device).
 ---@param src integer|"any"
 ---@param tag? integer|"any" default 0
+---@param opts? cu.MpiRecvOptions
 ---@return any value
 ---@return integer source
 ---@return integer tag
-function cu.mpi.recv(src, tag) end
+function cu.mpi.recv(src, tag, opts) end
 
 --- Ends every rank of the job (MPI_Abort) after printing the message on stderr.
 ---@param message? string

@@ -442,9 +442,13 @@ int l_send(lua_State* L) {
   return 0;
 }
 
-// cu.mpi.recv(src [, tag]) -> value, source, tag; src and tag may be "any" (tag default 0).
+// cu.mpi.recv(src [, tag [, {out=}]]) -> value, source, tag; src and tag may be "any" (tag
+// default 0); an array arrives in out= when given (same dtype and shape, else an error once the
+// message is received).
 int l_recv(lua_State* L) {
   Runtime& rt = runtime(L);
+  check_options(L, 3, {"out"});
+  Array* out = opt_array(L, 3, "out");
   int source = mpi::kAny;
   if (lua_type(L, 1) == LUA_TSTRING && std::strcmp(lua_tostring(L, 1), "any") == 0) {
     source = mpi::kAny;
@@ -467,11 +471,19 @@ int l_recv(lua_State* L) {
   } else {
     Header h;
     std::memcpy(&h, bytes.data() + 1, sizeof h);
-    Array a =
-        empty(rt, header_shape(h), static_cast<DType>(h.dtype), static_cast<Location>(h.location));
+    const bool fits =
+        out && out->dtype() == static_cast<DType>(h.dtype) && out->shape() == header_shape(h);
+    Array a = fits ? *out
+                   : empty(rt, header_shape(h), static_cast<DType>(h.dtype),
+                           static_cast<Location>(h.location));
     const Reachable r = reachable(rt, a, false);
     mpi::recv(a.size() ? r.memory.data() : nullptr, a.nbytes(), m.source, m.tag);
     written(rt, a, r);
+    if (out && !fits) {
+      option_error(3, "out", ErrorKind::Value,
+                   fmt::format("rank {} sent {}; out is {}", m.source, describe(h),
+                               describe(array_header(*out))));
+    }
     push_array(L, std::move(a));
   }
   lua_pushinteger(L, m.source);

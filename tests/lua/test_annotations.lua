@@ -470,6 +470,7 @@ local OPTION_CALLS = {
 if cu.mpi.available() then -- MPI starts as a singleton (size 1)
   OPTION_CALLS["cu.mpi.bcast"] = function() cu.mpi.bcast(1, 0, { zz_bogus = 1 }) end
   OPTION_CALLS["cu.mpi.allreduce"] = function() cu.mpi.allreduce(1, { zz_bogus = 1 }) end
+  OPTION_CALLS["cu.mpi.recv"] = function() cu.mpi.recv(0, 0, { zz_bogus = 1 }) end
 end
 
 -- The options class of a call: the last table-class parameter of the annotated function (or the

@@ -284,6 +284,20 @@ T.case("send/recv of arrays: dtype, shape and place travel with the data", funct
       T.eq(flat_table(a), flat_table(ref), dtype .. " " .. place)
     end
   end
+  -- out=: into an existing array (a mismatch is an error once the message is received)
+  if rank == 0 then
+    cu.mpi.send(make("i32", { 3 }, 0, "device"), 1, 500)
+    cu.mpi.send(make("i32", { 3 }, 0, "device"), 1, 501)
+    cu.mpi.send("in step", 1, 502)
+  else
+    local out = cu.host.zeros(3, "i32")
+    local got = cu.mpi.recv(0, 500, { out = out })
+    T.eq(flat_table(out), flat_table(make("i32", { 3 }, 0, "device")), "received into out")
+    T.eq(got.location, "pageable", "returns out")
+    T.raises(function() cu.mpi.recv(0, 501, { out = cu.zeros(4, "i32") }) end,
+      "option 'out': rank 0 sent i32[3]; out is i32[4]")
+    T.eq(cu.mpi.recv(0, 502), "in step", "the mismatched message was consumed")
+  end
   cu.mpi.barrier()
 end)
 

@@ -11,6 +11,8 @@
 // On a build without MPI, cu.mpi is a table whose available() returns false and whose other
 // functions and fields raise "culua was built without MPI".
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -524,6 +526,35 @@ int mpi_index(lua_State* L) {
   return 1;
 }
 
+// os.exit(status) with a failure status on one rank of several: MPI_Abort ends every rank (the
+// MPI_Finalize at exit would wait for ranks that may be waiting for this one).
+int l_exit_guard(lua_State* L) {
+  int status = EXIT_SUCCESS;
+  if (lua_isboolean(L, 1)) {
+    status = lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE;
+  } else if (lua_isinteger(L, 1)) {
+    status = static_cast<int>(lua_tointeger(L, 1));
+  }
+  if (status != EXIT_SUCCESS) {
+    std::fflush(nullptr);
+    mpi::abort_on_error(status);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  call_lua(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+void guard_os_exit(lua_State* L) {
+  const int top = lua_gettop(L);
+  if (lua_getglobal(L, "os") == LUA_TTABLE && lua_getfield(L, -1, "exit") == LUA_TFUNCTION &&
+      lua_tocfunction(L, -1) != entry<l_exit_guard>) {
+    lua_pushcclosure(L, entry<l_exit_guard>, 1);
+    lua_setfield(L, -2, "exit");
+  }
+  lua_settop(L, top);
+}
+
 constexpr bool kAvailable = true;
 
 #else
@@ -561,6 +592,8 @@ int l_initialized(lua_State* L) {
   return 1;
 }
 
+void guard_os_exit(lua_State*) {}
+
 constexpr bool kAvailable = false;
 
 #endif
@@ -590,6 +623,7 @@ void register_mpi(lua_State* L) {
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
   lua_setfield(L, -2, "mpi");
+  guard_os_exit(L);
 }
 
 }  // namespace culua::detail::lua

@@ -61,11 +61,19 @@ T.case("a rank that errors ends the job: non-zero, its message, no hang", functi
     local status, out, seconds = job("tests/mpi/rank_error.lua", when)
     if status == 77 then T.skip("mpirun not found") end
     T.truthy(status ~= 0, "non-zero exit status")
-    T.truthy(out:find(when == "after" and "[rank 1] tests/mpi/rank_error.lua:7: boom" or
+    T.truthy(out:find(when == "after" and "[rank 1] tests/mpi/rank_error.lua:9: boom" or
       "[rank 1] tests/mpi/rank_error.lua:5: boom before MPI", 1, true), out)
     T.eq(out:find("passed the barrier", 1, true), nil, "nobody passes the barrier")
     T.truthy(seconds < 30, "ends quickly, not by a timeout")
   end
+end)
+
+T.case("os.exit(3) on one rank ends the job (no wait in MPI_Finalize)", function()
+  local status, out, seconds = job("tests/mpi/rank_error.lua", "exit")
+  if status == 77 then T.skip("mpirun not found") end
+  T.truthy(status ~= 0, "non-zero exit status")
+  T.eq(out:find("passed the barrier", 1, true), nil, "nobody passes the barrier")
+  T.truthy(seconds < 30, "ends quickly, not by a timeout")
 end)
 
 T.case("a distributed sweep prints its table at rank 0 only", function()

@@ -169,6 +169,19 @@ void ensure_initialized() {
   MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
   MPI_Comm_rank(dup, &cached_rank);
   MPI_Comm_size(dup, &cached_size);
+  // The rank on this node, from the launcher, else from a split of the job by shared memory: here,
+  // where every rank takes part (a split later, on one rank only, would wait forever).
+  int local = env_int("OMPI_COMM_WORLD_LOCAL_RANK", -1);
+  if (local < 0) local = env_int("MPI_LOCALRANKID", -1);
+  if (local < 0) local = env_int("SLURM_LOCALID", -1);
+  if (local < 0) {
+    MPI_Comm node = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, cached_rank, MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+  }
+  cached_local_rank = local;
   comm = dup;
 }
 
@@ -183,20 +196,8 @@ int size() {
 }
 
 int local_rank() {
-  MPI_Comm c = world();
-  if (cached_local_rank >= 0) return cached_local_rank;
-  int local = env_int("OMPI_COMM_WORLD_LOCAL_RANK", -1);
-  if (local < 0) local = env_int("MPI_LOCALRANKID", -1);
-  if (local < 0) local = env_int("SLURM_LOCALID", -1);
-  if (local < 0) {
-    MPI_Comm node = MPI_COMM_NULL;
-    check(MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, cached_rank, MPI_INFO_NULL, &node),
-          "MPI_Comm_split_type");
-    MPI_Comm_rank(node, &local);
-    MPI_Comm_free(&node);
-  }
-  cached_local_rank = local;
-  return local;
+  world();
+  return cached_local_rank;
 }
 
 bool cuda_aware() {

@@ -480,7 +480,7 @@ end
 local function live_tables()
   local t = { { prefix = "cu.", tbl = cu } }
   if type(cu) == "table" then
-    for _, sub in ipairs({ "host", "trace", "json" }) do
+    for _, sub in ipairs({ "host", "trace", "json", "mpi" }) do
       if type(rawget(cu, sub)) == "table" then
         t[#t + 1] = { prefix = "cu." .. sub .. ".", tbl = cu[sub] }
       end

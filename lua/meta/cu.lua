@@ -68,6 +68,7 @@
 ---@field trace cu.trace the timeline recorder
 ---@field json cu.json JSON text to Lua values and back
 ---@field nccl cu.nccl NCCL collectives between GPUs
+---@field mpi cu.mpi MPI: processes started by mpirun (see docs/mpi.md)
 cu = {}
 
 --- The devices of the backend, each {index=, name=, sm_count=, memory=, l2=, cc=, peers=} (cc
@@ -1560,6 +1561,7 @@ function BenchResult:json(indent) end
 ---@field json? string write the results as JSON (else the CLI's --json)
 ---@field csv? string write the results as CSV (else the CLI's --csv)
 ---@field plot? string|cu.PlotOptions plot the sweep (a file name or options)
+---@field distribute? boolean under mpirun, split the points round-robin over the ranks (one device per rank); rank 0 gets every row, prints and writes the files, the other ranks get their own rows. Without MPI (build or mpirun): every point runs here
 
 --- Runs `run` for every point of the cartesian product of the axes (first axis outermost), prints a
 --- markdown table and writes result files. A point whose run raises is recorded as failed and the
@@ -1654,6 +1656,104 @@ function cu.json.encode(value, opts) end
 ---@return any|nil value
 ---@return string? message why text is not JSON
 function cu.json.decode(text) end
+
+-- ## MPI
+
+--- MPI for scripts started by `mpirun -np N culua script.lua` (Open MPI; see docs/mpi.md). MPI
+--- starts on first use (reading rank or size, or any call); without mpirun the job has one rank.
+--- Lua values travel as themselves: nil, booleans, integers and floats (kept apart), strings,
+--- tables without cycles, cu.Array values (dtype, shape and place travel with the data).
+--- Functions, userdata other than arrays, threads and cycles are errors naming the place. Arrays
+--- go straight from their memory where MPI can reach it (host arrays; device arrays on the host
+--- backend or with a CUDA-aware MPI), else through pinned host memory. Collectives first exchange
+--- a small header, so that arguments that differ across ranks (roots, ops, array dtypes and
+--- shapes, a rank's invalid argument) raise the same error on every rank instead of hanging. On a
+--- build without MPI every function except available() and initialized() raises, and so does
+--- reading rank, size or local_rank. A script that ends with an error on one rank of several ends
+--- the whole job (MPI_Abort; the CLI prints "[rank r]" before the message).
+---@class cu.mpi
+---@field rank integer this process's rank (0-based); reading it starts MPI
+---@field size integer the number of ranks of the job (1 without mpirun)
+---@field local_rank integer the rank among the processes of this node (which GPU to take)
+cu.mpi = {}
+
+--- Whether culua was built with MPI.
+---@return boolean
+function cu.mpi.available() end
+
+--- Whether MPI is running (started by culua on first use, or by the application).
+---@return boolean
+function cu.mpi.initialized() end
+
+--- Whether the MPI library reads and writes device memory itself (Open MPI's
+--- MPIX_Query_cuda_support, asked at run time); otherwise device arrays are staged through pinned
+--- host memory.
+---@return boolean
+function cu.mpi.cuda_aware() end
+
+--- Waits until every rank has called it.
+function cu.mpi.barrier() end
+
+--- Options of cu.mpi.bcast.
+---@class cu.MpiBcastOptions
+---@field out? cu.Array the array that receives the root's array (v is left unchanged)
+
+--- The root's value on every rank: a Lua value is returned (the other ranks' v is ignored). An
+--- array at the root is copied into the array each rank gives (v, or out=; same dtype and shape,
+--- else an error on every rank) and returned; a rank that gives no array gets a new one (the root's
+--- dtype, shape and place).
+---@param v any
+---@param root? integer default 0
+---@param opts? cu.MpiBcastOptions
+---@return any
+function cu.mpi.bcast(v, root, opts) end
+
+--- Options of cu.mpi.allreduce.
+---@class cu.MpiAllreduceOptions
+---@field op? "sum"|"prod"|"max"|"min" default "sum"
+---@field out? cu.Array the result of an array reduction (v is left unchanged)
+
+--- Reduces over all ranks. Numbers give a number (an integer when every rank gives an integer,
+--- else a float). Arrays (the same dtype and shape on every rank) are reduced in place, or into
+--- out=, and returned; f16, bf16 and bool arrays cannot be reduced by MPI (convert them), max and
+--- min are not defined for complex ones.
+---@param v number|cu.Array
+---@param opts? cu.MpiAllreduceOptions
+---@return number|cu.Array
+function cu.mpi.allreduce(v, opts) end
+
+--- Every rank's value at the root, as a list (rank r at index r + 1); nil on the other ranks.
+---@param v any
+---@param root? integer default 0
+---@return any[]|nil
+function cu.mpi.gather(v, root) end
+
+--- Sends v (any value cu.mpi carries) to rank dest. Blocking (MPI_Send): a large message waits for
+--- the matching recv.
+---@param v any
+---@param dest integer
+---@param tag? integer 0.. MPI's upper bound (at least 32767); default 0
+function cu.mpi.send(v, dest, tag) end
+
+--- Options of cu.mpi.recv.
+---@class cu.MpiRecvOptions
+---@field out? cu.Array where an array arrives (the sender's dtype and shape, else an error once the message is received)
+
+--- Receives the next value sent to this rank by src with tag; returns it, its source and its tag.
+--- Arrays arrive in out= when given, else as new arrays in the place they were sent from (device
+--- arrays on the current device).
+---@param src integer|"any"
+---@param tag? integer|"any" default 0
+---@param opts? cu.MpiRecvOptions
+---@return any value
+---@return integer source
+---@return integer tag
+function cu.mpi.recv(src, tag, opts) end
+
+--- Ends every rank of the job (MPI_Abort) after printing the message on stderr.
+---@param message? string
+---@param code? integer exit status, default 1
+function cu.mpi.abort(message, code) end
 
 -- ## Help
 

@@ -22,6 +22,7 @@
 #include "core/interrupt.hpp"
 #include "core/runtime.hpp"
 #include "core/version.hpp"
+#include "dist/mpi.hpp"
 #include "lua/cu_module.hpp"
 
 namespace culua::detail::cli {
@@ -311,7 +312,8 @@ int report(lua_State* L, int status) {
         lua_pop(L, 1);
       msg = lua_tostring(L, -1);
     }
-    std::fprintf(stderr, "culua: %s\n", msg ? msg : "(error object is not a string)");
+    std::fprintf(stderr, "culua: %s%s\n", dist::mpi::rank_prefix().c_str(),
+                 msg ? msg : "(error object is not a string)");
     std::fflush(stderr);
     lua_pop(L, 1);
   }
@@ -434,8 +436,10 @@ int main(int argc, char** argv) {
   const int status = lua_pcall(L, 2, 1, 0);
   const bool ok = status == LUA_OK && lua_toboolean(L, -1);
   cli::report(L, status);
+  if (!ok) dist::mpi::abort_on_error(1);  // one rank of several: end them all (MPI_Abort)
   if (!ok && !rt.abandoned()) lua::abandon_queued_work(rt);  // the Lua state itself failed
   if (ok && (inv.repl_ran || cli::interrupted())) cli::note_queued_work(rt);
   lua_close(L);  // before the runtime: finalizers free arrays through it
+  dist::mpi::finish();
   return ok ? 0 : 1;
 }

@@ -380,6 +380,8 @@ void register_json(lua_State* L);
 // cu.nccl (nccl.cpp); push_nccl_comm pushes a cu.NcclComm owning `comm` (cu.nccl.comm_world).
 void register_nccl(lua_State* L);
 void push_nccl_comm(lua_State* L, std::shared_ptr<dist::Communicator> comm);
+// cu.mpi (mpi.cpp; functions that raise on a build without MPI).
+void register_mpi(lua_State* L);
 // Adds methods (a:sum(), a:exp()) to cu.Array; call after register_array.
 void add_array_methods(lua_State* L, const luaL_Reg* methods);
 

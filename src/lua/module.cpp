@@ -286,6 +286,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_json(L);
   register_nccl(L);
   register_device_use(L);
+  register_mpi(L);
   register_error(L);
   const luaL_Reg functions[] = {{"devices", entry<l_devices>},       {"device", entry<l_device>},
                                 {"use_device", entry<l_use_device>}, {"sync", entry<l_sync>},

@@ -19,6 +19,11 @@
 #include "measure/results.hpp"
 #include "measure/sweep.hpp"
 
+#if defined(CULUA_HAVE_MPI)
+#include "dist/mpi.hpp"
+#include "lua/mpi_values.hpp"
+#endif
+
 namespace culua::detail::lua {
 
 namespace {
@@ -598,11 +603,106 @@ measure::PointRun run_point(lua_State* L, const measure::SweepPoint& at,
   return outcome;
 }
 
+#if defined(CULUA_HAVE_MPI)
+// distribute=true under MPI: every rank sends the rows it ran (with their indices: a table
+// {interrupted=, rows={[index]=row}}, members that cannot travel left out) to rank 0, which puts
+// them into its rows table at `rows` and records every point from the rows.
+std::vector<measure::Point> gather_rows(lua_State* L, int rows,
+                                        const std::vector<std::string>& axes, size_t total,
+                                        const std::vector<size_t>& indices,
+                                        std::vector<measure::Point> points, bool& interrupted) {
+  namespace mpi = dist::mpi;
+  check_stack(L, 8, "cu.sweep");
+  const int top = lua_gettop(L);
+  lua_createtable(L, 0, 2);
+  lua_pushboolean(L, interrupted ? 1 : 0);
+  lua_setfield(L, -2, "interrupted");
+  lua_createtable(L, 0, static_cast<int>(indices.size()));
+  for (size_t i : indices) {
+    lua_rawgeti(L, rows, static_cast<lua_Integer>(i + 1));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "rows");
+  const std::string mine = pack_value(L, -1, "a row", true);
+  lua_settop(L, top);
+  const std::vector<std::string> all = mpi::gather_bytes(mine, 0);
+  if (mpi::rank() != 0) return points;
+  for (size_t r = 1; r < all.size(); ++r) {
+    unpack_value(L, all[r]);
+    lua_getfield(L, -1, "interrupted");
+    interrupted = interrupted || lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "rows");
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, rows);
+    }
+    lua_settop(L, top);
+  }
+  std::vector<measure::Point> out;
+  for (lua_Integer i = 1; i <= static_cast<lua_Integer>(total); ++i) {
+    if (lua_rawgeti(L, rows, i) == LUA_TTABLE) out.push_back(point_from_row(L, -1, axes));
+    lua_pop(L, 1);
+  }
+  return out;
+}
+#endif
+
+// distribute=true: which rank this is and how many share the sweep (1 without MPI, or when MPI was
+// built but the script was not started by mpirun).
+measure::SweepShare sweep_share(bool distribute) {
+  measure::SweepShare share;
+#if defined(CULUA_HAVE_MPI)
+  namespace mpi = dist::mpi;
+  if (distribute && (mpi::launched() || mpi::initialized())) {
+    share.rank = static_cast<size_t>(mpi::rank());
+    share.size = static_cast<size_t>(mpi::size());
+  }
+#else
+  (void)distribute;
+#endif
+  return share;
+}
+
+// While a distributed sweep runs, its rank uses device local_rank % device count (one GPU per
+// rank on each node); the device before is selected again afterwards.
+class RankDevice {
+ public:
+  RankDevice(Runtime& rt, bool on) : rt_(rt) {
+#if defined(CULUA_HAVE_MPI)
+    if (!on) return;
+    const int count = rt.backend().device_count();
+    previous_ = rt.device();
+    const int d = count > 0 ? dist::mpi::local_rank() % count : previous_;
+    if (d != previous_) rt.set_device(d);
+#else
+    (void)on;
+#endif
+  }
+  ~RankDevice() {
+    if (previous_ < 0 || rt_.device() == previous_) return;
+    try {
+      rt_.set_device(previous_);
+    } catch (const std::exception&) {
+      // A device error while the sweep ran: the sweep's own error says it.
+    }
+  }
+  RankDevice(const RankDevice&) = delete;
+  RankDevice& operator=(const RankDevice&) = delete;
+
+ private:
+  Runtime& rt_;
+  int previous_ = -1;
+};
+
 int l_sweep(lua_State* L) {
   if (lua_type(L, 1) != LUA_TTABLE) type_error(L, 1, "table {name=, axes=, run=}");
   lua_settop(L, 1);
   check_stack(L, 30, "cu.sweep");
-  check_options(L, 1, {"name", "axes", "run", "order", "quiet", "json", "csv", "plot"});
+  check_options(L, 1,
+                {"name", "axes", "run", "order", "quiet", "json", "csv", "plot", "distribute"});
   measure::SweepSpec spec;
   spec.name = as_argument(1, [&] { return opt_string(L, 1, "name", ""); });
   if (spec.name.empty()) spec.name = "sweep";
@@ -616,6 +716,11 @@ int l_sweep(lua_State* L) {
   const int values = lua_gettop(L);
   spec.quiet = opt_boolean(L, 1, "quiet", false);
   spec.outputs = as_argument(1, [&] { return read_outputs(L); });
+  spec.share = sweep_share(opt_boolean(L, 1, "distribute", false));
+  if (spec.share.rank != 0) {  // only rank 0 prints and writes files
+    spec.outputs = measure::SweepOutputs{};
+    spec.quiet = true;
+  }
 
   // Everything that can be known to fail is checked before anything runs.
   lua_createtable(L, static_cast<int>(std::min<size_t>(measure::point_count(spec.axes), 1 << 20)),
@@ -626,11 +731,39 @@ int l_sweep(lua_State* L) {
   spec.run = [&](const measure::SweepPoint& at) {
     return run_point(L, at, spec.axes, run, values, rows, interruption);
   };
+#if defined(CULUA_HAVE_MPI)
+  if (spec.share.size > 1) {
+    std::vector<std::string> axis_names;
+    for (const measure::SweepAxis& a : spec.axes) axis_names.push_back(a.name);
+    const size_t total = measure::point_count(spec.axes);
+    spec.share.gather = [&, axis_names, total](const std::vector<size_t>& indices,
+                                               std::vector<measure::Point> points,
+                                               bool& interrupted) {
+      return gather_rows(L, rows, axis_names, total, indices, std::move(points), interrupted);
+    };
+  }
+#endif
   measure::check_sweep(spec);
   Session& session = started_session(L);
-  const measure::SweepReport report =
-      measure::run_sweep(spec, session.files, [&] { return run_description(L, session); });
+  measure::SweepReport report;
+  {
+    RankDevice device(runtime(L), spec.share.size > 1);
+    report = measure::run_sweep(spec, session.files, [&] { return run_description(L, session); });
+  }
   const measure::Sweep& sweep = report.sweep;
+  if (spec.share.size > 1) {  // rows without holes: rank 0 all, the others those they ran
+    lua_createtable(L, static_cast<int>(sweep.points.size()), 0);
+    const auto n = static_cast<lua_Integer>(measure::point_count(spec.axes));
+    lua_Integer k = 0;
+    for (lua_Integer i = 1; i <= n; ++i) {
+      if (lua_rawgeti(L, rows, i) == LUA_TNIL) {
+        lua_pop(L, 1);
+        continue;
+      }
+      lua_rawseti(L, -2, ++k);
+    }
+    lua_replace(L, rows);
+  }
 
   lua_createtable(L, 0, 8);
   const int results = lua_gettop(L);

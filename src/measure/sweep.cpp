@@ -185,9 +185,12 @@ SweepReport run_sweep(const SweepSpec& spec, SweepSession& session,
     for (const Value& v : a.values) labels.back().push_back(to_text(v));
   }
 
+  const SweepShare& share = spec.share;
+  const bool shared = share.size > 1;
+  std::vector<size_t> indices;  // of the points this process ran
   const auto t0 = std::chrono::steady_clock::now();
   {
-    Progress progress(total);
+    Progress progress(share.rank == 0 ? total : 0);
     SweepPoint at;
     at.at.assign(spec.axes.size(), 0);  // the last axis fastest
     for (size_t point = 0; point < total; ++point) {
@@ -197,6 +200,7 @@ SweepReport run_sweep(const SweepSpec& spec, SweepSession& session,
           at.at[k] = 0;
         }
       }
+      if (shared && point % share.size != share.rank) continue;
       at.index = point;
       at.label.clear();
       at.params.clear();
@@ -221,7 +225,13 @@ SweepReport run_sweep(const SweepSpec& spec, SweepSession& session,
         break;
       }
       sweep.points.push_back(record(spec, at, std::move(run), report.collisions));
+      indices.push_back(point);
     }
+  }
+  if (share.gather) {
+    bool interrupted = sweep.interrupted;
+    sweep.points = share.gather(indices, std::move(sweep.points), interrupted);
+    sweep.interrupted = interrupted;
   }
   sweep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -234,7 +244,7 @@ SweepReport run_sweep(const SweepSpec& spec, SweepSession& session,
                  "point's own values\n",
                  spec.name.c_str(), names.c_str());
   }
-  report.failures = write_outputs(spec, sweep, session, run_description);
+  if (share.rank == 0) report.failures = write_outputs(spec, sweep, session, run_description);
   return report;
 }
 

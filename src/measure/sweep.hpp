@@ -52,6 +52,20 @@ struct SweepOutputs {
   std::string plot_what = "plot=";
 };
 
+// A sweep split over the processes of a job (cu.sweep{distribute=true}): this process runs the
+// points whose index % size == rank (round-robin), then calls `gather` once with the indices of
+// the points it ran and their records; at rank 0 gather returns every point of the sweep in point
+// order (and sets `interrupted` when any process was interrupted), elsewhere this process's own.
+// Only rank 0 writes the outputs and prints the table. Every process must call gather, also when
+// interrupted: a failed point is a failed row, never a missing one.
+struct SweepShare {
+  size_t rank = 0;
+  size_t size = 1;
+  std::function<std::vector<Point>(const std::vector<size_t>& indices, std::vector<Point> points,
+                                   bool& interrupted)>
+      gather;
+};
+
 struct SweepSpec {
   std::string name = "sweep";
   std::vector<SweepAxis> axes;
@@ -60,6 +74,7 @@ struct SweepSpec {
   std::function<PointRun(const SweepPoint&)> run;
   bool quiet = false;  // no table on stdout, unless an output could not be written
   SweepOutputs outputs;
+  SweepShare share;  // one process: size 1, no gather
 };
 
 // The files of all sweeps of one run (a file named by several sweeps holds all of them: each

@@ -226,7 +226,7 @@ T.case("every function of cu, cu.host, cu.trace and cu.json is annotated, and no
     check(v == nil or type_matches(v, f.type), "cu.%s is a %s, annotated as %s", name, type(v),
       f.type)
   end
-  for _, sub in ipairs({ "host", "trace", "json" }) do
+  for _, sub in ipairs({ "host", "trace", "json", "mpi" }) do
     local c = class("cu." .. sub)
     local annotated = methods_of(c)
     local fields = fields_of(c)
@@ -240,7 +240,10 @@ T.case("every function of cu, cu.host, cu.trace and cu.json is annotated, and no
       end
     end
     for name in pairs(fields) do
-      check(cu[sub][name] ~= nil, "cu.%s.%s is annotated but does not exist", sub, name)
+      -- cu.mpi's fields raise on a build without MPI (and exist there)
+      if sub ~= "mpi" or cu.mpi.available() then
+        check(cu[sub][name] ~= nil, "cu.%s.%s is annotated but does not exist", sub, name)
+      end
     end
     for name in pairs(annotated) do
       check(type(cu[sub][name]) == "function", "cu.%s.%s is annotated but does not exist", sub,
@@ -466,6 +469,12 @@ local OPTION_CALLS = {
       { zz_bogus = 1 })
   end,
 }
+
+if cu.mpi.available() then -- MPI starts as a singleton (size 1)
+  OPTION_CALLS["cu.mpi.bcast"] = function() cu.mpi.bcast(1, 0, { zz_bogus = 1 }) end
+  OPTION_CALLS["cu.mpi.allreduce"] = function() cu.mpi.allreduce(1, { zz_bogus = 1 }) end
+  OPTION_CALLS["cu.mpi.recv"] = function() cu.mpi.recv(0, 0, { zz_bogus = 1 }) end
+end
 
 -- The options class of a call: the last table-class parameter of the annotated function (or the
 -- ---@overload of a callable class).

@@ -188,3 +188,54 @@ TEST_CASE("sweep: result files of several sweeps of one session") {
   std::remove(json.c_str());
   std::remove(csv.c_str());
 }
+
+TEST_CASE("sweep: shared by processes, each runs its round-robin points; rank 0 writes") {
+  // Rank 1 of 3 (no MPI here: gather is a stand-in that records what it was given).
+  SweepSpec spec = two_axes();  // 6 points
+  std::vector<size_t> ran;
+  spec.run = [&](const SweepPoint& at) {
+    ran.push_back(at.index);
+    if (at.index == 4) throw Error(ErrorKind::Value, "point 4 fails");
+    return PointRun::ok({{"ms", Value(1.0)}});
+  };
+  std::vector<size_t> gathered;
+  spec.share.rank = 1;
+  spec.share.size = 3;
+  spec.share.gather = [&](const std::vector<size_t>& indices, std::vector<Point> points, bool&) {
+    gathered = indices;
+    return points;
+  };
+  const std::string json = temp_path("shared.json");
+  std::remove(json.c_str());
+  spec.outputs.json = json;
+  SweepSession session;
+  const Sweep s = run_sweep(spec, session, nullptr).sweep;
+  CHECK(ran == std::vector<size_t>{1, 4});
+  CHECK(gathered == std::vector<size_t>{1, 4});
+  REQUIRE(s.points.size() == 2);
+  CHECK(s.points[0].ok);
+  CHECK_FALSE(s.points[1].ok);
+  CHECK(s.points[1].error == "point 4 fails");
+  CHECK(std::fopen(json.c_str(), "r") == nullptr);  // only rank 0 writes
+
+  // Rank 0: gather's points (every process's) are the sweep, and its files hold them.
+  spec.share.rank = 0;
+  ran.clear();
+  spec.share.gather = [&](const std::vector<size_t>& indices, std::vector<Point> points,
+                          bool& interrupted) {
+    CHECK(indices == std::vector<size_t>{0, 3});
+    interrupted = true;  // another rank was interrupted
+    Point extra;
+    extra.params = {{"n", Value(1)}, {"dtype", Value("x")}};
+    points.push_back(extra);
+    return points;
+  };
+  const Sweep t = run_sweep(spec, session, nullptr).sweep;
+  CHECK(ran == std::vector<size_t>{0, 3});
+  CHECK(t.points.size() == 3);
+  CHECK(t.interrupted);
+  std::FILE* f = std::fopen(json.c_str(), "r");
+  CHECK(f != nullptr);
+  if (f) std::fclose(f);
+  std::remove(json.c_str());
+}

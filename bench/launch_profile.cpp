@@ -74,6 +74,10 @@ class ProfileBackend final : public Backend {
   }
   MemoryInfo memory_info(Location l, int d) override { return host_->memory_info(l, d); }
   void trim(int d) noexcept override { host_->trim(d); }
+  void memcpy_peer(void* dst, int dd, const void* src, int sd, size_t n, Stream& s) override {
+    host_->memcpy_peer(dst, dd, src, sd, n, s);
+  }
+  PeerLink peer_link(int from, int to) override { return host_->peer_link(from, to); }
   void memcpy(void* dst, const void* src, size_t n, Stream& s, CopyRoute r) override {
     host_->memcpy(dst, src, n, s, r);
   }

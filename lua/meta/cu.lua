@@ -1807,6 +1807,19 @@ function cu.nccl.version() end
 ---@return cu.NcclComm
 function cu.nccl.comm(devices, opts) end
 
+--- Options of cu.nccl.comm_world.
+---@class cu.NcclWorldOptions
+---@field device? integer this rank's device (0-based); default: the rank on this node (cu.mpi.local_rank) modulo the number of devices
+---@field timeout? number seconds, as for cu.nccl.comm
+
+--- A communicator with one rank per MPI process (`mpirun -np N culua script.lua`): rank r of
+--- cu.mpi.size is this process on its device, which becomes the current device (arrays made
+--- afterwards live there). Rank 0 makes NCCL's id and MPI broadcasts it; every rank must call it.
+--- Needs a build with MPI (cu.mpi.available()); without mpirun it is a communicator of one rank.
+---@param opts? cu.NcclWorldOptions
+---@return cu.NcclComm
+function cu.nccl.comm_world(opts) end
+
 --- A NCCL communicator (cu.nccl.comm). Every collective takes a list with one device array per
 --- device of the communicator, in its order (a single array for a one-device communicator, and
 --- then returns a single array), checks them all before queueing (on the right device, contiguous,

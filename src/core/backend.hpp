@@ -45,6 +45,14 @@ struct DeviceInfo {
   size_t shared_per_block_optin = 48 << 10;  // the most one block may ask for
   int max_threads_per_sm = 2048;
   int warp_size = 32;
+  std::string pci_bus_id;  // "0000:1b:00.0" (NVML finds the device by it); empty on the host
+};
+
+// The versions of the driver and runtime a backend runs on, for result files (CUDA's encoding:
+// 13000 for 13.0; 0 where there is none).
+struct BackendVersions {
+  int driver = 0;
+  int runtime = 0;
 };
 
 // Where the two sides of a copy live (the ledger and the trace classify copies by it).
@@ -120,6 +128,7 @@ class Backend {
 
   virtual int device_count() = 0;
   virtual DeviceInfo device_info(int device) = 0;
+  virtual BackendVersions versions() { return {}; }
   virtual std::shared_ptr<Stream> default_stream(int device) = 0;
   // Internal stream on which buffers used by several streams are freed.
   virtual std::shared_ptr<Stream> release_stream(int device) = 0;

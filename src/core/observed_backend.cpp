@@ -110,6 +110,7 @@ class ObservedBackend final : public Backend {
   BackendKind kind() const override { return inner_->kind(); }
   int device_count() override { return inner_->device_count(); }
   DeviceInfo device_info(int d) override { return inner_->device_info(d); }
+  BackendVersions versions() override { return inner_->versions(); }
   std::shared_ptr<Stream> default_stream(int d) override { return inner_->default_stream(d); }
   std::shared_ptr<Stream> release_stream(int d) override { return inner_->release_stream(d); }
   std::shared_ptr<Stream> create_stream(int d, StreamPriority p) override {

@@ -103,8 +103,27 @@ class CudaBackend final : public Backend {
       d.info.shared_per_block_optin = prop.sharedMemPerBlockOptin;
       d.info.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
       d.info.warp_size = prop.warpSize;
+      char bus_id[32] = {};
+      if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) == cudaSuccess) {
+        d.info.pci_bus_id = bus_id;
+      } else {
+        cudaGetLastError();
+      }
     }
     return d.info;
+  }
+
+  BackendVersions versions() override {
+    BackendVersions v;
+    if (cudaDriverGetVersion(&v.driver) != cudaSuccess) {
+      cudaGetLastError();
+      v.driver = 0;
+    }
+    if (cudaRuntimeGetVersion(&v.runtime) != cudaSuccess) {
+      cudaGetLastError();
+      v.runtime = 0;
+    }
+    return v;
   }
 
   std::shared_ptr<Stream> default_stream(int device) override {

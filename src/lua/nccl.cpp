@@ -6,6 +6,9 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "dist/collectives.hpp"
+#if defined(CULUA_HAVE_MPI)
+#include "dist/mpi.hpp"
+#endif
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {
@@ -324,6 +327,86 @@ int c_index(lua_State* L) {
   return 1;
 }
 
+// timeout= of the options at `opts` (checked by the caller).
+dist::CommOptions read_comm_options(lua_State* L, int opts) {
+  dist::CommOptions options;
+  if (get_option(L, opts, "timeout")) {
+    if (lua_type(L, -1) != LUA_TNUMBER) {
+      option_error(opts, "timeout", ErrorKind::Type,
+                   fmt::format("number of seconds expected, got {}", luaL_typename(L, -1)));
+    }
+    options.timeout = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    if (!(options.timeout > 0) || options.timeout > 1e9) {
+      option_error(opts, "timeout", ErrorKind::Value,
+                   fmt::format("a positive number of seconds expected, got {}", options.timeout));
+    }
+  }
+  return options;
+}
+
+// cu.nccl.comm_world([{device=, timeout=}]): one rank per MPI process, on device `device` (default:
+// the rank on this node modulo the devices), which becomes the current device. Rank 0 makes
+// NCCL's id and MPI broadcasts it; every rank then joins. Collective over the MPI job.
+int l_comm_world(lua_State* L) {
+  check_options(L, 1, {"device", "timeout"});
+  const dist::CommOptions options = read_comm_options(L, 1);
+  Runtime& rt = runtime(L);
+#if defined(CULUA_HAVE_MPI)
+  if (const std::string why = dist::nccl_unavailable(rt); !why.empty()) {
+    fail(ErrorKind::Unsupported, "{}", why);
+  }
+  const int ndev = rt.backend().device_count();
+  int device = -1;
+  if (get_option(L, 1, "device")) {
+    if (!lua_isinteger(L, -1)) {
+      option_error(1, "device", ErrorKind::Type,
+                   fmt::format("device index expected, got {}", luaL_typename(L, -1)));
+    }
+    const lua_Integer d = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (d < 0 || d >= ndev) {
+      option_error(
+          1, "device", ErrorKind::Index,
+          fmt::format("device {} does not exist (devices are numbered 0..{})", d, ndev - 1));
+    }
+    device = static_cast<int>(d);
+  }
+  const int rank = dist::mpi::rank();
+  const int size = dist::mpi::size();
+  if (device < 0) device = dist::mpi::local_rank() % ndev;
+  // Rank 0 makes the id; an empty id tells the others that it could not (they raise too, so no
+  // rank waits for a communicator that will never be made).
+  std::string id;
+  std::string failure;
+  if (rank == 0) {
+    try {
+      id = Communicator::unique_id(rt);
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  }
+  dist::mpi::broadcast_bytes(id, 0);
+  if (id.empty()) {
+    if (rank == 0) fail(ErrorKind::Unsupported, "{}", failure);
+    fail(ErrorKind::Unsupported, "rank 0 could not make NCCL's id (its error ends the job)");
+  }
+  rt.set_device(device);
+  auto* box = static_cast<CommBox*>(lua_newuserdatauv(L, sizeof(CommBox), 0));
+  new (box) CommBox{};
+  set_metatable(L, kCommType);
+  box->comm = Communicator::rank_of(rt, id, size, rank, device, options);
+  return 1;
+#else
+  (void)options;
+  (void)rt;
+  fail(ErrorKind::Unsupported,
+       "culua was built without MPI: one GPU per process needs cu.mpi (Open MPI's libopenmpi-dev "
+       "when culua is built); cu.nccl.comm(devices) drives several GPUs from one process");
+  return 0;
+#endif
+}
+
 // cu.nccl.comm([devices] [, {timeout=}]).
 int l_comm(lua_State* L) {
   Runtime& rt = runtime(L);
@@ -352,20 +435,8 @@ int l_comm(lua_State* L) {
       lua_pop(L, 1);
     }
   }
-  dist::CommOptions options;
   check_options(L, 2, {"timeout"});
-  if (get_option(L, 2, "timeout")) {
-    if (lua_type(L, -1) != LUA_TNUMBER) {
-      option_error(2, "timeout", ErrorKind::Type,
-                   fmt::format("number of seconds expected, got {}", luaL_typename(L, -1)));
-    }
-    options.timeout = lua_tonumber(L, -1);
-    lua_pop(L, 1);
-    if (!(options.timeout > 0) || options.timeout > 1e9) {
-      option_error(2, "timeout", ErrorKind::Value,
-                   fmt::format("a positive number of seconds expected, got {}", options.timeout));
-    }
-  }
+  const dist::CommOptions options = read_comm_options(L, 2);
   // The handle gets its metatable before the communicator exists (STYLE.md, rule 4).
   auto* box = static_cast<CommBox*>(lua_newuserdatauv(L, sizeof(CommBox), 0));
   new (box) CommBox{};
@@ -423,6 +494,7 @@ void register_nccl(lua_State* L) {
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
   const luaL_Reg functions[] = {{"comm", entry<l_comm>},
+                                {"comm_world", entry<l_comm_world>},
                                 {"available", entry<l_available>},
                                 {"version", entry<l_version>},
                                 {nullptr, nullptr}};

@@ -201,7 +201,7 @@ Value::Object run_description(lua_State* L, const Session& s) {
   } catch (const Error& e) {
     o.emplace_back("device", Value::Object{{"error", e.what()}});
   }
-  if (rt.kind() == BackendKind::Cuda) o.emplace_back("cuda", measure::cuda_versions());
+  if (rt.kind() == BackendKind::Cuda) o.emplace_back("cuda", measure::cuda_versions(rt.backend()));
   return o;
 }
 

@@ -330,7 +330,9 @@ BenchResult run_bench(Runtime& rt, Stream& stream, const Array* flush,
   if (!o.cold) flush = nullptr;
 
   std::optional<GpuMonitor> monitor;
-  if (backend.kind() == BackendKind::Cuda) monitor = GpuMonitor::for_cuda_device(stream.device());
+  if (backend.kind() == BackendKind::Cuda) {
+    monitor = GpuMonitor::for_pci_bus_id(backend.device_info(stream.device()).pci_bus_id);
+  }
 
   Sampler sampler(rt, stream, fn);
   double estimate_ms = 0;

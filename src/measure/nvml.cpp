@@ -4,10 +4,6 @@
 
 #include <mutex>
 
-#if defined(CULUA_HAVE_CUDA)
-#include <cuda_runtime_api.h>
-#endif
-
 namespace culua::detail::measure {
 
 namespace {
@@ -20,7 +16,6 @@ constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
 
 struct NvmlApi {
   NvmlReturn (*init)() = nullptr;
-  NvmlReturn (*handle_by_index)(unsigned, NvmlDevice*) = nullptr;
   NvmlReturn (*handle_by_pci_bus_id)(const char*, NvmlDevice*) = nullptr;
   NvmlReturn (*clock_info)(NvmlDevice, int, unsigned*) = nullptr;
   NvmlReturn (*clock_reasons)(NvmlDevice, unsigned long long*) = nullptr;
@@ -41,7 +36,6 @@ const NvmlApi* nvml() {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
     bind(lib, api.init, "nvmlInit_v2");
-    bind(lib, api.handle_by_index, "nvmlDeviceGetHandleByIndex_v2");
     bind(lib, api.handle_by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
     bind(lib, api.clock_info, "nvmlDeviceGetClockInfo");
     bind(lib, api.clock_reasons, "nvmlDeviceGetCurrentClocksEventReasons");
@@ -80,24 +74,11 @@ std::vector<std::string> clock_reason_names(uint64_t reasons) {
   return names;
 }
 
-std::optional<GpuMonitor> GpuMonitor::for_cuda_device(int ordinal) {
+std::optional<GpuMonitor> GpuMonitor::for_pci_bus_id(const std::string& bus_id) {
   const NvmlApi* api = nvml();
-  if (!api || ordinal < 0) return std::nullopt;
+  if (!api || bus_id.empty() || !api->handle_by_pci_bus_id) return std::nullopt;
   NvmlDevice device = nullptr;
-#if defined(CULUA_HAVE_CUDA)
-  char bus_id[32] = {};
-  if (!api->handle_by_pci_bus_id ||
-      cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal) != cudaSuccess) {
-    cudaGetLastError();
-    return std::nullopt;
-  }
-  if (api->handle_by_pci_bus_id(bus_id, &device) != kNvmlSuccess) return std::nullopt;
-#else
-  if (!api->handle_by_index ||
-      api->handle_by_index(static_cast<unsigned>(ordinal), &device) != kNvmlSuccess) {
-    return std::nullopt;
-  }
-#endif
+  if (api->handle_by_pci_bus_id(bus_id.c_str(), &device) != kNvmlSuccess) return std::nullopt;
   return GpuMonitor(device);
 }
 

@@ -33,9 +33,9 @@ std::vector<std::string> clock_reason_names(uint64_t reasons);
 // One GPU as NVML sees it.
 class GpuMonitor {
  public:
-  // The NVML device of CUDA device `ordinal` (matched by PCI bus id in CUDA builds, so that
+  // The NVML device at PCI bus id `bus_id` (DeviceInfo::pci_bus_id: matched by bus id, so that
   // CUDA_VISIBLE_DEVICES cannot mix devices up); nullopt when NVML or the device is unavailable.
-  static std::optional<GpuMonitor> for_cuda_device(int ordinal);
+  static std::optional<GpuMonitor> for_pci_bus_id(const std::string& bus_id);
 
   std::optional<unsigned> sm_clock_mhz() const;
   // The current clock event (throttle) reasons, all bits; nullopt when NVML cannot say.

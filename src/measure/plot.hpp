@@ -27,8 +27,8 @@ std::string find_gnuplot();
 std::string gnuplot_missing_message(const std::string& who);
 
 // Plots `rows` (objects; a row without a number at y, or without x, is left out) into
-// spec.file. Raises culua::detail::Error when gnuplot is missing, fields are missing or gnuplot fails
-// (with its messages).
+// spec.file. Raises culua::detail::Error when gnuplot is missing, fields are missing or gnuplot
+// fails (with its messages).
 void plot(const std::vector<Value>& rows, const PlotSpec& spec, const std::string& who);
 
 // The gnuplot script and data for `rows` (exposed for tests): the data file is read from

@@ -11,10 +11,6 @@
 
 #include "core/error.hpp"
 
-#if defined(CULUA_HAVE_CUDA)
-#include <cuda_runtime_api.h>
-#endif
-
 namespace culua::detail::measure {
 
 namespace {
@@ -670,22 +666,12 @@ std::string host_name() {
   return buf;
 }
 
-Value::Object cuda_versions() {
+Value::Object cuda_versions(Backend& backend) {
   Value::Object o;
-#if defined(CULUA_HAVE_CUDA)
   const auto text = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
-  int driver = 0, runtime = 0;
-  if (cudaDriverGetVersion(&driver) == cudaSuccess) {
-    o.emplace_back("driver", text(driver));
-  } else {
-    cudaGetLastError();
-  }
-  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
-    o.emplace_back("runtime", text(runtime));
-  } else {
-    cudaGetLastError();
-  }
-#endif
+  const BackendVersions v = backend.versions();
+  if (v.driver > 0) o.emplace_back("driver", text(v.driver));
+  if (v.runtime > 0) o.emplace_back("runtime", text(v.runtime));
   return o;
 }
 

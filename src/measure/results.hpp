@@ -128,6 +128,6 @@ std::string fnv1a64_hex(std::string_view bytes);
 std::string utc_timestamp();
 std::string host_name();
 // {driver=, runtime=} CUDA versions ("13.0") on a CUDA build; an empty object otherwise.
-Value::Object cuda_versions();
+Value::Object cuda_versions(Backend& backend);
 
 }  // namespace culua::detail::measure

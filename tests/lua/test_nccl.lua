@@ -25,6 +25,17 @@ if cu.backend ~= "cuda" then
     S.raises(function() cu.nccl.comm({ 0 }, { timeout = -1 }) end,
       { "bad argument #2 to 'comm'", "option 'timeout'", "positive" })
     S.raises(function() cu.nccl.comm({ 0 }, { timeot = 1 }) end, { "unknown option 'timeot'", "timeout" })
+    S.raises(function() cu.nccl.comm_world({ devise = 0 }) end,
+      { "bad argument #1 to 'comm_world'", "unknown option 'devise'" })
+    S.raises(function() cu.nccl.comm_world({ timeout = 0 }) end, { "option 'timeout'", "positive" })
+  end)
+  T.case("host backend: cu.nccl.comm_world says why it cannot run", function()
+    local ok, err = pcall(cu.nccl.comm_world)
+    T.eq(ok, false)
+    T.eq(err.kind, "unsupported")
+    local msg = tostring(err)
+    T.truthy(msg:find(cu.mpi.available() and "cu.nccl needs the CUDA backend" or "culua was built without MPI", 1,
+      true), msg)
   end)
   T.case("host backend: the collectives benchmark runs and says why it has no figures", function()
     local out = os.tmpname()
@@ -115,6 +126,24 @@ T.case("version, available, a one-rank communicator and its fields", function()
   comm:free()
   T.eq(comm.freed, true)
   T.eq(tostring(comm), "cu.NcclComm(<freed>)")
+end)
+
+T.case("comm_world: one rank per MPI process (here the job of this process alone)", function()
+  if not cu.mpi.available() then
+    S.raises(function() cu.nccl.comm_world() end, { "culua was built without MPI" })
+    return
+  end
+  S.raises(function() cu.nccl.comm_world({ device = #cu.devices() }) end, { "option 'device'", "does not exist" })
+  local comm = cu.nccl.comm_world({ device = 0 })
+  T.eq(comm.size, cu.mpi.size)
+  T.eq(comm.rank, cu.mpi.rank)
+  T.eq(comm.devices, { 0 })
+  T.eq(cu.device(), 0)
+  local x = cu.array({ 1, 2, 3, 4 }, "f32") * (cu.mpi.rank + 1)
+  comm:allreduce(x)
+  local k = cu.mpi.size * (cu.mpi.size + 1) / 2
+  T.eq(x:totable(), { k, 2 * k, 3 * k, 4 * k })
+  comm:free()
 end)
 
 T.case("every collective on one rank against the host reference", function()

@@ -79,7 +79,8 @@ add quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
 add experiment.streams_overlap "$build/culua" --backend cuda scripts/streams_overlap.lua --quick \
   --results "trace=${TMPDIR:-/tmp}/streams_overlap.sanitizer.json"
 # Two ranks under mpirun: the sanitizer follows the child processes (--target-processes all, its
-# default) and reports one summary for them all.
+# default). Not yet run on a GPU: should it print a summary a process, only the first is counted.
+# (The singleton MPI test, tests/gpu/test_mpi_gpu.lua, runs above as gpu.lua.test_mpi_gpu.)
 add mpi.cuda.np2 env CULUA_MPI_BACKEND=cuda sh tests/mpi/run.sh "$build/culua" 2 tests/mpi/test_mpi.lua
 
 work=$(mktemp -d)

@@ -18,6 +18,11 @@ set -uo pipefail
 shopt -s nullglob
 cd "$(dirname "$0")/.." || exit 1
 build=${1:-build}
+# A build carried by tools/stage-gpu brings the Open MPI runtime (every culua links libmpi).
+if [[ -d $build/mpi ]]; then
+  # shellcheck source=tools/gpu-env
+  . tools/gpu-env "$build"
+fi
 filter=${2:-.}
 jobs=${JOBS:-1}
 timeout_s=${TEST_TIMEOUT:-1200}
@@ -73,6 +78,10 @@ add module.cuda.stock_lua_host env CULUA_BACKEND=cuda "$build/tests/stock_lua_ho
 add quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
 add experiment.streams_overlap "$build/culua" --backend cuda scripts/streams_overlap.lua --quick \
   --results "trace=${TMPDIR:-/tmp}/streams_overlap.sanitizer.json"
+# Two ranks under mpirun: the sanitizer follows the child processes (--target-processes all, its
+# default). Not yet run on a GPU: should it print a summary a process, only the first is counted.
+# (The singleton MPI test, tests/gpu/test_mpi_gpu.lua, runs above as gpu.lua.test_mpi_gpu.)
+add mpi.cuda.np2 env CULUA_MPI_BACKEND=cuda sh tests/mpi/run.sh "$build/culua" 2 tests/mpi/test_mpi.lua
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -10,6 +10,12 @@ set -uo pipefail
 shopt -s nullglob
 cd "$(dirname "$0")/.."
 build=${1:-build}
+# A build carried by tools/stage-gpu brings the Open MPI runtime (every culua links libmpi): its
+# libraries, plugins, mpirun and help files are found through tools/gpu-env's variables.
+if [[ -d $build/mpi ]]; then
+  # shellcheck source=tools/gpu-env
+  . tools/gpu-env "$build"
+fi
 log=${OUT:-.}/gpu-tests.log
 : >"$log"
 passed=0
@@ -67,6 +73,12 @@ else
   printf '%-40s SKIPPED: no tmux\n' "repl.cuda"
   echo "=== repl.cuda: SKIPPED: no tmux" >>"$log"
 fi
+
+# MPI on the GPU: a singleton process, and two ranks under mpirun (the carried one, on the PATH).
+if [[ -f tests/gpu/test_mpi_gpu.lua ]]; then
+  run mpi.cuda.single "$build/culua" --backend cuda tests/gpu/test_mpi_gpu.lua
+fi
+run mpi.cuda.np2 env CULUA_MPI_BACKEND=cuda sh tests/mpi/run.sh "$build/culua" 2 tests/mpi/test_mpi.lua
 
 echo "$passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}${skipped:+, ${#skipped[@]} skipped: ${skipped[*]}}"
 echo "log: $log"

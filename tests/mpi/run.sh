@@ -12,7 +12,9 @@ fi
 # Started from a singleton MPI process (a test that used cu.mpi first): its Open MPI environment
 # would make this mpirun a part of that job.
 if [ "${OMPI_MCA_ess:-}" = singleton ]; then
-  for v in $(env | sed -n 's/^\(OMPI_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(PMIX_[A-Za-z0-9_]*\)=.*/\1/p'); do
+  # (PMIx's install folders, set by tools/gpu-env for a carried Open MPI, are kept.)
+  for v in $(env | sed -n 's/^\(OMPI_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(PMIX_[A-Za-z0-9_]*\)=.*/\1/p' |
+    grep -Ev '^PMIX_(PREFIX|EXEC_PREFIX|BINDIR|LIBDIR|PKGLIBDIR|DATADIR|PKGDATADIR|SYSCONFDIR)$'); do
     unset "$v"
   done
 fi

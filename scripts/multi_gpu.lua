@@ -106,14 +106,18 @@ local function step(G, per, comm)
     for g = 1, G do streams[g] = per[g].stream end
     comm:allreduce(partials, { op = "sum", stream = streams })
   elseif G > 1 then
-    -- Without NCCL: every partial copied to device 0, added there, the total copied back.
+    -- Without NCCL: every partial copied to device 0 (its stream waits for the others'), added
+    -- there, the total copied back on each device's stream.
+    local s0 = per[1].stream
     local _ <close> = cu.use_device(0)
+    local _ <close> = cu.use_stream(s0)
+    for g = 2, G do s0:wait(per[g].stream) end
     local total, tmp = cu.zeros({}), cu.empty({})
     for g = 1, G do
       cu.copy(tmp, per[g].partial)
       cu.add(total, tmp, { out = total })
     end
-    for g = 1, G do cu.copy(per[g].partial, total) end
+    for g = 1, G do cu.copy(per[g].partial, total, { stream = per[g].stream }) end
   end
   for g = 1, G do
     local p = per[g]

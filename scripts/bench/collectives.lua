@@ -49,7 +49,7 @@ do
         opt.ops[#opt.ops + 1] = op
       end
     elseif a == "--quick" then
-      opt.max, opt.iters, opt.warmup = MiB, 5, 2
+      opt.max, opt.iters, opt.warmup, opt.quick = MiB, 5, 2, true
     elseif a == "--out" then
       opt.out = value(a)
     elseif a == "--no-native" then
@@ -240,7 +240,17 @@ end
 local mpi
 local mpi_script = scriptdir .. "/mpi_messages.lua"
 if exists(mpi_script) and rawget(cu, "mpi") ~= nil then
-  local ok, result = pcall(dofile, mpi_script)
+  -- The module runs its rows on every rank (rank 0 gets them); a job of one rank has none.
+  local ok, result = pcall(function()
+    local messages = dofile(mpi_script)
+    if not cu.mpi.available() or cu.mpi.size < 2 then return nil end
+    local rows = messages.run({ quick = opt.quick })
+    if #rows > 0 then
+      print("\n### MPI messages, ranks 0 and 1 (host values and arrays; device arrays)\n")
+      messages.print_table(rows)
+    end
+    return rows
+  end)
   if ok then
     mpi = result
   else

@@ -40,6 +40,9 @@ EXPECTED=(
   "lua\.cuda\.test_graph|gpu\.lua\.test_graph_gpu cudaErrorGraphExecUpdateFailure cudaErrorStreamCaptureUnjoined"
   # the DeviceScope test asks for a device that does not exist
   "gpu\.catch CUDA_ERROR_INVALID_DEVICE"
+  # NCCL probes its kernels with cudaFuncGetAttributes when it builds a plan; those compiled for
+  # other architectures answer this, and NCCL handles it (seen in libnccl.so.2's frames, H200).
+  "lua\.cuda\.test_nccl|gpu\.lua\.test_nccl_multi|mpi\..* cudaErrorNoKernelImageForDevice"
 )
 
 names=()
@@ -108,7 +111,9 @@ run_one() {
     status="FAILED (exit $rc, no error summary)"
   else
     local real=$((total - expected))
-    if ((rc != 0)); then
+    if ((rc == 69)); then
+      status="SKIPPED (exit 69: not on this machine, e.g. fewer GPUs than it needs)"
+    elif ((rc != 0)); then
       status="FAILED (exit $rc)"
     elif ((real > 0)); then
       status="FAILED"
@@ -131,7 +136,7 @@ failed=()
 for i in "${!names[@]}"; do
   cat "$work/$i.sum"
   { echo "=== ${names[$i]}: ${commands[$i]}"; cat "$work/$i.log"; cat "$work/$i.sum"; } >>"$log"
-  grep -q ' ok: ' "$work/$i.sum" || failed+=("${names[$i]}")
+  grep -q ' ok: \| SKIPPED ' "$work/$i.sum" || failed+=("${names[$i]}")
 done
 echo "${#names[@]} run, ${#failed[@]} failed${failed:+: ${failed[*]}}"
 echo "log: $log"

@@ -79,6 +79,15 @@ if [[ -f tests/gpu/test_mpi_gpu.lua ]]; then
   run mpi.cuda.single "$build/culua" --backend cuda tests/gpu/test_mpi_gpu.lua
 fi
 run mpi.cuda.np2 env CULUA_MPI_BACKEND=cuda sh tests/mpi/run.sh "$build/culua" 2 tests/mpi/test_mpi.lua
+# One GPU per rank (cu.nccl.comm_world): NCCL refuses two ranks on one GPU, so it needs two.
+ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if ((ngpus >= 2)); then
+  run mpi.cuda.nccl_world env CULUA_MPI_BACKEND=cuda sh tests/mpi/run.sh "$build/culua" 2 tests/mpi/test_nccl_world.lua
+  run mpi.cuda.example_normalize env CULUA_MPI_BACKEND=cuda sh tests/mpi/run.sh "$build/culua" 2 examples/mpi/normalize.lua
+else
+  skipped+=(mpi.cuda.nccl_world mpi.cuda.example_normalize)
+  printf '%-40s SKIPPED: fewer than 2 GPUs\n' mpi.cuda.nccl_world
+fi
 
 echo "$passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}${skipped:+, ${#skipped[@]} skipped: ${skipped[*]}}"
 echo "log: $log"

@@ -280,7 +280,7 @@ extern "C" __global__ void narrow(unsigned char c, short s, unsigned u, long lon
   T.raises(function() nk(cfg, 0, 0, -1, 0, true, 0) end, "argument 3 (u: unsigned int)")
   T.raises(function() nk(cfg, 0, 0, 0, 0, 2, 0) end, "argument 5 (b: bool)")
   nk(cfg, 255, -32768, 4294967295, math.mininteger, false, 1e300)
-  T.raises(function() cu.compile(42) end, "the source must be a string")
+  T.raises(function() cu.compile(42) end, "bad argument #1 to 'compile' (string of CUDA C++ expected, got number)")
   T.raises(function() cu.compile(SAXPY, { optoins = {} }) end, "unknown option 'optoins'")
   -- Still usable: a correct launch works.
   k(cfg, 2.0, x, y, 256)

@@ -7,12 +7,15 @@
 -- global one on every GPU, and each GPU divides its arrays by it and copies them out. Every GPU
 -- works on its own stream; nothing but the allreduce crosses devices.
 --
--- Timed as the span of the whole step on the host clock: every device idle before, every device
--- synchronized after (events of different devices cannot be compared); the median of `reps`.
+-- Timed twice: the step with the data already on the devices (the sums, the allreduce, the
+-- division), and the whole step with the copies in and out. Both as the span on the host clock:
+-- every device idle before, every device synchronized after (events of different devices cannot
+-- be compared); the median of `reps`.
 -- Runs on one GPU too (G = 1 only), and on the host backend, where cu.nccl does not exist: there
 -- the partial sums meet through copies between the (simulated, CULUA_HOST_DEVICES=N) devices.
 --
---   culua scripts/multi_gpu.lua [arrays=10] [n=10000000] [reps=5] [gpus=N] [--quick] [--results]
+--   culua scripts/multi_gpu.lua [arrays=10] [n=10000000] [reps=5] [inner=20] [gpus=N] [--quick]
+--                               [--results]
 
 local opt, flags = {}, {}
 for _, a in ipairs(arg or {}) do
@@ -37,9 +40,11 @@ local gpu = cu.backend == "cuda"
 local count = int("arrays", 10)
 local n = int("n", flags.quick and 1 << 18 or (gpu and 10000000 or 1000000))
 local reps = int("reps", flags.quick and 2 or 5)
+local inner = int("inner", flags.quick and 2 or 20)
 local devices = cu.devices()
 local max_gpus = math.min(int("gpus", #devices), #devices)
-assert(count >= 1 and n >= 1 and reps >= 1 and max_gpus >= 1, "arrays, n, reps and gpus must be at least 1")
+assert(count >= 1 and n >= 1 and reps >= 1 and inner >= 1 and max_gpus >= 1,
+  "arrays, n, reps, inner and gpus must be at least 1")
 local use_nccl = cu.nccl.available()
 
 print(string.format("multi_gpu: %d arrays of %d f32 (%.1f MB each), normalized as one data set on 1..%d %s of "
@@ -87,14 +92,14 @@ local function sync_all(G)
 end
 
 -- One step on G devices: everything queued, then every device synchronized.
-local function step(G, per, comm)
+local function step(G, per, comm, copies)
   for g = 1, G do
     local p = per[g]
     local _ <close> = cu.use_device(p.device)
     local _ <close> = cu.use_stream(p.stream)
     p.partial:fill(0)
     for k, d in ipairs(p.arrays) do
-      cu.copy(d, hin[p.index[k]])
+      if copies then cu.copy(d, hin[p.index[k]]) end
       d:sum({ out = p.one })
       cu.add(p.partial, p.one, { out = p.partial })
     end
@@ -125,10 +130,10 @@ local function step(G, per, comm)
     local _ <close> = cu.use_stream(p.stream)
     for k, d in ipairs(p.arrays) do
       cu.div(d, p.partial, { out = d })
-      cu.copy(hout[p.index[k]], d)
+      if copies then cu.copy(hout[p.index[k]], d) end
     end
   end
-  sync_all(G)
+  if copies then sync_all(G) end
 end
 
 local function median(t)
@@ -147,13 +152,24 @@ local rows = {}
 for G = 1, max_gpus do
   local per, comm = setup(G)
   sync_all(G)
-  step(G, per, comm) -- warm-up: first launches, pool growth, NCCL's first collective
+  step(G, per, comm, true) -- warm-up: first launches, pool growth, NCCL's first collective
+  -- The data already on the devices: the sums, the allreduce and the division only, `inner` steps
+  -- queued back to back between the synchronizations (one step alone is well under a millisecond
+  -- on a GPU: the host's clock and synchronization would be part of the figure).
+  local resident = {}
+  for r = 1, reps do
+    sync_all(G)
+    local t0 = cu.clock({ warn = false })
+    for _ = 1, inner do step(G, per, comm, false) end
+    sync_all(G)
+    resident[r] = (cu.clock({ warn = false }) - t0) * 1e3 / inner
+  end
   local times = {}
   for r = 1, reps do
     for i = 1, count do hout[i]:fill(0) end
     sync_all(G)
     local t0 = cu.clock({ warn = false })
-    step(G, per, comm)
+    step(G, per, comm, true)
     times[r] = (cu.clock({ warn = false }) - t0) * 1e3
   end
   -- Check: the outputs sum to 1 together and each is its input over the global sum.
@@ -166,22 +182,28 @@ for G = 1, max_gpus do
   assert(math.abs(out_sum - 1) < 1e-3, string.format("G=%d: the outputs sum to %.6f, not 1", G, out_sum))
   assert(worst < 1e-3, string.format("G=%d: an output is not its input over the global sum (off by %.3e)", G, worst))
   if comm then comm:free() end
-  rows[G] = { gpus = G, ms = median(times), min_ms = math.min(table.unpack(times)), sum_error = math.abs(out_sum - 1),
+  rows[G] = { gpus = G, ms = median(times), resident_ms = median(resident), min_ms = math.min(table.unpack(times)), sum_error = math.abs(out_sum - 1),
     rel_error = worst }
 end
 
 local bytes = 2 * n * 4 * count
-print(string.format("\n%6s %12s %12s %10s %12s %12s", "GPUs", "median", "best", "speedup", "GB/s (copies)",
-  "efficiency"))
+print(string.format("\n%6s | %-40s | %-40s", "", "data on the devices (sum, allreduce, divide)",
+  "with the copies from and to pinned memory"))
+print(string.format("%6s | %10s %9s %9s %9s | %10s %9s %9s %9s", "GPUs", "median", "speedup", "eff.", "GB/s",
+  "median", "speedup", "eff.", "GB/s"))
 for G, r in ipairs(rows) do
-  local speedup = rows[1].ms / r.ms
-  r.speedup = speedup
-  print(string.format("%6d %9.3f ms %9.3f ms %9.2fx %12.1f %11.0f%%", G, r.ms, r.min_ms, speedup,
-    bytes / r.ms / 1e6, 100 * speedup / G))
+  r.speedup = rows[1].ms / r.ms
+  r.resident_speedup = rows[1].resident_ms / r.resident_ms
+  -- device memory traffic of the resident step: each element read by the sum, read and written by
+  -- the division; the copies: each element in and out once
+  print(string.format("%6d | %7.3f ms %8.2fx %8.0f%% %9.1f | %7.3f ms %8.2fx %8.0f%% %9.1f", G, r.resident_ms,
+    r.resident_speedup, 100 * r.resident_speedup / G, 3 * n * 4 * count / r.resident_ms / 1e6, r.ms, r.speedup,
+    100 * r.speedup / G, bytes / r.ms / 1e6))
 end
-print("\nEach GPU moves its own share of the data over its own PCIe/C2C link, so a copy-bound step")
-print("should scale with the GPU count until the host's memory bandwidth is the limit; the one")
-print("allreduce of a 0-d array costs tens of microseconds whatever the size of the data.")
+print("\nWith the data on the devices each GPU reads and writes its share at its own memory bandwidth and")
+print("the one allreduce of a 0-d array costs tens of microseconds: the step should scale with the GPU")
+print("count. The copies from and to the host go through the host's PCIe links: they scale only where")
+print("each GPU has a link of its own to the CPU (GPUs that share a PCIe switch share its uplink).")
 if max_gpus == 1 then
   print("Only one " .. (gpu and "GPU" or "device") .. " here: run it on a machine with several to see the scaling"
     .. (gpu and "." or " (or set CULUA_HOST_DEVICES=N on the host backend)."))
@@ -203,6 +225,8 @@ result("max_gpus", max_gpus)
 result("nccl", tostring(use_nccl))
 for G, r in ipairs(rows) do
   result("ms_" .. G, string.format("%.6f", r.ms))
+  result("resident_ms_" .. G, string.format("%.6f", r.resident_ms))
+  result("resident_speedup_" .. G, string.format("%.4f", r.resident_speedup))
   result("speedup_" .. G, string.format("%.4f", r.speedup))
 end
 if flags.results then print(table.concat(results, "\n")) end

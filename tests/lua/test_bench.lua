@@ -386,7 +386,9 @@ T.case("stream option: events on the stream, which is current while fn runs", fu
   local before = cu.current_stream().id
   -- fn queues on the current stream: with stream=s that is s
   local res = cu.bench(sleeper(2), opts({ stream = s }))
-  T.truthy(res.gpu.median >= 1.95 and res.gpu.median < 6, "got " .. res.gpu.median)
+  -- (under compute-sanitizer kernels are slowed: only the lower bound holds)
+  local upper = os.getenv("CULUA_UNDER_SANITIZER") == "1" and math.huge or 6
+  T.truthy(res.gpu.median >= 1.95 and res.gpu.median < upper, "got " .. res.gpu.median)
   T.eq(cu.current_stream().id, before, "the current stream is restored")
   local inside
   cu.bench(function() inside = cu.current_stream().id end,

@@ -363,6 +363,17 @@ T.case("device_resident_loop: quick run, A and B agree, B copies one scalar per 
     "D2 vs B")
 end)
 
+T.case("multi_gpu: every device count checked (the script asserts the normalization), figures", function()
+  local r, out = run_script("multi_gpu", "--quick --results")
+  T.eq(num(r, "max_gpus"), #cu.devices())
+  T.eq(r.nccl, tostring(cu.nccl.available()))
+  for G = 1, #cu.devices() do
+    T.truthy(num(r, "ms_" .. G) > 0 and num(r, "resident_ms_" .. G) > 0, "times of " .. G)
+  end
+  T.eq(num(r, "speedup_1"), 1)
+  T.truthy(out:find("data on the devices", 1, true), "table printed")
+end)
+
 T.case("graphs: per-node cost of a graph against eager launches, every node ran", function()
   local plot
   if os.execute("command -v gnuplot >/dev/null 2>&1") then

@@ -189,7 +189,7 @@ TEST_CASE("sweep: result files of several sweeps of one session") {
   std::remove(csv.c_str());
 }
 
-TEST_CASE("sweep: shared by processes, each runs its round-robin points; rank 0 writes") {
+TEST_CASE("sweep: shared by processes, each runs its round-robin points, rank 0 writes") {
   // Rank 1 of 3 (no MPI here: gather is a stand-in that records what it was given).
   SweepSpec spec = two_axes();  // 6 points
   std::vector<size_t> ran;

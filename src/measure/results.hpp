@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/json.hpp"
 #include "core/backend.hpp"
+#include "core/json.hpp"
 
 namespace culua::detail::measure {
 

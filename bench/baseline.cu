@@ -193,6 +193,68 @@ double copy_bandwidth(void* dst, const void* src, size_t bytes, cudaStream_t s, 
   return median(gbps);
 }
 
+// Copies between every ordered pair of devices with cudaMemcpyPeerAsync (peer access enabled
+// where the pair allows it), on a stream of the destination device: the median GB/s of `reps`
+// copies, each timed with events. One JSON line per pair.
+int peer_bandwidth(size_t bytes, int reps) {
+  int n = 0;
+  CHECK(cudaGetDeviceCount(&n));
+  if (n < 2) {
+    std::fprintf(stderr, "culua-baseline: peer needs two devices, found %d\n", n);
+    return 3;
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      int access = 0;
+      CHECK(cudaDeviceCanAccessPeer(&access, j, i));
+      void* src = nullptr;
+      void* dst = nullptr;
+      CHECK(cudaSetDevice(i));
+      CHECK(cudaMalloc(&src, bytes));
+      CHECK(cudaMemset(src, 1, bytes));
+      if (access) {
+        const cudaError_t e = cudaDeviceEnablePeerAccess(j, 0);
+        if (e != cudaErrorPeerAccessAlreadyEnabled) CHECK(e);
+        cudaGetLastError();
+      }
+      CHECK(cudaSetDevice(j));
+      if (access) {
+        const cudaError_t e = cudaDeviceEnablePeerAccess(i, 0);
+        if (e != cudaErrorPeerAccessAlreadyEnabled) CHECK(e);
+        cudaGetLastError();
+      }
+      CHECK(cudaMalloc(&dst, bytes));
+      cudaStream_t s;
+      CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      cudaEvent_t a, b;
+      CHECK(cudaEventCreate(&a));
+      CHECK(cudaEventCreate(&b));
+      for (int k = 0; k < 2; ++k) CHECK(cudaMemcpyPeerAsync(dst, j, src, i, bytes, s));
+      CHECK(cudaStreamSynchronize(s));
+      std::vector<double> gbps;
+      for (int k = 0; k < reps; ++k) {
+        CHECK(cudaEventRecord(a, s));
+        CHECK(cudaMemcpyPeerAsync(dst, j, src, i, bytes, s));
+        CHECK(cudaEventRecord(b, s));
+        CHECK(cudaEventSynchronize(b));
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        gbps.push_back(static_cast<double>(bytes) / (ms * 1e6));
+      }
+      std::printf("{\"src\":%d,\"dst\":%d,\"bytes\":%zu,\"peer_access\":%s,\"GBps\":%.3f}\n", i, j,
+                  bytes, access ? "true" : "false", median(gbps));
+      CHECK(cudaEventDestroy(a));
+      CHECK(cudaEventDestroy(b));
+      CHECK(cudaStreamDestroy(s));
+      CHECK(cudaFree(dst));
+      CHECK(cudaSetDevice(i));
+      CHECK(cudaFree(src));
+    }
+  }
+  return 0;
+}
+
 // Pageable copies have synchronous semantics: time them with the host clock around
 // cudaMemcpy, as a program using them experiences it.
 double pageable_bandwidth(void* dst, const void* src, size_t bytes, int reps) {
@@ -775,6 +837,7 @@ extern "C" __global__ void culua_hold(unsigned long long ns) {
 constexpr const char* kUsage =
     "usage: culua-baseline all | transfers [MiB] | alloc [MiB] | context | startup CMD... |\n"
     "                      d2d BYTES | read BYTES | binary BYTES | gemm f32|bf16|f16|f64 N |\n"
+    "                      peer BYTES (copies between every pair of devices) |\n"
     "                      launch [N] | kernel FILE N GRID BLOCK SAMPLES | first-kernel |\n"
     "                      suite [--ops LIST] [--reps R] [--launches N] [--bw-sizes LIST]\n"
     "                            [--transfer-sizes LIST] [--alloc-sizes LIST]\n"
@@ -804,6 +867,15 @@ int main(int argc, char** argv) {
     if (cmd == "read") read_bandwidth(bytes);
     if (cmd == "binary") binary_bandwidth(bytes);
     return 0;
+  }
+  if (cmd == "peer") {
+    const size_t bytes = argc == 3 ? parse_bytes(argv[2]) : 0;
+    if (bytes < 16) {
+      std::fprintf(stderr, "culua-baseline: peer needs a size of at least 16 bytes (like 64M)\n%s",
+                   kUsage);
+      return 2;
+    }
+    return peer_bandwidth(bytes, 20);
   }
   if (cmd == "gemm") {
     const long n = argc == 4 ? std::strtol(argv[3], nullptr, 10) : 0;

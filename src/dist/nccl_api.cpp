@@ -56,6 +56,7 @@ NcclApi load_nccl(const std::vector<std::string>& candidates) {
   resolve(lib, "ncclGetVersion", api.get_version);
   resolve(lib, "ncclGetUniqueId", api.get_unique_id);
   resolve(lib, "ncclCommInitRankConfig", api.comm_init_rank_config);
+  resolve(lib, "ncclCommInitAll", api.comm_init_all);
   resolve(lib, "ncclCommDestroy", api.comm_destroy);
   resolve(lib, "ncclCommAbort", api.comm_abort);
   resolve(lib, "ncclCommGetAsyncError", api.comm_get_async_error);

@@ -14,6 +14,7 @@ struct NcclApi {
   decltype(&ncclGetVersion) get_version;
   decltype(&ncclGetUniqueId) get_unique_id;
   decltype(&ncclCommInitRankConfig) comm_init_rank_config;
+  decltype(&ncclCommInitAll) comm_init_all;
   decltype(&ncclCommDestroy) comm_destroy;
   decltype(&ncclCommAbort) comm_abort;
   decltype(&ncclCommGetAsyncError) comm_get_async_error;

@@ -160,6 +160,18 @@ class NcclCommunicator final : public Communicator {
         comms_(devices_.size(), nullptr) {}
   ~NcclCommunicator() override { release(); }
 
+  // Every rank in this process and no timeout: ncclCommInitAll, as a native program would make
+  // them.
+  void init_all() {
+    CurrentDevice current(devices_[0]);
+    const ncclResult_t r =
+        api_.comm_init_all(comms_.data(), static_cast<int>(devices_.size()), devices_.data());
+    if (r != ncclSuccess) {
+      abort_all();
+      nccl_fail(api_, r, "creating the communicator");
+    }
+  }
+
   // Creates the communicators of the local ranks (one NCCL group), from `id`.
   void init(const ncclUniqueId& id) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -461,10 +473,14 @@ std::shared_ptr<Communicator> make_nccl_local(Runtime& rt, const std::vector<int
                                               const CommOptions& options) {
   const NcclApi& api = nccl_api();
   reap_retired(api);
-  ncclUniqueId id;
-  check(api, api.get_unique_id(&id), "ncclGetUniqueId");
   auto c =
       std::make_shared<NcclCommunicator>(rt, devices, static_cast<int>(devices.size()), 0, options);
+  if (options.timeout <= 0) {
+    c->init_all();
+    return c;
+  }
+  ncclUniqueId id;
+  check(api, api.get_unique_id(&id), "ncclGetUniqueId");
   c->init(id);
   return c;
 }

@@ -193,10 +193,14 @@ int collective(lua_State* L, Collective kind) {
         [](lua_State* S, int) { return test_stream(S, -1); }, nullptr, 3, "stream");
     lua_pop(L, 1);
   }
+  // Where the outputs already are as a Lua value (given as out=, or the inputs in place): returned
+  // as they are, with no new table or array handles per call.
+  int given_outputs = 0;
   if (!p2p && get_option(L, 3, "out")) {
     const int top = lua_gettop(L);
-    call.outputs = arrays_at(L, top, ranks, nullptr, 3, "out");
-    lua_pop(L, 1);
+    bool out_single = false;
+    call.outputs = arrays_at(L, top, ranks, &out_single, 3, "out");
+    if (out_single == single) given_outputs = top;  // stays on the stack
   }
   Runtime& rt = runtime(L);
   if (call.outputs.empty() &&
@@ -212,9 +216,16 @@ int collective(lua_State* L, Collective kind) {
                                    Location::Device, &target));
     }
   }
+  const bool in_place = call.outputs.empty();
   std::vector<Array> outputs = comm.run(call);
   if (kind == Collective::Send) return 0;
-  push_arrays(L, std::move(outputs), single);
+  if (given_outputs != 0) {
+    lua_pushvalue(L, given_outputs);
+  } else if (in_place) {
+    lua_pushvalue(L, 2);
+  } else {
+    push_arrays(L, std::move(outputs), single);
+  }
   return 1;
 }
 

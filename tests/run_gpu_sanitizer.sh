@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs the GPU tests under compute-sanitizer's memcheck (API errors reported too) from an
-# already-built build folder, like tests/run_gpu_tests.sh (relative paths only, so a build carried
-# to a GPU machine by tools/stage-gpu works):
+# Runs the GPU tests under compute-sanitizer (API errors reported too) from an already-built build
+# folder, like tests/run_gpu_tests.sh (relative paths only, so a build carried to a GPU machine by
+# tools/stage-gpu works):
 #   tests/run_gpu_sanitizer.sh [BUILD_DIR [NAME_REGEX]]   (default: build, every test)
-# Environment: COMPUTE_SANITIZER (default: on the PATH, else /usr/local/cuda/bin), JOBS (tests run
-# at once, default 1: some tests measure free device memory), TEST_TIMEOUT (seconds a test, 1200).
+# Environment: TOOLS (the sanitizer's tools to run, one pass each over the tests: memcheck,
+# racecheck, synccheck, initcheck, or "all" for the first three; default memcheck),
+# COMPUTE_SANITIZER (default: on the PATH, else /usr/local/cuda/bin), JOBS (tests run at once,
+# default 1: some tests measure free device memory), TEST_TIMEOUT (seconds a test, 1200).
 # The tests run with CULUA_UNDER_SANITIZER=1: the sanitizer makes every kernel launch wait for the
 # device's earlier work, so the checks that a launch returns while work is still queued (and the
 # timing ratios of test_bench_gpu) only print a note there.
@@ -12,8 +14,10 @@
 # capture with unjoined work, a device that does not exist); the sanitizer reports them as API errors. They are counted apart,
 # as expected, only for the test and the error named in EXPECTED below; every other error counts.
 # gpu.fatal_error (an illegal address on purpose) is left out.
-# Writes one log, $OUT/gpu-sanitizer.log when OUT is set (the device tool), else gpu-sanitizer.log.
-# Exit status: 0 when every test passed with no unexpected sanitizer error, 1 otherwise.
+# Writes one log a tool, $OUT/gpu-sanitizer-TOOL.log when OUT is set (the device tool), else
+# gpu-sanitizer-TOOL.log.
+# Exit status: 0 when every test passed with no unexpected sanitizer error under every tool, 1
+# otherwise.
 set -uo pipefail
 shopt -s nullglob
 cd "$(dirname "$0")/.." || exit 1
@@ -26,7 +30,17 @@ fi
 filter=${2:-.}
 jobs=${JOBS:-1}
 timeout_s=${TEST_TIMEOUT:-1200}
-log=${OUT:-.}/gpu-sanitizer.log
+tools=${TOOLS:-memcheck}
+[[ $tools == all ]] && tools="memcheck racecheck synccheck"
+for tool in $tools; do
+  case $tool in
+    memcheck | racecheck | synccheck | initcheck) ;;
+    *)
+      echo "TOOLS: unknown tool '$tool' (memcheck, racecheck, synccheck, initcheck or all)" >&2
+      exit 1
+      ;;
+  esac
+done
 sanitizer=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 if [[ ! -x $sanitizer ]]; then
   echo "compute-sanitizer not found (set COMPUTE_SANITIZER)" >&2
@@ -86,15 +100,15 @@ add experiment.streams_overlap "$build/culua" --backend cuda scripts/streams_ove
 # (The singleton MPI test, tests/gpu/test_mpi_gpu.lua, runs above as gpu.lua.test_mpi_gpu.)
 add mpi.cuda.np2 env CULUA_MPI_BACKEND=cuda sh tests/mpi/run.sh "$build/culua" 2 tests/mpi/test_mpi.lua
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+work_root=$(mktemp -d)
+trap 'rm -rf "$work_root"' EXIT
 
 # One test under the sanitizer: its output in $work/<i>.log, its summary line in $work/<i>.sum.
 run_one() {
   local i=$1 name=${names[$1]} start=$SECONDS
   local out="$work/$i.log"
   # shellcheck disable=SC2086
-  eval "timeout $timeout_s \"\$sanitizer\" --tool memcheck --report-api-errors explicit \
+  eval "timeout $timeout_s \"\$sanitizer\" --tool $tool --report-api-errors explicit \
         --print-limit 100000 ${commands[$i]}" >"$out" 2>&1
   local rc=$?
   local total expected=0
@@ -125,19 +139,27 @@ run_one() {
   printf '%-40s %s (%ds)\n' "$name" "$status" $((SECONDS - start)) >"$work/$i.sum"
 }
 
-for i in "${!names[@]}"; do
-  while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
-  run_one "$i" &
-done
-wait
+all_ok=1
+for tool in $tools; do
+  echo "== compute-sanitizer --tool $tool"
+  work=$work_root/$tool
+  mkdir -p "$work"
+  log=${OUT:-.}/gpu-sanitizer-$tool.log
+  for i in "${!names[@]}"; do
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+    run_one "$i" &
+  done
+  wait
 
-: >"$log"
-failed=()
-for i in "${!names[@]}"; do
-  cat "$work/$i.sum"
-  { echo "=== ${names[$i]}: ${commands[$i]}"; cat "$work/$i.log"; cat "$work/$i.sum"; } >>"$log"
-  grep -q ' ok: \| SKIPPED ' "$work/$i.sum" || failed+=("${names[$i]}")
+  : >"$log"
+  failed=()
+  for i in "${!names[@]}"; do
+    cat "$work/$i.sum"
+    { echo "=== ${names[$i]}: ${commands[$i]}"; cat "$work/$i.log"; cat "$work/$i.sum"; } >>"$log"
+    grep -q ' ok: \| SKIPPED ' "$work/$i.sum" || failed+=("${names[$i]}")
+  done
+  echo "$tool: ${#names[@]} run, ${#failed[@]} failed${failed:+: ${failed[*]}}"
+  echo "log: $log"
+  ((${#names[@]} > 0 && ${#failed[@]} == 0)) || all_ok=0
 done
-echo "${#names[@]} run, ${#failed[@]} failed${failed:+: ${failed[*]}}"
-echo "log: $log"
-((${#names[@]} > 0 && ${#failed[@]} == 0))
+((all_ok))

@@ -112,8 +112,15 @@ run_one() {
         --print-limit 100000 ${commands[$i]}" >"$out" 2>&1
   local rc=$?
   local total expected=0
+  # memcheck, synccheck, initcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY: N
+  # hazards displayed (E errors, W warnings)", where warnings are hazards too.
   total=$(sed -n 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$out" | head -1)
-  for entry in "${EXPECTED[@]}"; do
+  if [[ -z $total ]]; then
+    total=$(sed -n 's/^========= RACECHECK SUMMARY: .*(\([0-9]*\) errors\?, \([0-9]*\) warnings\?).*/\1 + \2/p' "$out" | head -1)
+    [[ -n $total ]] && total=$((total))
+  fi
+  # racecheck's summary counts hazards only, not the API errors it reports as well.
+  [[ $tool == racecheck ]] || for entry in "${EXPECTED[@]}"; do
     local pattern=${entry%% *} errors=${entry#* }
     [[ $name =~ ^($pattern)$ ]] || continue
     for e in $errors; do
@@ -127,6 +134,11 @@ run_one() {
     local real=$((total - expected))
     if ((rc == 69)); then
       status="SKIPPED (exit 69: not on this machine, e.g. fewer GPUs than it needs)"
+    elif ((rc != 0)) && [[ $tool != memcheck ]] && ((real == 0)); then
+      # racecheck and synccheck slow kernels by orders of magnitude: the tests' timing checks (a
+      # copy returns within 0.1 s, cu.bench reaches 3 samples in 0.5 s) and TEST_TIMEOUT do not
+      # hold. The tool found nothing in what ran; the test itself is checked under memcheck.
+      status="no findings, but the test did not pass under $tool (exit $rc: timing, see the log)"
     elif ((rc != 0)); then
       status="FAILED (exit $rc)"
     elif ((real > 0)); then
@@ -156,7 +168,7 @@ for tool in $tools; do
   for i in "${!names[@]}"; do
     cat "$work/$i.sum"
     { echo "=== ${names[$i]}: ${commands[$i]}"; cat "$work/$i.log"; cat "$work/$i.sum"; } >>"$log"
-    grep -q ' ok: \| SKIPPED ' "$work/$i.sum" || failed+=("${names[$i]}")
+    grep -q ' ok: \| SKIPPED \| no findings, ' "$work/$i.sum" || failed+=("${names[$i]}")
   done
   echo "$tool: ${#names[@]} run, ${#failed[@]} failed${failed:+: ${failed[*]}}"
   echo "log: $log"

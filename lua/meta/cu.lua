@@ -1570,7 +1570,8 @@ function BenchResult:json(indent) end
 ---@return cu.SweepResults
 function cu.sweep(spec) end
 
---- What cu.sweep returns. tostring(results) is the markdown table.
+--- What cu.sweep returns. tostring(results) is the markdown table. The results are also the list
+--- of their rows: `#results`, `results[i]` (`results.rows[i]`) and `ipairs(results)`.
 ---@class cu.SweepResults
 ---@field name string
 ---@field axes string[] the axis names in order

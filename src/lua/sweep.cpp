@@ -800,14 +800,30 @@ int l_sweep(lua_State* L) {
 // ---- methods of results ----
 
 // The fields are the table's own; __index runs only for the methods and for a name that is neither.
+// An integer key reads the rows: results[i] is results.rows[i] (nil past the end), so ipairs and
+// numeric for loops see the results as the list of their rows.
 int results_index(lua_State* L) {
   check_results(L, 1);
+  if (lua_isinteger(L, 2)) {
+    if (lua_getfield(L, 1, "rows") != LUA_TTABLE) return 0;
+    lua_rawgeti(L, -1, lua_tointeger(L, 2));
+    return 1;
+  }
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
   fail(ErrorKind::Index,
        "{} has no field or method '{}' (it has name, axes, rows, started, seconds, interrupted, "
        "json, csv, write_json, write_csv, plot)",
        kResultsType, luaL_tolstring(L, 2, nullptr));
+}
+
+// #results: the number of rows.
+int results_len(lua_State* L) {
+  check_results(L, 1);
+  lua_Integer n = 0;
+  if (lua_getfield(L, 1, "rows") == LUA_TTABLE) n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  lua_pushinteger(L, n);
+  return 1;
 }
 
 int results_tostring(lua_State* L) {
@@ -904,6 +920,8 @@ void register_sweep(lua_State* L) {
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, entry<results_tostring>);
   lua_setfield(L, -2, "__tostring");
+  lua_pushcfunction(L, entry<results_len>);
+  lua_setfield(L, -2, "__len");
   lua_pop(L, 1);
 
   const luaL_Reg functions[] = {

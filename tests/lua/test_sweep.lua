@@ -134,6 +134,14 @@ T.case("axes as a list of pairs keep their order; the last axis varies fastest",
   T.eq(r.rows[4].status, "ok")
   T.eq(r.rows[4].error, nil)
   T.eq(math.type(r.rows[1].n), "integer")
+  -- the results are also the list of their rows
+  T.eq(#r, 6)
+  T.truthy(rawequal(r[4], r.rows[4]), "r[i] is r.rows[i]")
+  T.eq(r[0], nil)
+  T.eq(r[7], nil)
+  local walked = {}
+  for i, row in ipairs(r) do walked[i] = row.n .. ":" .. row.dtype end
+  T.eq(walked, seen)
 end)
 
 T.case("axes as a map run in sorted order, or in order=", function()

@@ -356,7 +356,7 @@ end
 local OPERATORS = { add = "+", sub = "-", mul = "*", div = "/", idiv = "//", mod = "%", pow = "^",
   unm = "unary -", len = "#", concat = "..", call = "()" }
 
-local function render_class(db, c, out, header)
+local function render_class(c, out, header)
   out[#out + 1] = header or c.name
   if #c.desc > 0 then
     out[#out + 1] = ""
@@ -437,7 +437,7 @@ local function render(db, e, out)
   if e.kind == "function" then
     render_function(db, e, out)
   elseif e.kind == "class" then
-    render_class(db, e, out)
+    render_class(e, out)
   else
     render_alias(e, out)
   end
@@ -671,7 +671,7 @@ local function help_value(db, x, out)
     for _, t in ipairs(live_tables()) do
       if rawequal(t.tbl, x) then
         local c = db.classes[t.prefix:sub(1, -2)]
-        if c then return render_class(db, c, out) end
+        if c then return render_class(c, out) end
       end
     end
   end
@@ -686,7 +686,7 @@ local function help_value(db, x, out)
       local ok, s = pcall(tostring, x)
       header = ok and s or type_name
     end
-    render_class(db, c, out, header)
+    render_class(c, out, header)
     return
   end
   not_found(db, "a " .. (type_name or tx) .. " value", nil, out)

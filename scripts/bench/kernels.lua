@@ -114,10 +114,8 @@ a, b, c, m2, c2, rowv = nil, nil, nil, nil, nil, nil
 collectgarbage()
 
 -- Random numbers: one write.
-local r = cu.empty(n, { stream = s })
 ms = time_ms(s, function() cu.rand(n, { stream = s }) end)
 row("rand f32", bytes / (ms * 1e6), "GB/s", d2d, "cudaMemcpy d2d")
-r = nil
 collectgarbage()
 
 -- Matrix products: 2 N^3 flops.
@@ -125,7 +123,7 @@ for _, dt in ipairs({ "f32", "bf16" }) do
   local pattern = (cu.arange(mm_n * mm_n, "i32", { stream = s }) % 7 * 0.125 - 0.375)
   local x = pattern:astype(dt, { stream = s }):view({ mm_n, mm_n })
   local y = x:clone({ stream = s })
-  pattern = nil
+  pattern = nil -- luacheck: ignore 311 (frees the pattern for the collector below)
   local z = cu.empty({ mm_n, mm_n }, dt, { stream = s })
   ms = time_ms(s, function() cu.matmul(x, y, { out = z, stream = s }) end, 5)
   local tflops = 2 * mm_n ^ 3 / (ms * 1e9)

@@ -53,7 +53,7 @@ for src_dev = 0, n - 1 do
       end
       local _ <close> = cu.use_device(dst_dev)
       local s = cu.stream()
-      local _s <close> = cu.use_stream(s)
+      local _s <close> = cu.use_stream(s) -- luacheck: ignore 211 (held for its scope)
       local dst = cu.empty(count, "f32")
       cu.copy(dst, src)
       cu.copy(dst, src)

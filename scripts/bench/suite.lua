@@ -646,7 +646,7 @@ function culua_groups.startup()
   end
   -- In a fresh culua process: the context (the first cu.sync()) and the first kernel after it.
   local ctx, first = {}, {}
-  for r = 1, (opt.quick and 3 or 5) do
+  for _ = 1, (opt.quick and 3 or 5) do
     local f = io.popen(quote(culua_bin) .. " -e " .. quote(FIRST) .. " 2>/dev/null")
     local out = f:read("a")
     f:close()
@@ -985,7 +985,7 @@ end
 
 local m = machine()
 local tgs = targets()
-local md, met, missed = markdown(m, tgs)
+local md = markdown(m, tgs)
 local target_list = {}
 for _, t in ipairs(tgs) do
   target_list[#target_list + 1] = { what = t.what, bound = t.bound, met = t.met == nil and cu.json.null or t.met,

@@ -319,10 +319,10 @@ local function run_graph(nsteps, k, bench, s2)
     else
       local done = 0
       while done < nsteps do
-        local steps = math.min(k, nsteps - done)
-        g.pair:replay(steps // 2, s)
-        if steps % 2 == 1 then g[1]:launch(s) end
-        done = done + steps
+        local chunk = math.min(k, nsteps - done)
+        g.pair:replay(chunk // 2, s)
+        if chunk % 2 == 1 then g[1]:launch(s) end
+        done = done + chunk
         deltas[done] = st.delta:item()
       end
     end

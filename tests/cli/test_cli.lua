@@ -231,6 +231,7 @@ T.case("unknown options are named, as lua does; -E, -W, - and -- still work", fu
   T.eq(code, 0, out)
   T.truthy(out:find("Lua warning: hello", 1, true), out)
   out, code = run("--backend host -e 'print(1)'", { env = "LUA_INIT='print(\"init\")'" })
+  T.eq(code, 0, out)
   T.eq(out, "init\n1\n")
   out, code = run("--backend host -E -e 'print(1)'", { env = "LUA_INIT='print(\"init\")'" })
   T.eq(code, 0, out)

@@ -249,7 +249,7 @@ T.case("warmup calls are not samples", function()
   T.eq(res.gated, true)
   T.eq(calls, 3 + 2 * 4)
   calls = 0
-  res = cu.bench(function() calls = calls + 1 end,
+  cu.bench(function() calls = calls + 1 end,
     { warmup = 0, min_samples = 2, min_time = 0, noise = 1e9, hot = false })
   T.eq(calls, 2 * 2)
   -- A fn that waits for the device cannot be gated: one call per sample, and a note says so.

@@ -208,6 +208,7 @@ T.case("bad input exits 2 with a clear message", function()
   T.truthy(err:find("cannot read /nonexistent/new.json: No such file or directory", 1, true), err)
   local bad = tmp(".json")
   write(bad, '{"format": "culua-results", "sweeps": [')
+  local _
   _, err, code = compare(good .. " " .. bad)
   T.eq(code, 2)
   T.truthy(err:find(bad .. " is not valid JSON", 1, true), err)

@@ -261,11 +261,11 @@ local function reference_deltas(N, steps, dt)
   local function add(a, b) return { a[1] + b[1], a[2] + b[2] } end
   local function scale(a, s) return { a[1] * s, a[2] * s } end
   local function conj(a) return { a[1], -a[2] } end
-  local I, MI = { 0, 1 }, { 0, -1 }
+  local MI = { 0, -1 }
   local function f(x, y, d) -- -2i x - i d (2y - 1)
     return add(mul({ 0, -2 }, x), mul(mul(MI, d), add(scale(y, 2), { -1, 0 })))
   end
-  local function g(x, y, d) -- -i (conj(d) x - d conj(x))
+  local function g(x, _, d) -- -i (conj(d) x - d conj(x))
     return mul(MI, add(mul(conj(d), x), scale(mul(d, conj(x)), -1)))
   end
   local F, G = {}, {}

@@ -142,11 +142,11 @@ end)
 local function capture(fn)
   local written = {}
   local write = io.write
-  io.write = function(...)
+  io.write = function(...) -- luacheck: ignore 122 (captures what help prints)
     for i = 1, select("#", ...) do written[#written + 1] = tostring(select(i, ...)) end
   end
   local ok, n = pcall(function() return select("#", fn()) end)
-  io.write = write
+  io.write = write -- luacheck: ignore 122
   T.truthy(ok, tostring(n))
   return table.concat(written), n
 end

@@ -114,10 +114,10 @@ end)
 T.case("cu.ledger(fn) counts fn's run; element reads and totable are implicit syncs", function()
   local a = cu.arange(10)
   local l = cu.ledger(function()
-    local x = a[3]
-    local t = a:totable()
+    local _ = a[3]
+    _ = a:totable()
     local b = a + 1
-    local s = b:sum()
+    _ = b:sum()
   end)
   T.eq(l.implicit_syncs, 2)
   T.eq(l.d2h_calls, 2)
@@ -171,7 +171,7 @@ T.case("cu.trace records every operation with device times, bytes and the script
   cu.sleep(60, { stream = s1 })
   cu.sleep(60, { stream = s2 })
   local add_line = debug.getinfo(1, "l").currentline + 1
-  local b = a + a                        -- on the default stream
+  local _ = a + a                        -- on the default stream
   local sum = cu.trace.stop(path)
   T.eq(cu.trace.recording(), false)
   T.eq(sum.ops, 3)
@@ -236,7 +236,7 @@ end)
 
 T.case("--trace writes the whole run's trace and its summary, also when the script fails", function()
   local path = os.tmpname()
-  local out, err, code = child([[
+  local _, err, code = child([[
     local s = cu.stream()
     cu.sleep(5, {stream = s})
     local a = cu.ones(100) * 2

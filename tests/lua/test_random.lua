@@ -4,7 +4,6 @@ package.path = (arg and arg[0] and arg[0]:match("^(.*)[/\\]") or "tests/lua") ..
 local T = require "cu.testing"
 local S = require "support"
 
-local FLOATS = { "f32", "f64", "f16", "bf16" }
 local ALL = { "f32", "f64", "f16", "bf16", "c64", "c128" }
 
 -- Flat list of real values (complex: re, im interleaved).

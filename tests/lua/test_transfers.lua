@@ -210,7 +210,6 @@ end
 local function model_indices(m)
   local out = {}
   local nd = #m.shape
-  local idx = {}
   local function rec(d, off)
     if d > nd then
       out[#out + 1] = off + 1

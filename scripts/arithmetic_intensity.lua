@@ -98,7 +98,8 @@ assert(diff_pinned == 0 and diff_pageable == 0, "device and CPU results differ")
 local m = gpu and (flags.quick and 2048 or 4096) or (flags.quick and 128 or 256)
 local x, y = cu.rand({ m, m }), cu.rand({ m, m })
 local z = cu.empty({ m, m })
-local mm_ms = best(function() return cu.time(function() cu.matmul(x, y, { out = z, stream = s }) end, { stream = s }) end)
+local mm_ms = best(function() return cu.time(function() cu.matmul(x, y, { out = z, stream = s }) end,
+  { stream = s }) end)
 local peak_gflops = 2 * m ^ 3 / mm_ms / 1e6
 local big = (gpu and (flags.quick and 256 or 1024) or (flags.quick and 16 or 64)) * 2 ^ 20 // 4
 local u, v = cu.empty(big), cu.empty(big)
@@ -136,7 +137,8 @@ row("device, pageable copies + kernel (events)", pageable_ms)
 print(string.format("(best of %d; the results of all four agree bit for bit)", reps))
 
 local transfer_share = 1 - kernel_ms / pinned_ms
-print(string.format("\nThe copies are %.0f%% of the device's total (pinned); the kernel alone is %.1fx faster than the CPU,",
+print(string.format("\nThe copies are %.0f%% of the device's total (pinned); "
+  .. "the kernel alone is %.1fx faster than the CPU,",
   100 * transfer_share, cpu_ms / kernel_ms))
 local winner = math.min(cpu_ms, pinned_ms, pageable_ms)
 if winner == cpu_ms then

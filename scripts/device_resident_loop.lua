@@ -416,7 +416,8 @@ print("by N^2 are kernels in the graph (B computes them in Lua), and they are on
 print(string.format("max |delta_B - delta_D| over all steps = %.3e, over D''s reads = %.3e (tolerance %.1e)",
   diff_bd, diff_bdk, GRAPH_TOLERANCE))
 
-print(string.format("\ndelta after %d steps: %.6f%+.6fi (|delta| = %.6f); max |delta_A - delta_B| over all steps = %.3e%s",
+print(string.format("\ndelta after %d steps: %.6f%+.6fi (|delta| = %.6f); "
+  .. "max |delta_A - delta_B| over all steps = %.3e%s",
   steps, final.re, final.im, final:abs(), diff_ab, C and string.format(", A - C: %.3e", diff_ac) or ""))
 assert(diff_ab < 1e-4, "versions A and B disagree")
 if C then assert(diff_ac < 1e-4, "versions A and C disagree") end

@@ -146,7 +146,8 @@ local shape = { side, side }
 local bytes = side * side * 4
 local mb = bytes / 1e6
 local h_pin
-row(string.format("pinned host allocation, %.0f MB", mb), synced(function() h_pin = cu.host.empty(shape, { pinned = true }) end),
+row(string.format("pinned host allocation, %.0f MB", mb),
+  synced(function() h_pin = cu.host.empty(shape, { pinned = true }) end),
   "page-locks the memory (the OS maps and pins every page)", "pinned_alloc_first_ms")
 h_pin:free()
 row("the same pinned allocation again", synced(function() h_pin = cu.host.empty(shape, { pinned = true }) end),
@@ -166,11 +167,14 @@ end
 local function gbps(ms) return string.format("%.1f GB/s", bytes / ms / 1e6) end
 local ms
 ms = best_copy(d_page, h_page)
-row(string.format("host to device, pageable, %.0f MB", mb), ms, gbps(ms) .. ": staged through a driver buffer", "h2d_pageable_ms")
+row(string.format("host to device, pageable, %.0f MB", mb), ms, gbps(ms) .. ": staged through a driver buffer",
+  "h2d_pageable_ms")
 ms = best_copy(d_pin, h_pin)
-row(string.format("host to device, pinned, %.0f MB", mb), ms, gbps(ms) .. ": DMA straight from the page-locked buffer", "h2d_pinned_ms")
+row(string.format("host to device, pinned, %.0f MB", mb), ms, gbps(ms) .. ": DMA straight from the page-locked buffer",
+  "h2d_pinned_ms")
 ms = best_copy(back_page, d_page)
-row(string.format("device to host, pageable, %.0f MB", mb), ms, gbps(ms) .. ": staged, into memory already touched", "d2h_pageable_ms")
+row(string.format("device to host, pageable, %.0f MB", mb), ms, gbps(ms) .. ": staged, into memory already touched",
+  "d2h_pageable_ms")
 ms = best_copy(back_pin, d_pin)
 row(string.format("device to host, pinned, %.0f MB", mb), ms, gbps(ms) .. ": DMA", "d2h_pinned_ms")
 local fresh

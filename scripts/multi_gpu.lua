@@ -182,8 +182,8 @@ for G = 1, max_gpus do
   assert(math.abs(out_sum - 1) < 1e-3, string.format("G=%d: the outputs sum to %.6f, not 1", G, out_sum))
   assert(worst < 1e-3, string.format("G=%d: an output is not its input over the global sum (off by %.3e)", G, worst))
   if comm then comm:free() end
-  rows[G] = { gpus = G, ms = median(times), resident_ms = median(resident), min_ms = math.min(table.unpack(times)), sum_error = math.abs(out_sum - 1),
-    rel_error = worst }
+  rows[G] = { gpus = G, ms = median(times), resident_ms = median(resident), min_ms = math.min(table.unpack(times)),
+    sum_error = math.abs(out_sum - 1), rel_error = worst }
 end
 
 local bytes = 2 * n * 4 * count

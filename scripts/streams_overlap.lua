@@ -163,7 +163,8 @@ print("once: array k+1 copied in while array k is summed and array k-1 copied ou
 print("grows (it shares the hardware) while the total should shrink. Pinned memory is what makes the")
 print("copies asynchronous; without it every copy would block the host and nothing would overlap.")
 if speedup < 1.05 then
-  print(string.format("Here the streams did not pay off (%.2fx): the work they ran side by side competed for the same", speedup))
+  print(string.format("Here the streams did not pay off (%.2fx): the work they ran side by side competed for the same",
+    speedup))
   print(gpu and "engines (a copy-bound run gains at most about 2x, from the two copy directions)."
     or "CPU cores: on the host backend each stream is a worker thread, and this machine has few cores.")
 elseif not gpu then

@@ -71,7 +71,8 @@ for _, n in ipairs { 1 << 20, 1 << 24, 1 << 26 } do
 end
 
 print()
-print("| n | bytes | cu.bench cold | native cold | ratio | within 2% | native cold, no gate | cu.bench hot | native hot | ratio |")
+print("| n | bytes | cu.bench cold | native cold | ratio | within 2% | native cold, no gate "
+  .. "| cu.bench hot | native hot | ratio |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for _, r in ipairs(rows) do
   local rc, rh = r.ours_cold / r.theirs_cold, r.ours_hot / r.theirs_hot

@@ -181,7 +181,8 @@ rows[#rows + 1] = string.format("| same vs a native float4 a + b kernel | %.0f G
 rows[#rows + 1] = string.format("| `cu.elementwise` y = x (copy) | %.0f GB/s | %s | %s | |", copy_gbps,
   d2d and string.format("%.0f GB/s", d2d) or "—", pct(copy_gbps, d2d))
 
-print(string.format("\n%d launches per run; launch figures: median (min–max) of 22 runs, culua and native taking turns; bandwidth: best of 10\n", N))
+print(string.format("\n%d launches per run; launch figures: median (min–max) of 22 runs, "
+  .. "culua and native taking turns; bandwidth: best of 10\n", N))
 print("| what | culua | native C++ | ratio | target |")
 print("|---|---|---|---|---|")
 for _, r in ipairs(rows) do print(r) end

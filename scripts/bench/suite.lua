@@ -571,7 +571,8 @@ function culua_groups.matmul()
         local c = cu.empty({ n, n }, dtype)
         local opts = { out = c }
         local per, batch = batched(function() cu.matmul(a, b, opts) end)
-        add_record(summary(op, n, "TFLOP/s", rates(per, 2 * n ^ 3, 1e9), "cu.matmul(a, b, {out = c}), operands as culua-baseline's", batch))
+        add_record(summary(op, n, "TFLOP/s", rates(per, 2 * n ^ 3, 1e9),
+          "cu.matmul(a, b, {out = c}), operands as culua-baseline's", batch))
         a:free(); b:free(); c:free()
       end)
     end
@@ -837,7 +838,8 @@ local function markdown(m, tgs)
       peers[#peers + 1] = string.format("%s not run", NAMES[impl])
     end
   end
-  p("Peers: %s. Figures: median (min–max) of %d repetitions unless said otherwise.", table.concat(peers, "; "), cfg.reps)
+  p("Peers: %s. Figures: median (min–max) of %d repetitions unless said otherwise.", table.concat(peers, "; "),
+    cfg.reps)
   p("")
   p("## Targets")
   p("")
@@ -892,8 +894,10 @@ local function markdown(m, tgs)
 end
 
 local CURVES = {
-  { ops = { "copy", "add", "sum", "cast" }, file = "bandwidth", ylabel = "GB/s", title = "bandwidth against array size" },
-  { ops = { "h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable" }, file = "transfers", ylabel = "GB/s", title = "host <-> device" },
+  { ops = { "copy", "add", "sum", "cast" }, file = "bandwidth", ylabel = "GB/s",
+    title = "bandwidth against array size" },
+  { ops = { "h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable" }, file = "transfers", ylabel = "GB/s",
+    title = "host <-> device" },
   { ops = { "alloc" }, file = "alloc", ylabel = "µs per allocate + free", title = "pool allocation" },
   { ops = { "matmul_f32", "matmul_bf16", "matmul_f64" }, file = "matmul", ylabel = "TFLOP/s", title = "matmul" },
 }

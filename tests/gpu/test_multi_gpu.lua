@@ -94,7 +94,8 @@ extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
       local other = (d + 1) % n
       local z = M.on(other, function() return cu.ones(count, "f32") end)
       T.raises(function() m.axpy({ grid = 4, block = 256 }, 2.0, x, z, count) end,
-        string.format("(array on device %d, expected device %d (the first array's device); copy it with cu.copy)", other, d))
+        string.format("(array on device %d, expected device %d (the first array's device); copy it with cu.copy)",
+          other, d))
       local s_other = M.on(other, function() return cu.stream() end)
       T.raises(function() m.axpy({ grid = 4, block = 256, stream = s_other }, 2.0, x, y, count) end,
         string.format("the stream belongs to device %d but the arrays to device %d", other, d))

@@ -238,7 +238,8 @@ extern "C" __global__ void broken(float* x) {
   T.truthy(not ok, "must fail")
   local line = debug.getinfo(1, "l").currentline
   -- The source string starts on the line after `pcall(cu.compile, [[`; the error is its line 2.
-  T.truthy(err:find("test_rtc_gpu.lua:" .. (line - 4) .. ": error: identifier \"undefined_name\" is undefined", 1, true), err)
+  T.truthy(err:find("test_rtc_gpu.lua:" .. (line - 4) .. ": error: identifier \"undefined_name\" is undefined",
+    1, true), err)
 end)
 
 T.case("bad input: clear errors, and the runtime stays usable", function()
@@ -266,7 +267,8 @@ extern "C" __global__ void narrow(unsigned char c, short s, unsigned u, long lon
   T.raises(function() k(cfg, "2", x, y, 256) end, "must be a number, got string")
   T.raises(function() k(cfg, 1e39, x, y, 256) end, "overflows float")
   T.raises(function() k({ grid = 0, block = 256 }, 2.0, x, y, 256) end, "at least 1")
-  T.raises(function() k({ grid = 1, block = 2048 }, 2.0, x, y, 256) end, "block x is 2048; the device allows at most 1024")
+  T.raises(function() k({ grid = 1, block = 2048 }, 2.0, x, y, 256) end,
+    "block x is 2048; the device allows at most 1024")
   T.raises(function() k({ grid = 1, block = { 32, 32, 2 } }, 2.0, x, y, 256) end, "a block of 2048 threads")
   T.raises(function() k({ grid = { 1, 70000 }, block = 1 }, 2.0, x, y, 256) end, "grid y is 70000")
   T.raises(function() k({ grid = 1, block = 256, shared = 1 << 20 }, 2.0, x, y, 256) end, "exceed the device's limit")

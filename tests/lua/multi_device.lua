@@ -121,7 +121,8 @@ function M.pair_cases(d0, d1)
     -- the copy runs on the destination's device: stream= of the source's is refused
     local dst = M.on(d1, function() return cu.empty(100, "i64") end)
     refused(function() cu.copy(dst, a, { stream = s0 }) end,
-      string.format("bad argument #3 to 'copy' (option 'stream': stream of device %d, expected device %d (the destination's device))", d0, d1), d0, d1)
+      string.format("bad argument #3 to 'copy' (option 'stream': stream of device %d, expected device %d "
+        .. "(the destination's device))", d0, d1), d0, d1)
     cu.copy(dst, a, { stream = s1 })
     s1:sync()
     S.same_list(flat(dst), flat(a), "copy on stream=" .. tag)
@@ -188,13 +189,15 @@ function M.pair_cases(d0, d1)
     local a = M.on(d0, function() return cu.arange(1, 9, 1, "f32") end)
     local b = M.on(d1, function() return cu.arange(1, 9, 1, "f32") end)
     local s1 = M.on(d1, function() return cu.stream() end)
-    local want = string.format("(array on device %d, expected device %d (the first array's device); copy it with cu.copy)", d1, d0)
+    local want = string.format("(array on device %d, expected device %d (the first array's device); "
+      .. "copy it with cu.copy)", d1, d0)
     refused(function() return a + b end, "bad argument #2 to 'add' " .. want, d0, d1)
     refused(function() return cu.add(a, b) end, "bad argument #2 to 'add' " .. want, d0, d1)
     refused(function() return cu.mul(2, a, { out = b }) end,
       string.format("bad argument #3 to 'mul' (option 'out': array on device %d, expected device %d", d1, d0), d0, d1)
     refused(function() return cu.exp(a, { stream = s1 }) end,
-      string.format("bad argument #2 to 'exp' (option 'stream': stream of device %d, expected device %d", d1, d0), d0, d1)
+      string.format("bad argument #2 to 'exp' (option 'stream': stream of device %d, expected device %d",
+        d1, d0), d0, d1)
     refused(function() return cu.where(a:gt(2), a, b) end, "bad argument #3 to 'where' " .. want, d0, d1)
     refused(function() return a:sum({ out = M.on(d1, function() return cu.empty({}, "f32") end) }) end,
       "option 'out': array on device", d0, d1)

@@ -206,9 +206,12 @@ end)
 
 T.case("arange: integer and bool dtypes need whole numbers", function()
   T.raises(function() cu.arange(0, 1, 0.1, "i32") end,
-    "bad argument #3 to 'arange' (step must be a whole number for dtype i32 (integer arrays hold exact values), got 0.1)")
-  T.raises(function() cu.arange(0.5, 3, "i64") end, "bad argument #1 to 'arange' (start must be a whole number for dtype i64")
-  T.raises(function() cu.arange(0, 2.5, 1, "u8") end, "bad argument #2 to 'arange' (stop must be a whole number for dtype u8")
+    "bad argument #3 to 'arange' (step must be a whole number for dtype i32 "
+      .. "(integer arrays hold exact values), got 0.1)")
+  T.raises(function() cu.arange(0.5, 3, "i64") end,
+    "bad argument #1 to 'arange' (start must be a whole number for dtype i64")
+  T.raises(function() cu.arange(0, 2.5, 1, "u8") end,
+    "bad argument #2 to 'arange' (stop must be a whole number for dtype u8")
   T.raises(function() cu.arange(2.5, "i32") end, "bad argument #1 to 'arange' (n must be a whole number for dtype i32")
   T.raises(function() cu.arange(0, 1, 0.5, { dtype = "bool" }) end, "step must be a whole number for dtype bool")
   T.raises(function() cu.arange(0, 0 / 0, 1, "i32") end, "stop must be a whole number for dtype i32")

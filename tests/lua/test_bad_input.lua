@@ -311,7 +311,8 @@ T.case("cu.copy with different shapes names both", function()
   raises(function() cu.copy(cu.zeros(6), cu.zeros({ 2, 3 })) end, { "{6}", "{2,3}" })
   raises(function() cu.copy(cu.host.zeros({ 4 }), cu.zeros({ 5 })) end, { "{4}", "{5}" })
   raises(function() cu.copy(cu.zeros({ 1 }), cu.array(1)) end, { "{1}", "{}" })
-  raises(function() cu.copy(cu.zeros({ 2, 3 }), cu.host.zeros({ 2, 3, 1 }, { pinned = true }), { stream = cu.stream() }) end,
+  raises(function() cu.copy(cu.zeros({ 2, 3 }), cu.host.zeros({ 2, 3, 1 }, { pinned = true }),
+    { stream = cu.stream() }) end,
     { "{2,3}", "{2,3,1}" })
   raises(function() cu.copy(cu.zeros(3), { 1, 2, 3 }) end, {})
   raises(function() cu.copy(1, cu.zeros(3)) end, {})

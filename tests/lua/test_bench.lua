@@ -318,7 +318,8 @@ T.case("launch-bound: a function that gives the device nothing to do", function(
   T.eq(res.launch_bound, true, string.format("enqueue %g ms, gpu %g ms, queued %s ms per call",
     res.hot.cpu_enqueue, res.hot.gpu.median, tostring(res.hot.gpu_queued)))
   -- queued ahead, the calls take no device time at all
-  T.truthy(res.hot.gpu_queued and res.hot.gpu_queued < 0.5 * res.hot.gpu.median, "gpu_queued " .. tostring(res.hot.gpu_queued))
+  T.truthy(res.hot.gpu_queued and res.hot.gpu_queued < 0.5 * res.hot.gpu.median,
+    "gpu_queued " .. tostring(res.hot.gpu_queued))
   local found = false
   for _, n in ipairs(res.notes) do found = found or n:find("launch-bound", 1, true) ~= nil end
   T.truthy(found, "a note says launch-bound")
@@ -441,7 +442,8 @@ T.case("bad input", function()
     "max_time (0.5 s) is less than min_time (1 s)")
   T.raises(function() cu.bench(f, { bytes = -5 }) end, "bytes must be a finite number")
   T.raises(function() cu.bench(f, { flops = math.huge }) end, "flops must be a finite number")
-  T.raises(function() cu.bench(f, { min_time = "1" }) end, "bad argument #2 to 'bench' (option 'min_time': number expected, got string)")
+  T.raises(function() cu.bench(f, { min_time = "1" }) end,
+    "bad argument #2 to 'bench' (option 'min_time': number expected, got string)")
   T.raises(function() cu.bench(f, { name = 3 }) end, "(option 'name': string expected, got number)")
   T.raises(function() cu.bench(f, { cold = 1 }) end, "(option 'cold': boolean expected")
   T.raises(function() cu.bench(f, { stream = 1 }) end, "(option 'stream': cu.Stream expected")
@@ -449,11 +451,13 @@ T.case("bad input", function()
   -- absurd values are refused, naming the option
   T.raises(function() cu.bench(f, { min_samples = 2 ^ 62, max_time = 0.2 }) end,
     "bad argument #2 to 'bench' (min_samples must be at most 1000000, got 4611686018427387904)")
-  T.raises(function() cu.bench(f, { warmup = 2 ^ 40 }) end, "bad argument #2 to 'bench' (warmup must be at most 1000000")
+  T.raises(function() cu.bench(f, { warmup = 2 ^ 40 }) end,
+    "bad argument #2 to 'bench' (warmup must be at most 1000000")
   T.raises(function() cu.bench(f, { min_samples = 1 / 0 }) end, "(option 'min_samples': integer expected, got inf)")
   T.raises(function() cu.bench(f, { warmup = 0 / 0 }) end, "(option 'warmup': integer expected")
   T.raises(function() cu.bench(f, { max_time = 1e9 }) end, "(max_time must be at most 86400 s (a day)")
-  T.raises(function() cu.bench(f, { max_time = math.huge }) end, "max_time must be a positive number of seconds, got inf")
+  T.raises(function() cu.bench(f, { max_time = math.huge }) end,
+    "max_time must be a positive number of seconds, got inf")
   T.raises(function() cu.bench(f, { max_time = 0 / 0 }) end, "max_time must be a positive number of seconds")
   T.raises(function() cu.bench(f, { max_time = -1 }) end, "max_time must be a positive number of seconds, got -1")
   T.raises(function() cu.bench(f, { min_time = 1e7 }) end, "(min_time must be at most 86400 s (a day)")

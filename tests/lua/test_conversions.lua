@@ -102,7 +102,8 @@ end)
 T.case("f16 and bf16 round to nearest even", function()
   -- f16 has 11 significant bits: between 2048 and 4096 the spacing is 2.
   T.eq(cu.array({ 2049, 2051, 2050, 2053 }, "f16"):totable(), { 2048.0, 2052.0, 2050.0, 2052.0 })
-  T.eq(cu.array({ 65504, 65519, 65520, 1e6, -1e6 }, "f16"):totable(), { 65504.0, 65504.0, math.huge, math.huge, -math.huge })
+  T.eq(cu.array({ 65504, 65519, 65520, 1e6, -1e6 }, "f16"):totable(),
+    { 65504.0, 65504.0, math.huge, math.huge, -math.huge })
   -- smallest subnormal 2^-24, and halfway below it
   T.eq(cu.array({ 2 ^ -24, 2 ^ -25, 3 * 2 ^ -25 }, "f16"):totable(), { 2 ^ -24, 0.0, 2 ^ -23 })
   -- bf16 has 8 significant bits: between 256 and 512 the spacing is 2.

@@ -28,10 +28,12 @@ T.case("argument errors follow Lua's style in every binding family", function()
   -- arrays
   raises(function() cu.empty(3, "f33") end, "value", "bad argument #2 to 'empty' (unknown dtype 'f33'")
   raises(function() cu.zeros("x") end, "type", "bad argument #1 to 'zeros' (shape must be")
-  raises(function() cu.zeros(3, "f32", {}, 5) end, "value", "bad argument #4 to 'zeros' (no value expected, got number)")
+  raises(function() cu.zeros(3, "f32", {}, 5) end, "value",
+    "bad argument #4 to 'zeros' (no value expected, got number)")
   raises(function() cu.zeros(3, "f32", { dtype = "f64" }) end, "value",
     "bad argument #3 to 'zeros' (option 'dtype': the dtype is also given as an argument)")
-  raises(function() cu.zeros(3, { dtype = "x" }) end, "value", "bad argument #2 to 'zeros' (option 'dtype': unknown dtype 'x'")
+  raises(function() cu.zeros(3, { dtype = "x" }) end, "value",
+    "bad argument #2 to 'zeros' (option 'dtype': unknown dtype 'x'")
   raises(function() cu.zeros(3, { stream = 1 }) end, "type",
     "bad argument #2 to 'zeros' (option 'stream': cu.Stream expected, got number)")
   raises(function() a:narrow(5, 1, 1) end, "index", "bad argument #1 to 'narrow' (dimension 5 is out of range 1..2)")
@@ -50,7 +52,8 @@ T.case("argument errors follow Lua's style in every binding family", function()
     "bad argument #2 to 'compile' (unknown option 'bogus'; the options are name, options")
   raises(function() cu.elementwise(5, "z = x") end, "type",
     "bad argument #1 to 'elementwise' (string expected for the signature, got number)")
-  raises(function() a:fill("x") end, "type", "bad argument #1 to 'fill' (number, boolean or cu.complex expected, got string)")
+  raises(function() a:fill("x") end, "type",
+    "bad argument #1 to 'fill' (number, boolean or cu.complex expected, got string)")
   raises(function() cu.array({ { 1, 2 }, { 3 } }) end, "value", "bad argument #1 to 'array' (ragged nested table")
   -- bench, sweep, graph, measure, json
   raises(function() cu.bench(3) end, "type", "bad argument #1 to 'bench' (function or cu.Graph expected, got number)")
@@ -58,7 +61,8 @@ T.case("argument errors follow Lua's style in every binding family", function()
     "bad argument #2 to 'bench' (warmup must be 0 or more, got -1)")
   raises(function() cu.bench(function() end, { name = 5 }) end, "type",
     "bad argument #2 to 'bench' (option 'name': string expected, got number)")
-  raises(function() cu.sweep(5) end, "type", "bad argument #1 to 'sweep' (table {name=, axes=, run=} expected, got number)")
+  raises(function() cu.sweep(5) end, "type",
+    "bad argument #1 to 'sweep' (table {name=, axes=, run=} expected, got number)")
   raises(function() cu.sweep({ axes = { n = {} }, run = print }) end, "value",
     "bad argument #1 to 'sweep' (axis 'n' has no values)")
   raises(function() cu.sweep({ axes = { n = { 1 } }, run = print, bogus = 1 }) end, "value",
@@ -73,7 +77,8 @@ T.case("argument errors follow Lua's style in every binding family", function()
   raises(function() cu.matmul(a, b, {}, 4) end, "value", "bad argument #4 to 'matmul' (no value expected, got number)")
   raises(function() cu.matmul(a, b, { alpha = "x" }) end, "type",
     "bad argument #3 to 'matmul' (option 'alpha': number or cu.complex expected, got string)")
-  raises(function() cu.sum(a, { axis = 3 }) end, "index", "bad argument #2 to 'sum' (option 'axis': axis 3 is out of range")
+  raises(function() cu.sum(a, { axis = 3 }) end, "index",
+    "bad argument #2 to 'sum' (option 'axis': axis 3 is out of range")
   raises(function() cu.sum(5) end, "type", "bad argument #1 to 'sum' (cu.Array expected, got number)")
   -- called through pcall, the function is named as luaL_argerror names it
   local ok, direct = pcall(cu.empty, 3, "f33")

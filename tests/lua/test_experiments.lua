@@ -140,7 +140,8 @@ T.case("async_timing: the loop looks free, the copy and the events see the cost"
   local r, out, err = run_script("async_timing", "--quick --results")
   local counts = {}
   local rows = {}
-  for N, lh, ch, le in out:gmatch("RESULT N(%d+)=loop_host_ms:([%d%.]+),copy_host_ms:([%d%.]+),loop_event_ms:([%d%.]+)") do
+  local pattern = "RESULT N(%d+)=loop_host_ms:([%d%.]+),copy_host_ms:([%d%.]+),loop_event_ms:([%d%.]+)"
+  for N, lh, ch, le in out:gmatch(pattern) do
     counts[#counts + 1] = tonumber(N)
     rows[#rows + 1] = { N = tonumber(N), loop_host = tonumber(lh), copy_host = tonumber(ch), loop_event = tonumber(le) }
   end

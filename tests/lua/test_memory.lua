@@ -124,7 +124,8 @@ T.case("views keep the memory alive after the base is collected", function()
   end
   collectgarbage()
   for _ = 1, 10 do cu.host.full(100, -1, "i32") end
-  T.eq(row:totable(), { vals[91], vals[92], vals[93], vals[94], vals[95], vals[96], vals[97], vals[98], vals[99], vals[100] })
+  T.eq(row:totable(),
+    { vals[91], vals[92], vals[93], vals[94], vals[95], vals[96], vals[97], vals[98], vals[99], vals[100] })
 end)
 
 T.case("out of memory names the requested and free bytes", function()

@@ -96,7 +96,8 @@ T.case("cu.complex arithmetic", function()
   T.truthy(not (a == cu.complex(1, 2.5)))
   -- random values against the formulas
   for _ = 1, 20 do
-    local ar, ai, br, bi = math.random() * 20 - 10, math.random() * 20 - 10, math.random() * 20 - 10, math.random() * 20 - 10
+    local ar, ai = math.random() * 20 - 10, math.random() * 20 - 10
+    local br, bi = math.random() * 20 - 10, math.random() * 20 - 10
     local x, y = cu.complex(ar, ai), cu.complex(br, bi)
     T.near(parts(x * y), { ar * br - ai * bi, ar * bi + ai * br }, 1e-9)
     local d = br * br + bi * bi

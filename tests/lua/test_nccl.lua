@@ -286,8 +286,10 @@ T.case("bad arguments raise before anything is queued", function()
   local comm <close> = cu.nccl.comm({ 0 })
   local x = cu.ones(8)
   S.raises(function() comm:allreduce({ x, x }) end, { "bad argument #1 to 'allreduce'", "a list of 1 cu.Array" })
-  S.raises(function() comm:allreduce(5) end, { "bad argument #1 to 'allreduce'", "cu.Array or list of cu.Arrays expected, got number" })
-  S.raises(function() comm:allreduce(x, { op = "mean" }) end, { "bad argument #2 to 'allreduce' (option 'op'", "got 'mean'" })
+  S.raises(function() comm:allreduce(5) end,
+    { "bad argument #1 to 'allreduce'", "cu.Array or list of cu.Arrays expected, got number" })
+  S.raises(function() comm:allreduce(x, { op = "mean" }) end,
+    { "bad argument #2 to 'allreduce' (option 'op'", "got 'mean'" })
   S.raises(function() comm:allreduce(x, { root = 0 }) end, { "unknown option 'root'" })
   S.raises(function() comm:reduce(x, { root = 1 }) end, { "root must be a rank from 0 to 0, got 1" })
   S.raises(function() comm:send(x) end, { "option 'peer'", "required" })

@@ -151,7 +151,8 @@ T.case("bad plot requests are clear errors", function()
     "at x = 'n'; x values must be finite numbers")
   T.raises(function() cu.plot({ { n = math.huge, m = 1 } }, { x = "n", y = "m", file = "p.png" }) end,
     "rows[1] has inf at x = 'n'")
-  T.raises(function() cu.plot({ { n = 1, m = 1 }, { n = 2, m = 3 }, { n = 3, m = -math.huge } }, { x = "n", y = "m", file = "p.png" }) end,
+  T.raises(function() cu.plot({ { n = 1, m = 1 }, { n = 2, m = 3 }, { n = 3, m = -math.huge } },
+    { x = "n", y = "m", file = "p.png" }) end,
     "rows[3] has -inf at y = 'm'; y values must be finite numbers")
   T.raises(function() cu.plot({ { n = 1, m = nan } }, { x = "n", y = "m", file = "p.png" }) end,
     "at y = 'm'; y values must be finite numbers")
@@ -163,7 +164,8 @@ T.case("bad plot requests are clear errors", function()
     "no row with a number at y = 'gpu.median' has a value at x = 'size'")
   T.raises(function() cu.plot({ 1, 2 }, { x = "n", y = "m", file = path }) end,
     "rows[1] is a number; rows must be tables")
-  T.raises(function() cu.plot({ { n = 0, m = 1 }, { n = 5, m = 2 } }, { x = "n", y = "m", file = path, logx = true }) end,
+  T.raises(function() cu.plot({ { n = 0, m = 1 }, { n = 5, m = 2 } },
+    { x = "n", y = "m", file = path, logx = true }) end,
     "logx needs positive values at x = 'n'")
   T.raises(function() cu.plot(ROWS, { x = "n", y = "gpu.median", file = "/nonexistent/dir/p.png" }) end,
     "cannot write /nonexistent/dir/p.png")

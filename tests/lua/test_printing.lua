@@ -91,7 +91,9 @@ T.case("2-D arrays print one row per line", function()
   local _, rows = m:gsub("\n", "")
   T.eq(rows, 2)
   local expect = {}
-  for r = 1, 3 do expect[r] = "[" .. table.concat({ vals[r * 4 - 3], vals[r * 4 - 2], vals[r * 4 - 1], vals[r * 4] }, ", ") .. "]" end
+  for r = 1, 3 do
+    expect[r] = "[" .. table.concat({ vals[r * 4 - 3], vals[r * 4 - 2], vals[r * 4 - 1], vals[r * 4] }, ", ") .. "]"
+  end
   T.eq(norm(m), "cu.array([" .. table.concat(expect, ", ") .. "], shape={3,4}, dtype=i32, device)")
 end)
 
@@ -102,7 +104,8 @@ T.case("3-D arrays separate blocks with a blank line", function()
 end)
 
 T.case("more than 1000 elements are summarized", function()
-  T.eq(norm(tostring(cu.arange(1001, "i32"))), "cu.array([0, 1, 2, ..., 998, 999, 1000], shape={1001}, dtype=i32, device)")
+  T.eq(norm(tostring(cu.arange(1001, "i32"))),
+    "cu.array([0, 1, 2, ..., 998, 999, 1000], shape={1001}, dtype=i32, device)")
   local full = tostring(cu.arange(1000, "i32"))
   T.truthy(not full:find("...", 1, true), "1000 elements are not summarized")
   T.truthy(full:find(" 500,", 1, true) and full:find(" 999]", 1, true))
@@ -116,7 +119,8 @@ T.case("more than 1000 elements are summarized", function()
     "[1470, 1471, 1472, ..., 1497, 1498, 1499]], shape={50,30}, dtype=i32, device)")
   -- a long thin array: only the long dimension is cut
   local thin = norm(tostring(cu.arange(2000, "i32"):view(1000, 2)))
-  T.truthy(thin:find("^cu%.array%(%[%[0, 1%], %[2, 3%], %[4, 5%], %.%.%., %[1994, 1995%], %[1996, 1997%], %[1998, 1999%]%]"), thin)
+  T.truthy(thin:find("^cu%.array%(%[%[0, 1%], %[2, 3%], %[4, 5%], %.%.%., "
+    .. "%[1994, 1995%], %[1996, 1997%], %[1998, 1999%]%]"), thin)
 end)
 
 T.case("long rows wrap", function()

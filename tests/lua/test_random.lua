@@ -162,13 +162,17 @@ T.case("errors: dtypes, seeds, shapes, options, out", function()
   S.raises(function() cu.rand(3, { sed = 1 }) end, "unknown option 'sed'")
   S.raises(function() cu.rand(3, { pinned = true }) end, "unknown option 'pinned'")
   S.raises(function() cu.host.rand(3, { stream = cu.stream() }) end, "unknown option 'stream'")
-  S.raises(function() cu.rand(3, "f32", { dtype = "f64" }) end, "bad argument #3 to 'rand' (option 'dtype': the dtype is also given as an argument)")
-  S.raises(function() cu.rand(3, "f32", 5) end, "bad argument #3 to 'rand' (dtype string or options table expected, got number)")
+  S.raises(function() cu.rand(3, "f32", { dtype = "f64" }) end,
+    "bad argument #3 to 'rand' (option 'dtype': the dtype is also given as an argument)")
+  S.raises(function() cu.rand(3, "f32", 5) end,
+    "bad argument #3 to 'rand' (dtype string or options table expected, got number)")
   S.raises(function() cu.rand(3, { stream = 1 }) end, "bad argument #2 to 'rand' (option 'stream': cu.Stream expected")
   S.raises(function() cu.rand({ 2, 2 }, { out = cu.zeros(4) }) end, { "shape {2,2}", "{4}" })
-  S.raises(function() cu.rand(4, "f64", { out = cu.zeros(4) }) end, "(option 'out': an array of dtype f64 expected, got dtype f32)")
+  S.raises(function() cu.rand(4, "f64", { out = cu.zeros(4) }) end,
+    "(option 'out': an array of dtype f64 expected, got dtype f32)")
   S.raises(function() cu.host.rand(4, { out = cu.host.zeros(4), pinned = true }) end, "pinned")
-  S.raises(function() cu.rand(4, { out = 3 }) end, "bad argument #2 to 'rand' (option 'out': cu.Array expected, got number)")
+  S.raises(function() cu.rand(4, { out = 3 }) end,
+    "bad argument #2 to 'rand' (option 'out': cu.Array expected, got number)")
   local freed = cu.zeros(4)
   freed:free()
   S.raises(function() cu.rand(4, { out = freed }) end, "freed")

@@ -38,7 +38,8 @@ T.case("template signatures are checked when made", function()
   T.raises(function() cu.elementwise("f32 x f32 y -> f32 z", "z = x") end, "each parameter is 'TYPE NAME'")
   T.raises(function() cu.elementwise("f32 x -> ", "z = x") end, "has no outputs")
   T.raises(function() cu.elementwise("f32 n -> f32 z", "z = n") end, "the name 'n' is reserved")
-  T.raises(function() cu.elementwise("f32 x -> f32 z", 3) end, "bad argument #2 to 'elementwise' (string expected for the body, got number)")
+  T.raises(function() cu.elementwise("f32 x -> f32 z", 3) end,
+    "bad argument #2 to 'elementwise' (string expected for the body, got number)")
   T.raises(function() cu.reduction("f32 a -> f32 y", { reduce = "a + b", identity = 0 }) end,
     "the name 'a' is reserved")
   T.raises(function() cu.reduction("f32 x, f32 z -> f32 y", { reduce = "a + b", identity = 0 }) end,

@@ -156,7 +156,8 @@ T.case("the examples of the issue", function()
   T.eq(z:conj().im, -2)
   T.raises(function() getmetatable(bench).__tostring({}) end, "(cu.BenchResult expected, got table)")
   T.raises(function() bench.json(sweep) end, "(cu.BenchResult expected, got cu.SweepResults)")
-  T.raises(function() getmetatable(ledger).__sub(ledger, {}) end, "bad argument #2 to '__sub' (cu.Ledger expected, got table)")
+  T.raises(function() getmetatable(ledger).__sub(ledger, {}) end,
+    "bad argument #2 to '__sub' (cu.Ledger expected, got table)")
   -- The stream was not released: it still runs work.
   T.eq(cu.ones(5, { stream = stream }):sum({ stream = stream }):item(), 5)
   -- The operators keep their meaning.

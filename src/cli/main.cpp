@@ -119,7 +119,17 @@ struct LongOption {
   std::string (*take)(Invocation& inv, const char* value);
 };
 
-std::string check_device_number(const std::string& text);
+// --device N: a plain non-negative device number; returns why it is refused (empty: accepted).
+std::string parse_device_number(std::string_view text, int& device) {
+  int value = -1;
+  const char* end = text.data() + text.size();
+  const auto [at, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || at != end || value < 0) {
+    return "expected a device number (0, 1, ...), got '" + std::string(text) + "'";
+  }
+  device = value;
+  return {};
+}
 
 const LongOption kLongOptions[] = {
     {"--backend", "NAME",
@@ -132,11 +142,7 @@ const LongOption kLongOptions[] = {
        return {};
      }},
     {"--device", "N", "CUDA device to start on (default 0)",
-     [](Invocation& inv, const char* value) -> std::string {
-       std::string refused = check_device_number(value);
-       if (refused.empty()) inv.device = std::atoi(value);
-       return refused;
-     }},
+     [](Invocation& inv, const char* value) { return parse_device_number(value, inv.device); }},
     {"--json", "FILE", "write sweep results as JSON to FILE",
      [](Invocation& inv, const char* value) -> std::string {
        inv.run.json = value;
@@ -458,17 +464,6 @@ void open_closed_standard_streams() {
       close(opened);
     }
   }
-}
-
-// --device N: a plain non-negative device number.
-std::string check_device_number(const std::string& text) {
-  int value = -1;
-  const char* end = text.data() + text.size();
-  const auto [at, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || at != end || value < 0) {
-    return "expected a device number (0, 1, ...), got '" + text + "'";
-  }
-  return {};
 }
 
 }  // namespace

@@ -7,14 +7,14 @@
 
 static int finalized = 0;
 
-static int swap(lua_State *L) {
+static int swap(lua_State* L) {
   lua_settop(L, 2);
   lua_insert(L, 1);
   return 2;
 }
 
 /* Raises from C: luaL_error, or lua_error with a non-string error object. */
-static int fail(lua_State *L) {
+static int fail(lua_State* L) {
   if (lua_istable(L, 1)) {
     lua_settop(L, 1);
     return lua_error(L);
@@ -23,14 +23,14 @@ static int fail(lua_State *L) {
 }
 
 /* Calls f(...) unprotected: an error in f unwinds through this C frame. */
-static int call(lua_State *L) {
+static int call(lua_State* L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
 }
 
 /* Calls f() protected from C: returns the status code and the error or first result. */
-static int protected_call(lua_State *L) {
+static int protected_call(lua_State* L) {
   int status;
   luaL_checktype(L, 1, LUA_TFUNCTION);
   lua_settop(L, 1);
@@ -42,33 +42,33 @@ static int protected_call(lua_State *L) {
 
 /* Calls f(x) with a continuation, so that f may yield across this C function; returns "k:" and
    f's result. */
-static int after_call(lua_State *L, int status, lua_KContext ctx) {
+static int after_call(lua_State* L, int status, lua_KContext ctx) {
   (void)status;
   (void)ctx;
   lua_pushfstring(L, "k:%s", luaL_tolstring(L, -1, NULL));
   return 1;
 }
 
-static int call_k(lua_State *L) {
+static int call_k(lua_State* L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   lua_settop(L, 2);
   lua_callk(L, 1, 1, 0, after_call);
   return after_call(L, LUA_OK, 0);
 }
 
-static int object_gc(lua_State *L) {
+static int object_gc(lua_State* L) {
   (void)L;
   ++finalized;
   return 0;
 }
 
-static int new_object(lua_State *L) {
+static int new_object(lua_State* L) {
   lua_newuserdatauv(L, 16, 0);
   luaL_setmetatable(L, "culua_probe.Object");
   return 1;
 }
 
-static int finalized_count(lua_State *L) {
+static int finalized_count(lua_State* L) {
   lua_pushinteger(L, finalized);
   return 1;
 }
@@ -85,12 +85,12 @@ static const luaL_Reg functions[] = {
 };
 
 /* For package.loadlib(path, "culua_probe_answer"). */
-LUAMOD_API int culua_probe_answer(lua_State *L) {
+LUAMOD_API int culua_probe_answer(lua_State* L) {
   lua_pushinteger(L, 42);
   return 1;
 }
 
-LUAMOD_API int luaopen_culua_probe(lua_State *L) {
+LUAMOD_API int luaopen_culua_probe(lua_State* L) {
   luaL_newmetatable(L, "culua_probe.Object");
   lua_pushcfunction(L, object_gc);
   lua_setfield(L, -2, "__gc");
@@ -102,7 +102,7 @@ LUAMOD_API int luaopen_culua_probe(lua_State *L) {
 }
 
 /* require "culua_probe.sub" finds this in culua_probe.so (the all-in-one loader). */
-LUAMOD_API int luaopen_culua_probe_sub(lua_State *L) {
+LUAMOD_API int luaopen_culua_probe_sub(lua_State* L) {
   lua_newtable(L);
   lua_pushvalue(L, 1);
   lua_setfield(L, -2, "name");

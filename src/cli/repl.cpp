@@ -485,9 +485,11 @@ void banner(lua_State* L) {
   std::printf("culua %s (%s)%s%s\n", CULUA_VERSION, LUA_RELEASE,
               ok ? "" : ": no backend: ", what ? what : "");
   lua_settop(L, top);
-  std::printf(
-      "Type Lua; an expression prints its value. Tab completes, Ctrl-C interrupts, Ctrl-D "
-      "exits.\n");
+  if (terminal_input) {
+    std::printf(
+        "Type Lua; an expression prints its value. Tab completes, Ctrl-C interrupts, Ctrl-D "
+        "exits.\n");
+  }
   std::fflush(stdout);
 }
 

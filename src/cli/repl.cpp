@@ -446,14 +446,14 @@ void print_results(lua_State* L) {
   lua_getglobal(L, "print");
   lua_insert(L, 1);
   // Printing an array reads the device: a run of its own, interruptible as any other. A failure
-  // is reported as lua.c does.
+  // other than Ctrl-C is reported as lua.c does.
   const int status = docall(L, n, 0, false);
-  if (status != LUA_OK) {
+  if (status != LUA_OK && !interrupted()) {
     lua_pushfstring(L, "error calling 'print' (%s)", luaL_tolstring(L, -1, nullptr));
     lua_replace(L, -3);
     lua_pop(L, 1);
-    report_failure(L, status);
   }
+  if (status != LUA_OK) report_failure(L, status);
 }
 
 // ": backend NAME, device 0: NAME". Reading cu.backend creates the backend (and the CUDA

@@ -8,9 +8,10 @@
 
 namespace culua::detail::cli {
 
-// Calls the function below `nargs` arguments on the stack, with a traceback handler and SIGINT
-// interrupting it. Leaves `nresults` results (or the error message).
-int docall(lua_State* L, int nargs, int nresults);
+// Calls the function below `nargs` arguments on the stack, with a traceback handler (unless
+// `traceback` is false) and SIGINT interrupting it. Leaves `nresults` results (or the error
+// message).
+int docall(lua_State* L, int nargs, int nresults, bool traceback = true);
 // Prints the error message on top of the stack (if status != LUA_OK) and pops it.
 int report(lua_State* L, int status);
 // True when Ctrl-C interrupted the last docall.

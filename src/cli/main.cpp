@@ -3,15 +3,18 @@
 #include <unistd.h>
 #include <lua.hpp>
 
-#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -83,30 +86,217 @@ int traceback_handler(lua_State* L) {
   return 1;
 }
 
+// What the command line asks for: lua.c's options (collected as its collectargs does) and
+// culua's own long options (kLongOptions below).
 struct Invocation {
-  std::vector<std::string> exec;
-  std::vector<std::string> libs;
-  // Which of -e / -l came in which order (true: -e).
-  std::vector<bool> order;
-  bool interactive = false;
-  bool version = false;
-  bool no_env = false;    // -E: ignore LUA_INIT and the LUA_PATH/LUA_CPATH variables
-  bool warnings = false;  // -W: turn warnings on
-  std::vector<std::string> script_and_args;  // script first
-  int script_index = 0;                      // position of the script in argv
   std::vector<std::string> argv;
+  // The script's index in argv; 0 when there is none (arg[0] is then the program, as in lua).
+  int script = 0;
+  // -e CODE, -l MODULE and -W, run in command-line order ('e', 'l' or 'W' and the argument).
+  struct Step {
+    char option;
+    std::string value;
+  };
+  std::vector<Step> steps;
+  bool exec = false;           // some -e
+  bool interactive = false;    // -i
+  bool version = false;        // -v
+  bool no_env = false;         // -E: ignore LUA_INIT and the LUA_PATH/LUA_CPATH variables
+  bool help = false;           // --help: print the usage and leave
+  bool short_version = false;  // --version: print the version and leave
+  std::string backend = "auto";
+  int device = 0;
   lua::RunOptions run;  // --json --csv --plot --trace --strict
   bool repl_ran = false;
 };
 
+// culua's own options, all long, accepted before the script beside lua's. `take` stores the value
+// (nullptr for a flag) and returns why it is refused (empty: accepted). A new option is one entry.
+struct LongOption {
+  const char* name;
+  const char* value_name;  // nullptr: a flag without a value
+  const char* help;
+  std::string (*take)(Invocation& inv, const char* value);
+};
+
+// --device N: a plain non-negative device number; returns why it is refused (empty: accepted).
+std::string parse_device_number(std::string_view text, int& device) {
+  int value = -1;
+  const char* end = text.data() + text.size();
+  const auto [at, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || at != end || value < 0) {
+    return "expected a device number (0, 1, ...), got '" + std::string(text) + "'";
+  }
+  device = value;
+  return {};
+}
+
+const LongOption kLongOptions[] = {
+    {"--backend", "NAME",
+     "cuda, host or auto (default: $CULUA_BACKEND, else cuda when a GPU is present)",
+     [](Invocation& inv, const char* value) -> std::string {
+       const std::string_view v = value;
+       if (v != "auto" && v != "cuda" && v != "host")
+         return std::string("expected cuda, host or auto, got '") + value + "'";
+       inv.backend = value;
+       return {};
+     }},
+    {"--device", "N", "CUDA device to start on (default 0)",
+     [](Invocation& inv, const char* value) { return parse_device_number(value, inv.device); }},
+    {"--json", "FILE", "write sweep results as JSON to FILE",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.run.json = value;
+       return {};
+     }},
+    {"--csv", "FILE", "write sweep results as CSV to FILE",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.run.csv = value;
+       return {};
+     }},
+    {"--plot", "FILE", "plot sweep results with gnuplot to FILE (.png or .svg)",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.run.plot = value;
+       return {};
+     }},
+    {"--trace", "FILE", "record every operation and write a Chrome trace (Perfetto) to FILE",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.run.trace = value;
+       return {};
+     }},
+    {"--strict", nullptr, "raise on implicit synchronizations (element reads, synchronous copies)",
+     [](Invocation& inv, const char*) -> std::string {
+       inv.run.strict = true;
+       return {};
+     }},
+    {"--help", nullptr, "print this help and exit",
+     [](Invocation& inv, const char*) -> std::string {
+       inv.help = true;
+       return {};
+     }},
+    {"--version", nullptr, "print culua's version and exit",
+     [](Invocation& inv, const char*) -> std::string {
+       inv.short_version = true;
+       return {};
+     }},
+};
+
+// Why the command line was refused: the message, and whether the usage follows it (as lua prints
+// it after an unknown option or a missing argument).
+struct Refusal {
+  std::string message;
+  bool usage = false;
+};
+
+// Collects the options before the script as lua.c's collectargs does (one option an argument,
+// "-eCODE" or "-e CODE", "--" and "-" end the options), with culua's long options beside them
+// ("--name VALUE" or "--name=VALUE"). Returns the refusal, if any.
+std::optional<Refusal> collect_arguments(Invocation& inv) {
+  const std::vector<std::string>& argv = inv.argv;
+  const size_t argc = argv.size();
+  auto unrecognized = [](const std::string& option) {
+    return Refusal{"unrecognized option '" + option + "'", true};
+  };
+  for (size_t i = 1; i < argc; ++i) {
+    const std::string& a = argv[i];
+    if (a.empty() || a[0] != '-') {  // the script
+      inv.script = static_cast<int>(i);
+      return std::nullopt;
+    }
+    if (a == "-") {  // the script is standard input
+      inv.script = static_cast<int>(i);
+      return std::nullopt;
+    }
+    if (a == "--") {  // the next argument is the script, whatever its name
+      inv.script = i + 1 < argc ? static_cast<int>(i + 1) : 0;
+      return std::nullopt;
+    }
+    if (a[1] == '-') {
+      const size_t eq = a.find('=');
+      const std::string name = a.substr(0, eq);
+      const LongOption* option = nullptr;
+      for (const LongOption& o : kLongOptions) {
+        if (name == o.name) option = &o;
+      }
+      if (!option || (!option->value_name && eq != std::string::npos)) return unrecognized(a);
+      const char* value = nullptr;
+      if (option->value_name) {
+        if (eq != std::string::npos) {
+          value = a.c_str() + eq + 1;
+        } else if (i + 1 < argc) {
+          value = argv[++i].c_str();
+        } else {
+          return Refusal{"'" + name + "' needs argument", true};
+        }
+      }
+      if (std::string refused = option->take(inv, value); !refused.empty())
+        return Refusal{name + ": " + refused, false};
+      continue;
+    }
+    switch (a[1]) {
+      case 'E':
+      case 'W':
+      case 'i':
+      case 'v':
+        if (a.size() != 2) return unrecognized(a);
+        if (a[1] == 'E') inv.no_env = true;
+        if (a[1] == 'W') inv.steps.push_back({'W', {}});
+        if (a[1] == 'i') inv.interactive = true;
+        if (a[1] == 'v') inv.version = true;
+        break;
+      case 'e':
+      case 'l': {
+        std::string value = a.substr(2);
+        if (value.empty()) {  // the argument is the next one, which may not be an option
+          if (i + 1 >= argc || (!argv[i + 1].empty() && argv[i + 1][0] == '-'))
+            return Refusal{"'" + a.substr(0, 2) + "' needs argument", true};
+          value = argv[++i];
+        }
+        if (a[1] == 'e') inv.exec = true;
+        inv.steps.push_back({a[1], std::move(value)});
+        break;
+      }
+      default:
+        return unrecognized(a);
+    }
+  }
+  inv.script = 0;
+  return std::nullopt;
+}
+
+void print_usage(FILE* out) {
+  std::fputs(
+      "usage: culua [options] [script [args]]\n"
+      "Available options are:\n"
+      "  -e stat   execute string 'stat'\n"
+      "  -i        enter interactive mode after executing 'script'\n"
+      "  -l mod    require library 'mod' into global 'mod'\n"
+      "  -l g=mod  require library 'mod' into global 'g'\n"
+      "  -v        show version information\n"
+      "  -E        ignore environment variables\n"
+      "  -W        turn warnings on\n"
+      "  --        stop handling options\n"
+      "  -         stop handling options and execute stdin\n"
+      "culua's own options:\n",
+      out);
+  for (const LongOption& o : kLongOptions) {
+    std::string left = std::string(o.name) + (o.value_name ? std::string(" ") + o.value_name : "");
+    std::fprintf(out, "  %-16s %s\n", left.c_str(), o.help);
+  }
+  std::fputs(
+      "culua compare OLD.json NEW.json compares two result files.\n"
+      "Exit status: 0 on success, 1 when a script fails (work still queued is then not waited "
+      "for), 69 when a requested backend (--backend or $CULUA_BACKEND) is unavailable.\n",
+      out);
+}
+
 void print_version() {
-  std::printf("culua %s (%s, %s)\n", CULUA_VERSION, LUA_RELEASE,
+  std::printf("culua %s (%s, %s)\n%s\n", CULUA_VERSION, LUA_RELEASE,
 #if defined(CULUA_HAVE_CUDA)
-              "CUDA backend and host backend"
+              "CUDA backend and host backend",
 #else
-              "host backend only: built without CUDA"
+              "host backend only: built without CUDA",
 #endif
-  );
+              LUA_COPYRIGHT);
   std::fflush(stdout);
 }
 
@@ -144,10 +334,10 @@ int require_module(lua_State* L, const std::string& spec) {
 
 void create_arg_table(lua_State* L, const Invocation& inv) {
   // As lua.c: arg[0] is the script, arg[1..] its arguments, negative indices the interpreter
-  // and its options.
-  const int script = inv.script_index;
+  // and its options; without a script arg[0] is the interpreter and arg[1..] its options.
+  const int script = inv.script;
   const int n = static_cast<int>(inv.argv.size());
-  lua_createtable(L, n - script, script + 1);
+  lua_createtable(L, std::max(n - script - 1, 0), script + 1);
   for (int i = 0; i < n; ++i) {
     lua_pushstring(L, inv.argv[static_cast<size_t>(i)].c_str());
     lua_rawseti(L, -2, i - script);
@@ -155,16 +345,32 @@ void create_arg_table(lua_State* L, const Invocation& inv) {
   lua_setglobal(L, "arg");
 }
 
+// The script's arguments as lua.c passes them: the values of the global `arg` at the time the
+// script starts (an -e before it may have changed them).
+int push_script_arguments(lua_State* L) {
+  if (lua_getglobal(L, "arg") != LUA_TTABLE) return luaL_error(L, "'arg' is not a table");
+  const lua_Integer n = luaL_len(L, 1);
+  if (n < 0 || n > INT_MAX - 3) return luaL_error(L, "too many arguments to script");
+  luaL_checkstack(L, static_cast<int>(n) + 3, "too many arguments to script");
+  for (lua_Integer i = 1; i <= n; ++i) lua_rawgeti(L, 1, i);
+  return static_cast<int>(n);
+}
+
 int run_script(lua_State* L, const Invocation& inv) {
-  const std::string& name = inv.script_and_args[0];
-  const char* fname = name == "-" ? nullptr : name.c_str();
-  int status = luaL_loadfile(L, fname);
+  const auto index = static_cast<size_t>(inv.script);
+  const std::string& name = inv.argv[index];
+  // "-" is standard input, unless "--" came before it (then it names a file).
+  const bool from_stdin = name == "-" && inv.argv[index - 1] != "--";
+  int status = luaL_loadfile(L, from_stdin ? nullptr : name.c_str());
   if (status == LUA_OK) {
-    const int nargs = static_cast<int>(inv.script_and_args.size()) - 1;
-    luaL_checkstack(L, nargs, "too many script arguments");
-    for (int i = 1; i <= nargs; ++i)
-      lua_pushstring(L, inv.script_and_args[static_cast<size_t>(i)].c_str());
-    status = docall(L, nargs, LUA_MULTRET);
+    const int base = lua_gettop(L);
+    lua_pushcfunction(L, push_script_arguments);
+    status = lua_pcall(L, 0, LUA_MULTRET, 0);
+    if (status == LUA_OK) {
+      status = docall(L, lua_gettop(L) - base, LUA_MULTRET);
+    } else {
+      lua_remove(L, -2);  // the chunk
+    }
   }
   return report(L, status);
 }
@@ -176,6 +382,7 @@ int protected_main(lua_State* L) {
   auto& inv = *static_cast<Invocation*>(lua_touserdata(L, 1));
   auto& rt = *static_cast<Runtime*>(lua_touserdata(L, 2));
   luaL_checkversion(L);
+  if (inv.version) print_version();
   if (inv.no_env) {
     lua_pushboolean(L, 1);  // as lua.c: package ignores LUA_PATH and LUA_CPATH
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
@@ -188,7 +395,6 @@ int protected_main(lua_State* L) {
   create_arg_table(L, inv);
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0);
-  if (inv.warnings) lua_warning(L, "@on", 0);
   lua::begin_run(L);
   bool ok = (inv.no_env || run_lua_init(L) == LUA_OK) && run_all(L, inv);
   // A failed run leaves at once: work still queued is dropped (host) or left to end with the
@@ -199,27 +405,26 @@ int protected_main(lua_State* L) {
   return 1;
 }
 
-// The -e chunks, -l modules, the script and the REPL, in order; false at the first failure.
+// The -e chunks, -l modules and -W, the script and the REPL, in order (lua.c's runargs and the
+// rest of its pmain); false at the first failure.
 bool run_all(lua_State* L, Invocation& inv) {
-  if (inv.version) print_version();
-  size_t e = 0, l = 0;
-  for (bool is_exec : inv.order) {
-    int status;
-    if (is_exec) {
-      const std::string& code = inv.exec[e++];
-      status = run_chunk(L, luaL_loadbuffer(L, code.data(), code.size(), "=(command line)"));
+  for (const Invocation::Step& step : inv.steps) {
+    int status = LUA_OK;
+    if (step.option == 'e') {
+      status =
+          run_chunk(L, luaL_loadbuffer(L, step.value.data(), step.value.size(), "=(command line)"));
+    } else if (step.option == 'l') {
+      status = require_module(L, step.value);
     } else {
-      status = require_module(L, inv.libs[l++]);
+      lua_warning(L, "@on", 0);  // -W
     }
     if (status != LUA_OK) return false;
   }
-  if (!inv.script_and_args.empty()) {
-    if (run_script(L, inv) != LUA_OK) return false;
-  }
+  if (inv.script > 0 && run_script(L, inv) != LUA_OK) return false;
   if (inv.interactive) {
     inv.repl_ran = true;
     run_repl(L);
-  } else if (inv.script_and_args.empty() && inv.exec.empty() && inv.libs.empty() && !inv.version) {
+  } else if (inv.script == 0 && !inv.exec && !inv.version) {
     if (isatty(STDIN_FILENO)) {
       inv.repl_ran = true;
       run_repl(L);
@@ -261,23 +466,14 @@ void open_closed_standard_streams() {
   }
 }
 
-// --device N: a plain non-negative device number.
-std::string check_device_number(const std::string& text) {
-  int value = -1;
-  const char* end = text.data() + text.size();
-  const auto [at, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || at != end || value < 0) {
-    return "expected a device number (0, 1, ...), got '" + text + "'";
-  }
-  return {};
-}
-
 }  // namespace
 
-int docall(lua_State* L, int nargs, int nresults) {
+int docall(lua_State* L, int nargs, int nresults, bool traceback) {
   const int base = lua_gettop(L) - nargs;
-  lua_pushcfunction(L, traceback_handler);
-  lua_insert(L, base);
+  if (traceback) {
+    lua_pushcfunction(L, traceback_handler);
+    lua_insert(L, base);
+  }
   interrupted_state = L;
   interrupt_flag.clear();
   lua_sethook(L, nullptr, 0, 0);
@@ -290,11 +486,11 @@ int docall(lua_State* L, int nargs, int nresults) {
     action.sa_flags = SA_RESTART;  // as signal(): other system calls go on
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, &previous);
-    status = lua_pcall(L, nargs, nresults, base);
+    status = lua_pcall(L, nargs, nresults, traceback ? base : 0);
     sigaction(SIGINT, &previous, nullptr);
   }
   lua_sethook(L, nullptr, 0, 0);  // a Ctrl-C that came after the last Lua step
-  lua_remove(L, base);
+  if (traceback) lua_remove(L, base);
   return status;
 }
 
@@ -328,71 +524,24 @@ int main(int argc, char** argv) {
   cli::open_closed_standard_streams();
   cli::Invocation inv;
   inv.argv.assign(argv, argv + argc);
-  std::string backend = "auto";
-  int device = 0;
-
-  CLI::App app{
-      "culua: Lua 5.4 with CUDA device arrays, streams, events and kernels.\n"
-      "Runs SCRIPT with its ARGS (global `arg`, as lua does), or the REPL."};
-  app.prefix_command();
-  app.set_version_flag("--version", std::string("culua ") + CULUA_VERSION);
-  auto* e_opt = app.add_option("-e", inv.exec, "execute string CODE")
-                    ->type_name("CODE")
-                    ->allow_extra_args(false);
-  auto* l_opt = app.add_option("-l", inv.libs, "require MODULE into global MODULE (or g=MODULE)")
-                    ->type_name("MODULE")
-                    ->allow_extra_args(false);
-  app.add_flag("-i", inv.interactive, "enter the REPL after running SCRIPT");
-  app.add_flag("-v", inv.version, "print version information");
-  app.add_flag("-E", inv.no_env, "ignore environment variables (LUA_INIT, LUA_PATH, LUA_CPATH)");
-  app.add_flag("-W", inv.warnings, "turn warnings on");
-  app.add_option("--backend", backend,
-                 "cuda, host or auto (default: $CULUA_BACKEND, else cuda when a GPU is present)")
-      ->check(CLI::IsMember({"auto", "cuda", "host"}));
-  app.add_option("--device", device, "CUDA device to start on (default 0)")
-      ->type_name("N")
-      ->check(CLI::Validator(cli::check_device_number, "N", "device number"));
-  app.add_option("--json", inv.run.json, "write sweep results as JSON to FILE")->type_name("FILE");
-  app.add_option("--csv", inv.run.csv, "write sweep results as CSV to FILE")->type_name("FILE");
-  app.add_option("--plot", inv.run.plot, "plot sweep results with gnuplot to FILE (.png or .svg)")
-      ->type_name("FILE");
-  app.add_option("--trace", inv.run.trace,
-                 "record every operation and write a Chrome trace (Perfetto) to FILE")
-      ->type_name("FILE");
-  app.add_flag("--strict", inv.run.strict,
-               "raise on implicit synchronizations (element reads, synchronous copies)");
-  app.footer(
-      "culua compare OLD.json NEW.json compares two result files.\n"
-      "Exit status: 0 on success, 1 when a script fails (work still queued is then not waited "
-      "for), 69 when a requested backend (--backend or $CULUA_BACKEND) is unavailable.");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 1;  // --help, --version; else a usage error, 1 as in lua
+  if (const auto refused = cli::collect_arguments(inv)) {
+    std::fprintf(stderr, "culua: %s\n", refused->message.c_str());
+    if (refused->usage) cli::print_usage(stderr);
+    std::fflush(stderr);
+    return 1;
   }
-  for (const CLI::Option* o : app.parse_order()) {
-    if (o == e_opt) inv.order.push_back(true);
-    if (o == l_opt) inv.order.push_back(false);
+  if (inv.help) {
+    cli::print_usage(stdout);
+    return 0;
   }
-  inv.script_and_args = app.remaining();
-  // What CLI11 left over starts with the script: "--" ends the options (the script may then start
-  // with '-'); any other option there (not "-", stdin) is one that culua does not know.
-  const bool separated = !inv.script_and_args.empty() && inv.script_and_args[0] == "--";
-  if (separated) inv.script_and_args.erase(inv.script_and_args.begin());
-  inv.script_index = argc - static_cast<int>(inv.script_and_args.size());
-  if (inv.script_and_args.empty()) inv.script_index = argc;
-  if (!inv.script_and_args.empty() && !separated) {
-    const std::string& first = inv.script_and_args[0];
-    if (first.size() > 1 && first[0] == '-') {
-      std::fprintf(stderr, "culua: unrecognized option '%s' (culua --help lists the options)\n",
-                   first.c_str());
-      return 1;
-    }
+  if (inv.short_version) {
+    std::printf("culua %s\n", CULUA_VERSION);
+    return 0;
   }
 
   RuntimeOptions options;
-  options.device = device;
-  options.backend = parse_backend(backend);
+  options.device = inv.device;
+  options.backend = parse_backend(inv.backend);
   try {
     // The environment is read now, so that a bad value is named before anything runs (not by
     // whichever function first creates the backend), and CULUA_BACKEND=cuda without a GPU exits

@@ -97,7 +97,28 @@ int read_key(FILE* in) {
 
 enum class Input { Line, End, Interrupted };
 
+// Standard input is a terminal: lines are edited with libedit. Otherwise (a file, a pipe) they
+// are read as lua reads them there through readline: the prompt is printed and the line echoed.
+bool terminal_input = false;
+
+Input read_plain_line(const char* prompt, std::string& out) {
+  std::fputs(prompt, stdout);
+  std::fflush(stdout);
+  out.clear();
+  int c = EOF;
+  while ((c = std::getc(stdin)) != EOF && c != '\n') out.push_back(static_cast<char>(c));
+  if (c == EOF && out.empty()) {
+    std::clearerr(stdin);
+    return Input::End;
+  }
+  std::fputs(out.c_str(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+  return Input::Line;
+}
+
 Input read_line(const char* prompt, std::string& out) {
+  if (!terminal_input) return read_plain_line(prompt, out);
   drain_interrupt_pipe();
   prompt_interrupted = 0;
   char* line = readline(prompt);
@@ -111,6 +132,33 @@ Input read_line(const char* prompt, std::string& out) {
   out = line;
   std::free(line);
   return Input::Line;
+}
+
+// The prompt as lua.c's get_prompt: the global _PROMPT (_PROMPT2 on continuation lines) through
+// tostring, or "> " (">> ") when it is nil.
+int push_prompt(lua_State* L) {
+  const bool first_line = lua_toboolean(L, 1);
+  if (lua_getglobal(L, first_line ? "_PROMPT" : "_PROMPT2") == LUA_TNIL) {
+    lua_pushstring(L, first_line ? "> " : ">> ");
+  } else {
+    luaL_tolstring(L, -1, nullptr);
+  }
+  return 1;
+}
+
+std::string prompt_text(lua_State* L, bool first_line) {
+  lua_pushcfunction(L, push_prompt);
+  lua_pushboolean(L, first_line);
+  std::string prompt = first_line ? "> " : ">> ";
+  if (docall(L, 1, 1) == LUA_OK) {
+    size_t len = 0;
+    const char* text = lua_tolstring(L, -1, &len);
+    prompt.assign(text, len);
+    lua_pop(L, 1);
+  } else {
+    report(L, LUA_ERRRUN);  // a failing __tostring of _PROMPT: the default prompt serves
+  }
+  return prompt;
 }
 
 // ---- completion ----
@@ -352,7 +400,7 @@ enum class Chunk { Loaded, Failed, Discarded, End };
 // function (Loaded) or the error message (Failed) on the stack; `text` is what was typed.
 Chunk load_chunk(lua_State* L, std::string& text) {
   std::string line;
-  switch (read_line("> ", line)) {
+  switch (read_line(prompt_text(L, true).c_str(), line)) {
     case Input::End:
       return Chunk::End;
     case Input::Interrupted:
@@ -369,9 +417,9 @@ Chunk load_chunk(lua_State* L, std::string& text) {
     const int status = luaL_loadbuffer(L, text.data(), text.size(), "=stdin");
     if (status == LUA_OK) return Chunk::Loaded;
     if (!incomplete(L, status)) return Chunk::Failed;
-    switch (read_line(">> ", line)) {
+    switch (read_line(prompt_text(L, false).c_str(), line)) {
       case Input::End:
-        std::fputs("\n", stdout);
+        if (terminal_input) std::fputs("\n", stdout);
         return Chunk::Failed;  // reports the "<eof>" error; the session goes on
       case Input::Interrupted:
         lua_pop(L, 1);
@@ -397,8 +445,14 @@ void print_results(lua_State* L) {
   luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
   lua_getglobal(L, "print");
   lua_insert(L, 1);
-  // Printing an array reads the device: a run of its own, interruptible as any other.
-  const int status = docall(L, n, 0);
+  // Printing an array reads the device: a run of its own, interruptible as any other. A failure
+  // other than Ctrl-C is reported as lua.c does.
+  const int status = docall(L, n, 0, false);
+  if (status != LUA_OK && !interrupted()) {
+    lua_pushfstring(L, "error calling 'print' (%s)", luaL_tolstring(L, -1, nullptr));
+    lua_replace(L, -3);
+    lua_pop(L, 1);
+  }
   if (status != LUA_OK) report_failure(L, status);
 }
 
@@ -431,38 +485,47 @@ void banner(lua_State* L) {
   std::printf("culua %s (%s)%s%s\n", CULUA_VERSION, LUA_RELEASE,
               ok ? "" : ": no backend: ", what ? what : "");
   lua_settop(L, top);
-  std::printf(
-      "Type Lua; an expression prints its value. Tab completes, Ctrl-C interrupts, Ctrl-D "
-      "exits.\n");
+  if (terminal_input) {
+    std::printf(
+        "Type Lua; an expression prints its value. Tab completes, Ctrl-C interrupts, Ctrl-D "
+        "exits.\n");
+  }
   std::fflush(stdout);
 }
 
 }  // namespace
 
 void run_repl(lua_State* L) {
-  const std::string history = history_path();
-  setup_line_editing();
-  using_history();
-  stifle_history(1000);
-  if (!history.empty()) read_history(history.c_str());
+  terminal_input = isatty(STDIN_FILENO);
+  // History and line editing are for a person at a terminal; piped input leaves no history.
+  const std::string history = terminal_input ? history_path() : std::string();
+  if (terminal_input) {
+    setup_line_editing();
+    using_history();
+    stifle_history(1000);
+    if (!history.empty()) read_history(history.c_str());
+  }
   banner(L);
   lua_settop(L, 0);
   completion_state = L;
-  // Between runs a Ctrl-C only discards the line being typed (runs install their own handler).
-  if (pipe2(interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-    interrupt_pipe[0] = interrupt_pipe[1] = -1;
-  struct sigaction action = {};
+  // Between runs a Ctrl-C at a terminal only discards the line being typed (runs install their
+  // own handler); with piped input it ends the program, as in lua.
   struct sigaction previous = {};
-  action.sa_handler = on_prompt_sigint;
-  action.sa_flags = SA_RESTART;  // as signal(): other system calls go on
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, &previous);
+  if (terminal_input) {
+    if (pipe2(interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+      interrupt_pipe[0] = interrupt_pipe[1] = -1;
+    struct sigaction action = {};
+    action.sa_handler = on_prompt_sigint;
+    action.sa_flags = SA_RESTART;  // as signal(): other system calls go on
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous);
+  }
   for (;;) {
     std::string text;
     const Chunk chunk = load_chunk(L, text);
     if (chunk == Chunk::End) break;
     if (chunk == Chunk::Discarded) continue;
-    if (!text.empty()) {
+    if (terminal_input && !text.empty()) {
       add_history(text.c_str());
       if (!history.empty()) write_history(history.c_str());
     }
@@ -475,7 +538,7 @@ void run_repl(lua_State* L) {
     }
     lua_settop(L, 0);
   }
-  sigaction(SIGINT, &previous, nullptr);
+  if (terminal_input) sigaction(SIGINT, &previous, nullptr);
   for (int& fd : interrupt_pipe) {
     if (fd >= 0) close(fd);
     fd = -1;

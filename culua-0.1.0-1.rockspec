@@ -1,5 +1,5 @@
 -- The `cu` module for stock Lua 5.4 (cu.so), built by the project's CMake with only that target:
---   luarocks --lua-version 5.4 make            (from the repository root; README: Stock Lua module)
+--   luarocks --lua-version 5.4 make            (from the repository root; docs/guide/module.md)
 -- Build dependencies are Debian packages (tools/dev setup); CUDA is used when nvcc is found, as in
 -- the project's own build (CULUA_CUDA=OFF in the environment builds the host backend alone).
 rockspec_format = "3.0"

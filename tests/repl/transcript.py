@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Drives the culua REPL through a pseudo-terminal with a fixed sequence of keys and prints what a
-person would have seen (for the README and for machines without tmux).
+person would have seen (for the docs, docs/results/README.md, and for machines without tmux).
     tests/repl/transcript.py CULUA [ARGS...]"""
 import os, pty, re, select, sys, time
 

@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "backends/backends.hpp"
@@ -24,6 +26,7 @@
 #include "core/version.hpp"
 #include "dist/mpi.hpp"
 #include "lua/cu_module.hpp"
+#include "lua/sandbox.hpp"
 
 namespace culua::detail::cli {
 
@@ -95,7 +98,8 @@ struct Invocation {
   std::vector<std::string> script_and_args;  // script first
   int script_index = 0;                      // position of the script in argv
   std::vector<std::string> argv;
-  lua::RunOptions run;  // --json --csv --plot --trace --strict
+  lua::RunOptions run;              // --json --csv --plot --trace --strict
+  lua::Sandbox* sandbox = nullptr;  // --sandbox
   bool repl_ran = false;
 };
 
@@ -158,7 +162,7 @@ void create_arg_table(lua_State* L, const Invocation& inv) {
 int run_script(lua_State* L, const Invocation& inv) {
   const std::string& name = inv.script_and_args[0];
   const char* fname = name == "-" ? nullptr : name.c_str();
-  int status = luaL_loadfile(L, fname);
+  int status = luaL_loadfilex(L, fname, lua::load_mode(L));
   if (status == LUA_OK) {
     const int nargs = static_cast<int>(inv.script_and_args.size()) - 1;
     luaL_checkstack(L, nargs, "too many script arguments");
@@ -186,6 +190,7 @@ int protected_main(lua_State* L) {
   lua_setglobal(L, "help");
   lua_setglobal(L, "cu");
   create_arg_table(L, inv);
+  if (inv.sandbox) inv.sandbox->install(L, rt);
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0);
   if (inv.warnings) lua_warning(L, "@on", 0);
@@ -223,7 +228,7 @@ bool run_all(lua_State* L, Invocation& inv) {
     if (isatty(STDIN_FILENO)) {
       inv.repl_ran = true;
       run_repl(L);
-    } else if (run_chunk(L, luaL_loadfile(L, nullptr)) != LUA_OK) {
+    } else if (run_chunk(L, luaL_loadfilex(L, nullptr, lua::load_mode(L))) != LUA_OK) {
       return false;
     }
   }
@@ -280,7 +285,7 @@ int docall(lua_State* L, int nargs, int nresults) {
   lua_insert(L, base);
   interrupted_state = L;
   interrupt_flag.clear();
-  lua_sethook(L, nullptr, 0, 0);
+  lua::sandbox_enter(L);  // a fresh budget in a sandbox; else no hook (a Ctrl-C left over)
   int status;
   {
     InterruptScope scope(&interrupt_flag);
@@ -293,7 +298,7 @@ int docall(lua_State* L, int nargs, int nresults) {
     status = lua_pcall(L, nargs, nresults, base);
     sigaction(SIGINT, &previous, nullptr);
   }
-  lua_sethook(L, nullptr, 0, 0);  // a Ctrl-C that came after the last Lua step
+  status = lua::sandbox_leave(L, status);  // also a Ctrl-C that came after the last Lua step
   lua_remove(L, base);
   return status;
 }
@@ -361,6 +366,28 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   app.add_flag("--strict", inv.run.strict,
                "raise on implicit synchronizations (element reads, synchronous copies)");
+  // --sandbox (docs/sandbox.md): the allow-list environment and the limits of each chunk.
+  bool sandbox = false;
+  lua::SandboxLimits limits;
+  std::string max_memory, max_device_memory;
+  app.add_flag("--sandbox", sandbox,
+               "run untrusted code: no io, os, debug, C modules, bytecode or file writes but "
+               "--json/--csv/--plot/--trace; limits below (docs/sandbox.md)");
+  auto* max_time =
+      app.add_option("--max-time", limits.time_s,
+                     "sandbox: wall-time limit per chunk in seconds (default 10; 0: none)")
+          ->type_name("SECONDS")
+          ->check(CLI::NonNegativeNumber);
+  auto* max_instructions = app.add_option("--max-instructions", limits.instructions,
+                                          "sandbox: Lua instructions per chunk (default 0: none)")
+                               ->type_name("N");
+  auto* max_memory_opt =
+      app.add_option("--max-memory", max_memory, "sandbox: Lua heap limit (default 256M; 0: none)")
+          ->type_name("SIZE");
+  auto* max_device_opt =
+      app.add_option("--max-device-memory", max_device_memory,
+                     "sandbox: limit on culua's arrays, device and host (default 1G; 0: none)")
+          ->type_name("SIZE");
   app.footer(
       "culua compare OLD.json NEW.json compares two result files.\n"
       "Exit status: 0 on success, 1 when a script fails (work still queued is then not waited "
@@ -409,6 +436,15 @@ int main(int argc, char** argv) {
     options.host_memory_limit = host_memory_limit_from_environment();
     // Result and trace files are checked before the script runs, not after an hour-long sweep.
     lua::check_run_outputs(inv.run);
+    for (auto [text, bytes, name] :
+         {std::tuple{&max_memory, &limits.heap_bytes, "--max-memory"},
+          std::tuple{&max_device_memory, &limits.memory_bytes, "--max-device-memory"}}) {
+      try {
+        if (!text->empty()) *bytes = parse_byte_size(*text);
+      } catch (const Error& e) {
+        fail(ErrorKind::Value, "{}: {}", name, e.what());
+      }
+    }
   } catch (const Error& e) {
     std::fprintf(stderr, "culua: %s\n", e.what());
     return 1;
@@ -424,6 +460,21 @@ int main(int argc, char** argv) {
     }
   }
 
+  std::unique_ptr<lua::Sandbox> box;  // outlives the state: its allocator serves it
+  for (const CLI::Option* o : {max_time, max_instructions, max_memory_opt, max_device_opt}) {
+    if (!sandbox && o->count() > 0) {
+      std::fprintf(stderr, "culua: %s needs --sandbox\n", o->get_name().c_str());
+      return 1;
+    }
+  }
+  if (sandbox) {
+    inv.no_env = true;  // as -E: LUA_INIT and LUA_PATH/LUA_CPATH are not the script's to use
+    for (const std::string* f : {&inv.run.json, &inv.run.csv, &inv.run.plot, &inv.run.trace}) {
+      if (!f->empty()) limits.output_files.push_back(*f);
+    }
+    box = std::make_unique<lua::Sandbox>(limits);
+    inv.sandbox = box.get();
+  }
   lua_State* L = luaL_newstate();
   if (!L) {
     std::fprintf(stderr, "culua: cannot create the Lua state: not enough memory\n");

@@ -27,6 +27,17 @@ std::string seconds_text(double s) {
 [[noreturn]] void raise_limit(lua_State* L, const std::string& message) {
   lua_pushlstring(L, message.data(), message.size());
   push_error(L, ErrorKind::Limit, 0, nullptr);
+  if (lua_istable(L, -1)) {
+    // In a hook, level 0 is the Lua function that was running: where the limit struck.
+    luaL_where(L, 0);
+    size_t len = 0;
+    const char* where = lua_tolstring(L, -1, &len);
+    if (len > 2) {
+      lua_pushlstring(L, where, len - 2);
+      lua_setfield(L, -3, "where");
+    }
+    lua_pop(L, 1);
+  }
   lua_error(L);
   std::abort();  // lua_error does not return
 }

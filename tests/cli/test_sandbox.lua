@@ -135,4 +135,17 @@ T.case("bad limits are refused before anything runs", function()
   T.eq(out:find("ran", 1, true), nil)
 end)
 
+T.case("the limits need --sandbox; LUA_INIT is ignored in the sandbox", function()
+  local f = assert(io.popen(shell_quote(exe) .. " --backend host --max-time 1 -e 'print(1)' 2>&1"))
+  local out = f:read("a")
+  local _, _, code = f:close()
+  T.eq(code, 1)
+  T.eq(out, "culua: --max-time needs --sandbox\n")
+  f = assert(io.popen("LUA_INIT='print(\"init\")' " .. shell_quote(exe) ..
+    " --backend host --sandbox -e 'print(2)' 2>&1"))
+  out = f:read("a")
+  f:close()
+  T.eq(out, "2\n")
+end)
+
 os.exit(T.run())

@@ -473,6 +473,7 @@ int main(int argc, char** argv) {
       if (!f->empty()) limits.output_files.push_back(*f);
     }
     box = std::make_unique<lua::Sandbox>(limits);
+    box->enable_watchdog(2);  // a C function past the time limit ends the process 2 s later
     inv.sandbox = box.get();
   }
   lua_State* L = luaL_newstate();

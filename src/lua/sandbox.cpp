@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -231,10 +232,47 @@ Sandbox::Sandbox(SandboxLimits limits) : limits_(std::move(limits)) {
 }
 
 Sandbox::~Sandbox() {
+  if (watchdog_.joinable()) {
+    {
+      std::lock_guard lock(watch_m_);
+      watch_stop_ = true;
+    }
+    watch_cv_.notify_all();
+    watchdog_.join();
+  }
   if (active_) {
     set_wait_deadline(0, nullptr);
     set_file_policy(nullptr);
   }
+}
+
+void Sandbox::enable_watchdog(double grace_s) {
+  if (watchdog_.joinable() || limits_.time_s <= 0) return;
+  watch_grace_ns_ = static_cast<int64_t>(grace_s * 1e9);
+  watchdog_ = std::thread([this] {
+    std::unique_lock lock(watch_m_);
+    while (!watch_stop_) {
+      if (watch_deadline_ns_ == 0) {
+        watch_cv_.wait(lock);
+        continue;
+      }
+      const uint64_t entry = watch_entry_;
+      const int64_t end_at = watch_deadline_ns_ + watch_grace_ns_;
+      const int64_t left = end_at - steady_now_ns();
+      if (left > 0) {
+        watch_cv_.wait_for(lock, std::chrono::nanoseconds(left));
+        continue;
+      }
+      if (entry == watch_entry_ && watch_deadline_ns_ != 0) {
+        std::fprintf(stderr,
+                     "culua: the sandbox's time limit of %s was exceeded inside one call of a C "
+                     "function (a pattern match over a long string?): ending the process\n",
+                     seconds_text(limits_.time_s).c_str());
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+    }
+  });
 }
 
 Sandbox* Sandbox::of(lua_State* L) {
@@ -347,6 +385,14 @@ void Sandbox::enter(lua_State* L) {
                        : 0;
     set_wait_deadline(deadline_ns_, &wait_message_);
     set_file_policy(&files_);
+    if (watchdog_.joinable()) {
+      {
+        std::lock_guard lock(watch_m_);
+        ++watch_entry_;
+        watch_deadline_ns_ = deadline_ns_;
+      }
+      watch_cv_.notify_all();
+    }
   }
   lua_sethook(L, hook, LUA_MASKCOUNT, step_);
 }
@@ -356,6 +402,10 @@ int Sandbox::leave(lua_State* L, int status) {
     active_ = false;
     set_wait_deadline(0, nullptr);
     set_file_policy(nullptr);
+    if (watchdog_.joinable()) {
+      std::lock_guard lock(watch_m_);
+      watch_deadline_ns_ = 0;
+    }
   }
   lua_sethook(L, hook, LUA_MASKCOUNT, step_);
   if (status == LUA_ERRMEM && heap_refused_) {

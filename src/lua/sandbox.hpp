@@ -10,8 +10,11 @@
 
 #include <lua.hpp>
 
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/sandbox.hpp"
@@ -64,6 +67,10 @@ class Sandbox {
   // the next instruction of L and raises "interrupted!" while the flag is requested.
   static void interrupt_now(lua_State* L) noexcept;
   const SandboxLimits& limits() const { return limits_; }
+  // The CLI's last resort: a thread that ends the process (exit status 1, a message on stderr)
+  // when an entry is still running `grace_s` after its time limit, which only a single call of a
+  // C function can do (Lua's pattern matching over a long string: no hook runs inside it).
+  void enable_watchdog(double grace_s);
 
   // The sandbox of L (any thread of the state), or null.
   static Sandbox* of(lua_State* L);
@@ -87,7 +94,15 @@ class Sandbox {
   uint64_t instructions_ = 0;
   int64_t deadline_ns_ = 0;
   int step_ = 1000;
-  std::string message_;       // the limit that was exceeded
+  std::string message_;  // the limit that was exceeded
+  // The watchdog (enable_watchdog): the deadline of the running entry (0: none) and its number.
+  std::thread watchdog_;
+  std::mutex watch_m_;
+  std::condition_variable watch_cv_;
+  bool watch_stop_ = false;
+  uint64_t watch_entry_ = 0;
+  int64_t watch_deadline_ns_ = 0;
+  int64_t watch_grace_ns_ = 0;
   std::string wait_message_;  // the time limit reached in a wait for the device
 };
 

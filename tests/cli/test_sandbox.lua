@@ -68,6 +68,20 @@ T.case("--max-time stops loops, also ones that catch the error", function()
     "time limit of 1 s was exceeded", "--max-time 1")
 end)
 
+T.case("--max-time ends the process when one C function runs past it", function()
+  -- Lua's pattern matching backtracks in C, where no hook runs: the watchdog ends the process.
+  local out, code, seconds = sandboxed([[
+    local s = string.rep("a", 300000)
+    s:find(".-.-.-.-b")
+    print("never")
+  ]], "--max-time 1")
+  T.eq(code, 1, out)
+  T.truthy(out:find("culua: the sandbox's time limit of 1 s was exceeded inside one call of a C "
+    .. "function (a pattern match over a long string?): ending the process", 1, true), out)
+  T.eq(out:find("never", 1, true), nil)
+  T.truthy(seconds <= 8, "took " .. seconds .. " s")
+end)
+
 T.case("--max-time stops a wait for the device", function()
   fails_with("cu.sleep(60000) cu.sync()",
     "time limit of 1 s was exceeded while waiting for the device", "--max-time 1")

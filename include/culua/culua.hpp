@@ -40,20 +40,39 @@ CULUA_API std::string_view dtype_name(DType t);  // "f32", ...
 CULUA_API size_t itemsize(DType t);              // bytes per element
 CULUA_API std::string_view version();            // "0.1.0"
 
+// The sandbox for scripts the application does not trust (docs/sandbox.md). When enabled, the
+// scripts see an allow-list environment (no io, os only time/clock/date, no debug, no
+// dofile/loadfile, load of text only, no string.dump, require of culua's preloaded modules only,
+// no __gc metamethods of scripts, getmetatable false for shared metatables, collectgarbage
+// without stop/restart/setpause/setstepmul) and every entry from C++ (run_file, run_string,
+// eval, call, get, set, ...) gets a fresh budget of the limits below. Each limit raises a Lua
+// error a script can catch once, then culua::Error with kind() "limit" (time, instructions, a
+// file write) or "out_of_memory" (heap, array memory); the Runtime stays usable for the next
+// call. 0 turns a limit off.
+struct SandboxOptions {
+  bool enabled = false;
+  double time_limit = 10;                     // seconds of wall time per entry
+  uint64_t instruction_limit = 0;             // Lua VM instructions per entry
+  uint64_t heap_limit = uint64_t{256} << 20;  // bytes of the Lua heap (the whole state)
+  uint64_t memory_limit = uint64_t{1} << 30;  // bytes of culua's arrays (device and host)
+  std::vector<std::string> output_files;      // the only files culua may write for scripts
+};
+
 struct Options {
   Backend backend = Backend::Auto;  // Auto: CUDA when a GPU is present, else the host backend
   // The CUDA device to start on. culua never changes the calling thread's current device (its
   // current CUDA context): each call makes the device it works on current and gives the thread's
   // own back, none included, before it returns.
   int device = 0;
-  bool open_libs = true;  // the Lua standard libraries (io, os, string, ...)
+  bool open_libs = true;   // the Lua standard libraries (io, os, string, ...)
+  SandboxOptions sandbox;  // off by default
 };
 
 // A Lua error (or a failed call from C++ into Lua). what() is the message followed by the
 // traceback; message() and traceback() give them apart. kind() is the kind of a culua error, as a
 // script sees it in err.kind ("value", "type", "index", "out_of_memory", "released",
-// "unsupported", "device", "fatal", "strict", "interrupted", "capture"); empty for other errors
-// (an error() of a script with a plain message, a syntax error, a bad argument of the API).
+// "unsupported", "device", "fatal", "strict", "interrupted", "capture", "limit"); empty for other
+// errors (an error() of a script with a plain message, a syntax error, a bad argument of the API).
 class CULUA_API Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message, const std::string& traceback = {},

@@ -717,7 +717,11 @@ function M.help(text, x, opts)
   help_value(cache_db, x, out)
   local s = table.concat(out, "\n") .. "\n"
   if opts and opts.text then return s end
-  io.write(s)
+  if io then
+    io.write(s)
+  else
+    print(s:sub(1, -2)) -- the sandbox (docs/sandbox.md) has no io
+  end
 end
 
 return M

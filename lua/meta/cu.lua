@@ -116,7 +116,7 @@ function cu.sync() end
 function cu.sleep(ms, opts) end
 
 --- The kind of a culua error ("value", "type", "index", "out_of_memory", "released",
---- "unsupported", "device", "fatal", "strict", "interrupted", "capture"), or nil for any other
+--- "unsupported", "device", "fatal", "strict", "interrupted", "capture", "limit"), or nil for any other
 --- error value (a string from error("...") or from Lua's own functions).
 ---@param err any an error value, as pcall returns it
 ---@return string? kind
@@ -126,7 +126,7 @@ function cu.error_kind(err) end
 --- replaces (tostring, print, .., #, string.format("%s"), and the string methods such as
 --- err:find(...) and err:match(...)). error(err, 0) raises it again unchanged.
 ---@class cu.Error
----@field kind string "value", "type", "index", "out_of_memory", "released", "unsupported", "device", "fatal", "strict", "interrupted" or "capture"
+---@field kind string "value", "type", "index", "out_of_memory", "released", "unsupported", "device", "fatal", "strict", "interrupted", "capture" or "limit" (a sandbox limit: docs/sandbox.md)
 ---@field message string the message without the position: "bad argument #2 to 'empty' (...)", "sum: the array was freed"
 ---@field where? string the caller's position, "file.lua:12"; absent when unknown
 ---@field func? string the function's name, when known (always for an argument error)

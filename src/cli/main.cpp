@@ -12,10 +12,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "backends/backends.hpp"
@@ -27,6 +29,7 @@
 #include "core/version.hpp"
 #include "dist/mpi.hpp"
 #include "lua/cu_module.hpp"
+#include "lua/sandbox.hpp"
 
 namespace culua::detail::cli {
 
@@ -107,6 +110,12 @@ struct Invocation {
   std::string backend = "auto";
   int device = 0;
   lua::RunOptions run;  // --json --csv --plot --trace --strict
+  // --sandbox and its limits (docs/sandbox.md); the --max-* options given, for their check.
+  bool sandbox_on = false;
+  lua::SandboxLimits limits;
+  std::string max_memory, max_device_memory;
+  std::vector<std::string> limit_options;
+  lua::Sandbox* sandbox = nullptr;  // the sandbox made from them, when --sandbox
   bool repl_ran = false;
 };
 
@@ -166,6 +175,48 @@ const LongOption kLongOptions[] = {
     {"--strict", nullptr, "raise on implicit synchronizations (element reads, synchronous copies)",
      [](Invocation& inv, const char*) -> std::string {
        inv.run.strict = true;
+       return {};
+     }},
+    // --sandbox (docs/sandbox.md): the allow-list environment and the limits of each chunk.
+    {"--sandbox", nullptr,
+     "run untrusted code: no io, os, debug, C modules, bytecode or file writes but "
+     "--json/--csv/--plot/--trace; limits below (docs/sandbox.md)",
+     [](Invocation& inv, const char*) -> std::string {
+       inv.sandbox_on = true;
+       return {};
+     }},
+    {"--max-time", "SECONDS", "sandbox: wall-time limit per chunk in seconds (default 10; 0: none)",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.limit_options.emplace_back("--max-time");
+       char* end = nullptr;
+       const double v = std::strtod(value, &end);
+       if (end == value || *end != '\0' || !(v >= 0) || v > 1e9)
+         return std::string("expected a number of seconds (0: no limit), got '") + value + "'";
+       inv.limits.time_s = v;
+       return {};
+     }},
+    {"--max-instructions", "N", "sandbox: Lua instructions per chunk (default 0: none)",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.limit_options.emplace_back("--max-instructions");
+       uint64_t v = 0;
+       const char* end = value + std::strlen(value);
+       const auto [at, ec] = std::from_chars(value, end, v);
+       if (ec != std::errc() || at != end || at == value)
+         return std::string("expected a number of instructions (0: no limit), got '") + value + "'";
+       inv.limits.instructions = v;
+       return {};
+     }},
+    {"--max-memory", "SIZE", "sandbox: Lua heap limit (default 256M; 0: none)",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.limit_options.emplace_back("--max-memory");
+       inv.max_memory = value;
+       return {};
+     }},
+    {"--max-device-memory", "SIZE",
+     "sandbox: limit on culua's arrays, device and host (default 1G; 0: none)",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.limit_options.emplace_back("--max-device-memory");
+       inv.max_device_memory = value;
        return {};
      }},
     {"--help", nullptr, "print this help and exit",
@@ -361,7 +412,7 @@ int run_script(lua_State* L, const Invocation& inv) {
   const std::string& name = inv.argv[index];
   // "-" is standard input, unless "--" came before it (then it names a file).
   const bool from_stdin = name == "-" && inv.argv[index - 1] != "--";
-  int status = luaL_loadfile(L, from_stdin ? nullptr : name.c_str());
+  int status = luaL_loadfilex(L, from_stdin ? nullptr : name.c_str(), lua::load_mode(L));
   if (status == LUA_OK) {
     const int base = lua_gettop(L);
     lua_pushcfunction(L, push_script_arguments);
@@ -393,6 +444,7 @@ int protected_main(lua_State* L) {
   lua_setglobal(L, "help");
   lua_setglobal(L, "cu");
   create_arg_table(L, inv);
+  if (inv.sandbox) inv.sandbox->install(L, rt);
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0);
   lua::begin_run(L);
@@ -428,7 +480,7 @@ bool run_all(lua_State* L, Invocation& inv) {
     if (isatty(STDIN_FILENO)) {
       inv.repl_ran = true;
       run_repl(L);
-    } else if (run_chunk(L, luaL_loadfile(L, nullptr)) != LUA_OK) {
+    } else if (run_chunk(L, luaL_loadfilex(L, nullptr, lua::load_mode(L))) != LUA_OK) {
       return false;
     }
   }
@@ -476,7 +528,7 @@ int docall(lua_State* L, int nargs, int nresults, bool traceback) {
   }
   interrupted_state = L;
   interrupt_flag.clear();
-  lua_sethook(L, nullptr, 0, 0);
+  lua::sandbox_enter(L);  // a fresh budget in a sandbox; else no hook (a Ctrl-C left over)
   int status;
   {
     InterruptScope scope(&interrupt_flag);
@@ -489,7 +541,7 @@ int docall(lua_State* L, int nargs, int nresults, bool traceback) {
     status = lua_pcall(L, nargs, nresults, traceback ? base : 0);
     sigaction(SIGINT, &previous, nullptr);
   }
-  lua_sethook(L, nullptr, 0, 0);  // a Ctrl-C that came after the last Lua step
+  status = lua::sandbox_leave(L, status);  // also a Ctrl-C that came after the last Lua step
   if (traceback) lua_remove(L, base);
   return status;
 }
@@ -558,6 +610,15 @@ int main(int argc, char** argv) {
     options.host_memory_limit = host_memory_limit_from_environment();
     // Result and trace files are checked before the script runs, not after an hour-long sweep.
     lua::check_run_outputs(inv.run);
+    for (auto [text, bytes, name] :
+         {std::tuple{&inv.max_memory, &inv.limits.heap_bytes, "--max-memory"},
+          std::tuple{&inv.max_device_memory, &inv.limits.memory_bytes, "--max-device-memory"}}) {
+      try {
+        if (!text->empty()) *bytes = parse_byte_size(*text);
+      } catch (const Error& e) {
+        fail(ErrorKind::Value, "{}: {}", name, e.what());
+      }
+    }
   } catch (const Error& e) {
     std::fprintf(stderr, "culua: %s\n", e.what());
     return 1;
@@ -573,6 +634,20 @@ int main(int argc, char** argv) {
     }
   }
 
+  std::unique_ptr<lua::Sandbox> box;  // outlives the state: its allocator serves it
+  if (!inv.sandbox_on && !inv.limit_options.empty()) {
+    std::fprintf(stderr, "culua: %s needs --sandbox\n", inv.limit_options.front().c_str());
+    return 1;
+  }
+  if (inv.sandbox_on) {
+    inv.no_env = true;  // as -E: LUA_INIT and LUA_PATH/LUA_CPATH are not the script's to use
+    for (const std::string* f : {&inv.run.json, &inv.run.csv, &inv.run.plot, &inv.run.trace}) {
+      if (!f->empty()) inv.limits.output_files.push_back(*f);
+    }
+    box = std::make_unique<lua::Sandbox>(inv.limits);
+    box->enable_watchdog(2);  // a C function past the time limit ends the process 2 s later
+    inv.sandbox = box.get();
+  }
   lua_State* L = luaL_newstate();
   if (!L) {
     std::fprintf(stderr, "culua: cannot create the Lua state: not enough memory\n");

@@ -121,6 +121,10 @@ void Buffer::release() noexcept {
   if (freed_) return;
   freed_ = true;
   last_ = nullptr;
+  if (quota_) {
+    quota_->used.fetch_sub(bytes_, std::memory_order_relaxed);
+    quota_.reset();
+  }
   if (!owned_ || !data_) {
     uses_.clear();
     return;

@@ -3,7 +3,9 @@
 // work still reads or writes, and never blocks.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -12,6 +14,14 @@
 namespace culua::detail {
 
 struct GraphTag;
+
+// A cap on the bytes of the buffers a runtime allocates (the sandbox's memory quota): each
+// buffer charged to it counts from its allocation to its release.
+struct MemoryQuota {
+  explicit MemoryQuota(uint64_t limit_bytes) : limit(limit_bytes) {}
+  const uint64_t limit;
+  std::atomic<uint64_t> used{0};
+};
 
 class Buffer : public std::enable_shared_from_this<Buffer> {
  public:
@@ -61,6 +71,11 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
   // the handle, the memory stays with the graph.
   bool made_in_capture() const { return made_in_capture_; }
   void set_made_in_capture() { made_in_capture_ = true; }
+  // Counts the buffer's bytes against `quota` until release() (the caller checked the room).
+  void charge(std::shared_ptr<MemoryQuota> quota) {
+    quota->used.fetch_add(bytes_, std::memory_order_relaxed);
+    quota_ = std::move(quota);
+  }
 
  private:
   struct Use {
@@ -102,8 +117,9 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
   bool freed_ = false;
   bool made_in_capture_ = false;
   std::vector<std::weak_ptr<GraphTag>> graph_users_;
-  Stream* last_ = nullptr;  // the stream of the latest record_use, for the fast path
-  UseList uses_;            // uses_[0] is the allocating stream of device memory
+  std::shared_ptr<MemoryQuota> quota_;  // charged with bytes_ until release
+  Stream* last_ = nullptr;              // the stream of the latest record_use, for the fast path
+  UseList uses_;                        // uses_[0] is the allocating stream of device memory
 };
 
 }  // namespace culua::detail

@@ -21,6 +21,7 @@ enum class ErrorKind {
   Strict,       // an implicit synchronization inside cu.strict
   Interrupted,  // Ctrl-C or Runtime::interrupt() during a wait for the device
   Capture,      // an operation that cannot be captured into a graph, or a failed capture
+  Limit,        // a sandbox limit: wall time, instructions, a file the sandbox does not allow
 };
 
 class Error : public std::runtime_error {

@@ -30,6 +30,8 @@ constexpr const char* kind_name(ErrorKind kind) {
       return "interrupted";
     case ErrorKind::Capture:
       return "capture";
+    case ErrorKind::Limit:
+      return "limit";
   }
   return "value";
 }

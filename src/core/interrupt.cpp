@@ -10,11 +10,11 @@ namespace culua::detail {
 namespace {
 
 thread_local InterruptFlag* t_flag = nullptr;
+thread_local int64_t t_deadline_ns = 0;
+thread_local const std::string* t_deadline_message = nullptr;
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return steady_now_ns();
 }
 
 // How long a wait spins (yielding) before it polls with sleeps, and the sleep between polls.
@@ -26,6 +26,27 @@ constexpr auto kPollSleep = std::chrono::microseconds(100);
 }
 
 }  // namespace
+
+int64_t steady_now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void set_wait_deadline(int64_t deadline_ns, const std::string* message) noexcept {
+  t_deadline_ns = deadline_ns;
+  t_deadline_message = message;
+}
+
+bool wait_deadline_set() noexcept {
+  return t_deadline_ns != 0;
+}
+
+void check_wait_deadline() {
+  if (t_deadline_ns != 0 && now_ns() >= t_deadline_ns) {
+    throw Error(ErrorKind::Limit, t_deadline_message ? *t_deadline_message : "time limit exceeded");
+  }
+}
 
 InterruptScope::InterruptScope(InterruptFlag* flag) noexcept : previous_(t_flag) {
   t_flag = flag;
@@ -41,12 +62,14 @@ InterruptFlag* current_interrupt_flag() noexcept {
 
 void check_interrupt() {
   if (t_flag && t_flag->requested()) throw_interrupted();
+  check_wait_deadline();
 }
 
-WaitBackoff::WaitBackoff(const InterruptFlag& flag) noexcept : flag_(flag), start_ns_(now_ns()) {}
+WaitBackoff::WaitBackoff(const InterruptFlag* flag) noexcept : flag_(flag), start_ns_(now_ns()) {}
 
 void WaitBackoff::check() const {
-  if (flag_.requested()) throw_interrupted();
+  if (flag_ && flag_->requested()) throw_interrupted();
+  check_wait_deadline();
 }
 
 void WaitBackoff::pause() {

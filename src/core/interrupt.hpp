@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace culua::detail {
 
@@ -38,7 +39,18 @@ class InterruptScope {
 // The flag in scope on the calling thread, or null.
 InterruptFlag* current_interrupt_flag() noexcept;
 
-// Throws Error(ErrorKind::Interrupted) when the flag in scope has been requested.
+// The sandbox's wall-time limit on the calling thread's waits: once the steady clock passes
+// `deadline_ns` (nanoseconds of std::chrono::steady_clock), every wait (and check_interrupt)
+// throws Error(ErrorKind::Limit, *message) instead of waiting on; a wait with no interrupt flag
+// in scope then polls too. 0 removes the deadline. `message` must outlive the deadline.
+void set_wait_deadline(int64_t deadline_ns, const std::string* message) noexcept;
+bool wait_deadline_set() noexcept;
+// Throws Error(ErrorKind::Limit) when the calling thread's wait deadline has passed.
+void check_wait_deadline();
+int64_t steady_now_ns() noexcept;
+
+// Throws Error(ErrorKind::Interrupted) when the flag in scope has been requested, and
+// Error(ErrorKind::Limit) when the wait deadline has passed.
 void check_interrupt();
 
 // How long a wait that blocks with a timeout (a condition variable) blocks between checks of the
@@ -49,14 +61,15 @@ inline constexpr std::chrono::microseconds kInterruptCheckInterval{200};
 // requested. pause() (for waits that can only query) checks, then yields while the wait is young
 // (a short wait stays as fast as a native blocking call) and sleeps about 100 us after a few
 // milliseconds (a long wait costs no CPU and still sees an interrupt at once).
+// (A null flag: only the wait deadline is checked.)
 class WaitBackoff {
  public:
-  explicit WaitBackoff(const InterruptFlag& flag) noexcept;
+  explicit WaitBackoff(const InterruptFlag* flag) noexcept;
   void check() const;
   void pause();
 
  private:
-  const InterruptFlag& flag_;
+  const InterruptFlag* flag_;
   int64_t start_ns_;
   bool sleeping_ = false;
 };
@@ -69,11 +82,11 @@ class WaitBackoff {
 template <class WaitFor, class Block>
 void interruptible_wait(WaitFor&& wait_for, bool blocks, Block&& block) {
   const InterruptFlag* flag = current_interrupt_flag();
-  if (!flag) {
+  if (!flag && !wait_deadline_set()) {
     block();
     return;
   }
-  WaitBackoff backoff(*flag);
+  WaitBackoff backoff(flag);
   while (!wait_for(kInterruptCheckInterval)) {
     if (blocks) {
       backoff.check();

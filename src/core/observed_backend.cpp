@@ -5,6 +5,7 @@
 #include "core/elementwise_call.hpp"
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
+#include "core/sandbox.hpp"
 
 namespace culua::detail {
 
@@ -245,6 +246,11 @@ class ObservedBackend final : public Backend {
   }
 
   RtcBinary compile(const RtcRequest& request, int d) override {
+    if (sandboxed()) {
+      RtcRequest checked = request;
+      check_sandboxed_compile(checked);
+      return inner_->compile(checked, d);
+    }
     return inner_->compile(request, d);
   }
   std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int d) override {

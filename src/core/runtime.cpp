@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/observed_backend.hpp"
+#include "core/sandbox.hpp"
 
 namespace culua::detail {
 
@@ -209,6 +210,7 @@ std::shared_ptr<Buffer> Runtime::allocate(size_t bytes, Location loc, int device
   }
   stream = owner.get();
   if (bytes == 0) return std::make_shared<Buffer>(backend_, nullptr, 0, loc, device, owner, true);
+  if (quota_) check_quota(bytes);
   if (loc == Location::Device && !capture) collect_if_indebted(bytes);
   void* p = nullptr;
   bool out_of_memory = false;
@@ -249,7 +251,35 @@ std::shared_ptr<Buffer> Runtime::allocate(size_t bytes, Location loc, int device
   }
   auto buffer = std::make_shared<Buffer>(backend_, p, bytes, loc, device, std::move(owner), true);
   if (capture) buffer->set_made_in_capture();
+  if (quota_) buffer->charge(quota_);
   return buffer;
+}
+
+void Runtime::set_memory_quota(uint64_t bytes) {
+  if (bytes == 0) {
+    quota_.reset();
+    return;
+  }
+  quota_ = std::make_shared<MemoryQuota>(bytes);
+}
+
+// Unreachable arrays may hold the quota: they are collected once before the request is refused.
+void Runtime::check_quota(size_t bytes) {
+  const auto fits = [&] {
+    const uint64_t used = quota_->used.load(std::memory_order_relaxed);
+    return bytes <= quota_->limit && used <= quota_->limit - bytes;
+  };
+  if (fits()) return;
+  if (collect_garbage && !Capture::active()) {
+    collect_garbage();
+    gc_debt_ = 0;
+  }
+  if (fits()) return;
+  fail(ErrorKind::OutOfMemory,
+       "the sandbox's memory quota is exhausted: requested {}, {} of the quota of {} in use",
+       format_bytes(static_cast<double>(bytes)),
+       format_bytes(static_cast<double>(quota_->used.load(std::memory_order_relaxed))),
+       format_limit_bytes(quota_->limit));
 }
 
 // The debt is device memory allocated since the last collection and not freed explicitly: a

@@ -85,6 +85,11 @@ class Runtime {
   // Allocates through the backend. Out of memory: runs collect_garbage, waits for the device,
   // trims the pools and retries once, then throws naming the requested and free bytes.
   std::shared_ptr<Buffer> allocate(size_t bytes, Location loc, int device, Stream* stream);
+  // The sandbox's quota on the bytes of the arrays this runtime allocates (device memory and host
+  // arrays; 0: none). An allocation past it collects garbage once, then throws
+  // Error(OutOfMemory) naming the quota. Wrapped memory of the application does not count.
+  void set_memory_quota(uint64_t bytes);
+  const MemoryQuota* memory_quota() const { return quota_.get(); }
   // An array's memory was freed explicitly (not by the collector): it no longer counts as debt.
   void note_explicit_free(size_t bytes, Location loc);
   // Set by the Lua layer: a full garbage collection, so unreachable arrays release their memory.
@@ -111,6 +116,7 @@ class Runtime {
  private:
   void create_backend();
   void collect_if_indebted(size_t bytes);
+  void check_quota(size_t bytes);
 
   RuntimeOptions options_;
   std::shared_ptr<Monitor> monitor_ = std::make_shared<Monitor>();
@@ -123,6 +129,7 @@ class Runtime {
   uint64_t gc_debt_ = 0;
   uint64_t gc_threshold_ = uint64_t{256} << 20;
   std::string fatal_location_;
+  std::shared_ptr<MemoryQuota> quota_;
   RandomState random_state_;
   bool abandoned_ = false;
 };

@@ -3,6 +3,7 @@
 // C++ exceptions never cross into Lua, Lua errors surface as culua::Error.
 #include <lua.hpp>
 
+#include <cmath>
 #include <culua/culua.hpp>
 #include <exception>
 #include <new>
@@ -17,6 +18,7 @@
 #include "core/version.hpp"
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"
+#include "lua/sandbox.hpp"
 
 namespace culua {
 
@@ -324,8 +326,14 @@ struct Runtime::Impl {
   d::InterruptFlag interrupt;
   std::string traceback;   // of the latest error, kept by the message handler
   std::string error_kind;  // of the latest error when it is a cu.Error (err.kind)
+  // Options::sandbox: destroyed after the state (its allocator serves the state).
+  std::unique_ptr<d::lua::Sandbox> sandbox;
+  bool limit_hit = false;  // an entry ended by a sandbox limit (queued work may still run)
 
   ~Impl() {
+    // A wait cut short by the time limit leaves its work queued: the teardown does not wait for
+    // it (the host backend drops it; CUDA work ends with the process).
+    if (limit_hit && engine) engine->abandon_queued_work();
     if (L) lua_close(L);  // before the engine: finalizers free arrays through it
   }
 
@@ -477,7 +485,11 @@ int protected_body(lua_State* L) {
 void protect(Impl& impl, const std::function<void(lua_State*)>& body) {
   lua_State* L = impl.L;
   impl.interrupt.clear();
-  lua_sethook(L, nullptr, 0, 0);
+  if (impl.sandbox) {
+    impl.sandbox->enter(L);
+  } else {
+    lua_sethook(L, nullptr, 0, 0);
+  }
   d::InterruptScope scope(&impl.interrupt);
   Protected p{&impl, &body, nullptr};
   const int base = lua_gettop(L);
@@ -487,15 +499,28 @@ void protect(Impl& impl, const std::function<void(lua_State*)>& body) {
   lua_pushlightuserdata(L, &p);
   impl.traceback.clear();
   impl.error_kind.clear();
-  const int status = lua_pcall(L, 1, 0, base + 1);
+  int status = lua_pcall(L, 1, 0, base + 1);
+  if (impl.sandbox) status = impl.sandbox->leave(L, status);
   std::string message;
   if (status != LUA_OK) {
     const char* msg = lua_tostring(L, -1);
     message = msg ? msg : "(error object is not a string)";
   }
   lua_settop(L, base);
-  lua_sethook(L, nullptr, 0, 0);
+  if (!impl.sandbox) lua_sethook(L, nullptr, 0, 0);
   if (p.cxx_error) translate([&] { std::rethrow_exception(p.cxx_error); });
+  if (status != LUA_OK && impl.sandbox) {
+    // What ended the entry when a limit did, also where the script's own error (an error
+    // handler that failed too, a message of its own) reached the host instead.
+    const std::string limit = impl.sandbox->failure_message();
+    const std::string kind = impl.sandbox->failure_kind();
+    if (kind == "limit" || (kind == "out_of_memory" && status == LUA_ERRMEM)) {
+      if (kind == "limit") impl.limit_hit = true;
+      if (message.find(limit) == std::string::npos) message = limit;
+      impl.error_kind = kind;
+    }
+    if (impl.error_kind == "limit") impl.limit_hit = true;
+  }
   if (status != LUA_OK) throw Error(message, impl.traceback, impl.error_kind);
 }
 
@@ -599,6 +624,21 @@ Runtime::Runtime(const Options& options) : impl_(std::make_unique<Impl>()) {
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
   });
+  if (options.sandbox.enabled) {
+    const SandboxOptions& so = options.sandbox;
+    if (!(so.time_limit >= 0) || !std::isfinite(so.time_limit)) {
+      throw Error("Options::sandbox.time_limit must be a finite number of seconds, 0 or more");
+    }
+    d::lua::SandboxLimits limits;
+    limits.time_s = so.time_limit;
+    limits.instructions = so.instruction_limit;
+    limits.heap_bytes = so.heap_limit;
+    limits.memory_bytes = so.memory_limit;
+    limits.output_files = so.output_files;
+    auto box = std::make_unique<d::lua::Sandbox>(std::move(limits));
+    protect(*impl_, [&](lua_State* L) { box->install(L, *impl_->engine, &impl_->interrupt); });
+    impl_->sandbox = std::move(box);
+  }
 }
 
 Runtime::~Runtime() = default;
@@ -623,7 +663,7 @@ void Runtime::run_file(const std::string& path, const std::vector<std::string>& 
       lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
     }
     lua_setglobal(L, "arg");
-    if (luaL_loadfile(L, path.c_str()) != LUA_OK) lua_error(L);
+    if (luaL_loadfilex(L, path.c_str(), d::lua::load_mode(L)) != LUA_OK) lua_error(L);
     luaL_checkstack(L, static_cast<int>(args.size()), "too many script arguments");
     for (const std::string& a : args) lua_pushstring(L, a.c_str());
     lua_call(L, static_cast<int>(args.size()), 0);
@@ -634,7 +674,10 @@ void Runtime::run_string(std::string_view code, std::string_view chunkname) {
   Impl& impl = live(impl_);
   const std::string name(chunkname);
   protect(impl, [&](lua_State* L) {
-    if (luaL_loadbuffer(L, code.data(), code.size(), name.c_str()) != LUA_OK) lua_error(L);
+    if (luaL_loadbufferx(L, code.data(), code.size(), name.c_str(), d::lua::load_mode(L)) !=
+        LUA_OK) {
+      lua_error(L);
+    }
     lua_call(L, 0, 0);
   });
 }
@@ -644,7 +687,9 @@ Value Runtime::eval_value(std::string_view expression) {
   const std::string code = "return " + std::string(expression);
   Value result;
   protect(impl, [&](lua_State* L) {
-    if (luaL_loadbuffer(L, code.data(), code.size(), "=(eval)") != LUA_OK) lua_error(L);
+    if (luaL_loadbufferx(L, code.data(), code.size(), "=(eval)", d::lua::load_mode(L)) != LUA_OK) {
+      lua_error(L);
+    }
     lua_call(L, 0, 1);
     result = impl.to_value(L, -1);
   });
@@ -741,7 +786,9 @@ void Runtime::synchronize() {
 void Runtime::interrupt() noexcept {
   if (!impl_) return;
   impl_->interrupt.request();
-  if (impl_->L) {
+  if (impl_->L && impl_->sandbox) {
+    d::lua::Sandbox::interrupt_now(impl_->L);  // the sandbox's hook stays: pcall cannot hold it
+  } else if (impl_->L) {
     lua_sethook(impl_->L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
   }
 }

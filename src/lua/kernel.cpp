@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/sandbox.hpp"
 #include "lua/binding.hpp"
 #include "lua/kernel.hpp"
 #include "rtc/arguments.hpp"
@@ -33,6 +34,7 @@ SourceOrigin find_origin(lua_State* L, const std::string& source) {
   o.chunk = ar.short_src;
   o.call_line = ar.currentline;
   if (!ar.source || ar.source[0] != '@' || source.empty()) return o;
+  if (sandboxed()) return o;  // reads no file for a sandboxed script
   std::ifstream in(ar.source + 1, std::ios::binary);
   if (!in) return o;
   std::stringstream buf;

@@ -15,6 +15,7 @@
 #include "core/version.hpp"
 #include "lua/binding.hpp"
 #include "lua/json_value.hpp"
+#include "lua/sandbox.hpp"
 #include "measure/plot.hpp"
 #include "measure/results.hpp"
 #include "measure/sweep.hpp"
@@ -551,8 +552,10 @@ measure::PointRun run_point(lua_State* L, const measure::SweepPoint& at,
   if (status != LUA_OK) {
     std::string error = error_text(L, result);
     const std::string_view tail = "interrupted!";
-    if (error.size() >= tail.size() &&
-        error.compare(error.size() - tail.size(), tail.size(), tail) == 0) {
+    const Sandbox* box = Sandbox::of(L);  // a sandbox limit ends the sweep as Ctrl-C does
+    if ((box && box->limit_reached()) ||
+        (error.size() >= tail.size() &&
+         error.compare(error.size() - tail.size(), tail.size(), tail) == 0)) {
       lua_replace(L, interruption);  // the error object, raised again after the outputs
       lua_settop(L, top);
       return measure::PointRun::interrupted();

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/sandbox.hpp"
 
 extern char** environ;
 
@@ -320,6 +321,8 @@ PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
 
 void plot(const std::vector<Value>& rows, const PlotSpec& spec, const std::string& who) {
   plot_format(spec.file, who);
+  check_file_write(spec.file);
+  FilePolicySuspended own_files;  // the temporary data, script and messages files
   TempDir dir;
   const std::string data_path = dir.file("data.tsv");
   const std::string script_path = dir.file("plot.gp");

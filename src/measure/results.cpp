@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "core/error.hpp"
+#include "core/sandbox.hpp"
 
 namespace culua::detail::measure {
 
@@ -619,6 +620,7 @@ std::string sweeps_csv(const std::vector<const Sweep*>& sweeps) {
 }
 
 void write_text_file(const std::string& path, std::string_view content) {
+  check_file_write(path);
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) fail(ErrorKind::Value, "cannot write {}: {}", path, std::strerror(errno));
   const bool written = std::fwrite(content.data(), 1, content.size(), f) == content.size();
@@ -630,6 +632,7 @@ void write_text_file(const std::string& path, std::string_view content) {
 }
 
 std::string read_text_file(const std::string& path) {
+  check_file_read(path);
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) fail(ErrorKind::Value, "cannot read {}: {}", path, std::strerror(errno));
   std::string text;

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "core/sandbox.hpp"
 
 namespace culua::detail::measure {
 
@@ -301,6 +302,7 @@ void TraceRecorder::write_chrome_json(const std::string& path) {
       Object{{"traceEvents", std::move(events)},
              {"displayTimeUnit", "ms"},
              {"otherData", Object{{"generator", "culua"}, {"dropped_operations", dropped_}}}});
+  check_file_write(path);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) fail(ErrorKind::Value, "cannot write the trace to '{}': cannot open the file", path);
   f << json::write(doc);

@@ -109,6 +109,8 @@ struct StringMaker<culua::detail::ErrorKind> {
         return "Interrupted";
       case culua::detail::ErrorKind::Capture:
         return "Capture";
+      case culua::detail::ErrorKind::Limit:
+        return "Limit";
     }
     return "<no error thrown>";
   }

@@ -199,3 +199,56 @@ TEST_CASE("interrupt: reads of device memory leave no copy queued into host memo
   std::memcpy(&last, bytes.data() + 999 * sizeof(float), sizeof last);
   CHECK(last == 999.0f);
 }
+
+// The sandbox's wall-time limit on waits (set_wait_deadline): without any interrupt flag in scope
+// a wait polls and throws Error(Limit) with the sandbox's message once the deadline passes.
+TEST_CASE("interrupt: a wait deadline ends waits with the limit error", "[interrupt][host]") {
+  Runtime rt(host_options());
+  auto s = rt.backend().create_stream(0, StreamPriority::Normal);
+  sleep(rt, 2.0, s.get());
+  const std::string message = "the sandbox's time limit of 0.1 s was exceeded";
+  const auto t0 = Clock::now();
+  set_wait_deadline(steady_now_ns() + 100'000'000, &message);
+  CHECK(wait_deadline_set());
+  CHECK(error_kind_of([&] { s->synchronize(); }) == ErrorKind::Limit);
+  CHECK(error_message_of([&] { s->synchronize(); }) == message);
+  CHECK(error_kind_of([&] { check_interrupt(); }) == ErrorKind::Limit);
+  set_wait_deadline(0, nullptr);
+  CHECK_FALSE(wait_deadline_set());
+  CHECK(ms_since(t0) < 1000);
+  check_interrupt();         // no deadline: nothing to throw
+  rt.abandon_queued_work();  // the sleep ends at once
+}
+
+// The sandbox's quota on array memory (Runtime::set_memory_quota): counted from allocation to
+// release, garbage collected once before a request is refused.
+TEST_CASE("interrupt: the memory quota counts live buffers", "[interrupt][host]") {
+  Runtime rt(host_options());
+  rt.set_memory_quota(uint64_t{1} << 20);
+  auto a = rt.allocate(600 << 10, Location::Device, 0, nullptr);
+  CHECK(rt.memory_quota()->used.load() == 600u << 10);
+  int collections = 0;
+  std::shared_ptr<Buffer> dropped = rt.allocate(300 << 10, Location::Pageable, 0, nullptr);
+  rt.collect_garbage = [&] {
+    ++collections;
+    dropped.reset();  // an unreachable array's release
+  };
+  CHECK(rt.memory_quota()->used.load() == 900u << 10);
+  auto b = rt.allocate(200 << 10, Location::Device, 0, nullptr);  // fits after the collection
+  CHECK(collections == 1);
+  CHECK(rt.memory_quota()->used.load() == 800u << 10);
+  const std::string msg =
+      error_message_of([&] { rt.allocate(300 << 10, Location::Device, 0, nullptr); });
+  CHECK(msg ==
+        "the sandbox's memory quota is exhausted: requested 300.0 KiB, 800.0 KiB of the quota of "
+        "1 MiB in use");
+  CHECK(error_kind_of([&] { rt.allocate(300 << 10, Location::Device, 0, nullptr); }) ==
+        ErrorKind::OutOfMemory);
+  a->release();
+  CHECK(rt.memory_quota()->used.load() == 200u << 10);
+  a.reset();  // released once only
+  CHECK(rt.memory_quota()->used.load() == 200u << 10);
+  auto c = rt.allocate(800 << 10, Location::Device, 0, nullptr);
+  CHECK(rt.memory_quota()->used.load() == 1000u << 10);
+  rt.collect_garbage = nullptr;
+}

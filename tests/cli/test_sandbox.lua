@@ -1,0 +1,165 @@
+-- `culua --sandbox` (docs/sandbox.md): run as `culua tests/cli/test_sandbox.lua PATH_TO_CULUA`.
+-- Each escape ends in a clear error and exit status 1, in time; what the sandbox allows works.
+local T = require "cu.testing"
+
+local exe = assert(arg[1], "usage: test_sandbox.lua PATH_TO_CULUA")
+table.remove(arg, 1) -- T.run() reads arg[1] as a filter
+
+local function shell_quote(s)
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+local function temp_file(source, suffix)
+  local path = os.tmpname() .. (suffix or "")
+  local f = assert(io.open(path, "wb"))
+  f:write(source)
+  f:close()
+  return path
+end
+
+-- Runs `culua --backend host --sandbox OPTIONS SCRIPT` under `timeout`; returns the output
+-- (stdout and stderr), the exit status and the seconds it took.
+local function sandboxed(source, options)
+  local path = temp_file(source, ".lua")
+  local cmd = ("timeout 60 %s --backend host --sandbox %s %s 2>&1"):format(shell_quote(exe),
+    options or "", shell_quote(path))
+  local t0 = os.time()
+  local f = assert(io.popen(cmd, "r"))
+  local out = f:read("a")
+  local _, _, code = f:close()
+  os.remove(path)
+  return out, code, os.time() - t0
+end
+
+local function fails_with(source, text, options, max_seconds)
+  local out, code, seconds = sandboxed(source, options)
+  T.eq(code, 1, out)
+  T.truthy(out:find(text, 1, true), ("expected %q in:\n%s"):format(text, out))
+  T.truthy(seconds <= (max_seconds or 10), "took " .. seconds .. " s")
+end
+
+T.case("the environment: no io, os.time/clock/date only, no debug, no C modules", function()
+  local out, code = sandboxed([[
+    print(io, debug, dofile, loadfile, string.dump, package.loadlib)
+    local names = {}
+    for k in pairs(os) do names[#names + 1] = k end
+    table.sort(names)
+    print(table.concat(names, ","), getmetatable(""), type(cu.zeros), type(require "cu.testing"))
+    print(pcall(require, "lfs"))
+  ]])
+  T.eq(code, 0, out)
+  T.truthy(out:find("nil\tnil\tnil\tnil\tnil\tnil\nclock,date,time\tfalse\tfunction\ttable\n", 1, true), out)
+  T.truthy(out:find("false\tmodule 'lfs' not found", 1, true), out)
+end)
+
+T.case("a bytecode script is refused", function()
+  -- The file starts as a binary chunk does; the sandbox loads text only.
+  fails_with("\27Lua\84\0\25\147\r\n\26\n", "attempt to load a binary chunk (mode is 't')")
+  fails_with([[assert(load("\27Lua\84\0"))]], "attempt to load a binary chunk")
+end)
+
+T.case("--max-time stops loops, also ones that catch the error", function()
+  fails_with("while true do end", "the sandbox's time limit of 1 s was exceeded", "--max-time 1")
+  fails_with("while true do pcall(function() while true do end end) end",
+    "time limit of 1 s was exceeded", "--max-time 1")
+  fails_with("xpcall(error, function() while true do end end)", "time limit of 1 s was exceeded",
+    "--max-time 1")
+  fails_with("while true do pcall(coroutine.wrap(function() while true do end end)) end",
+    "time limit of 1 s was exceeded", "--max-time 1")
+end)
+
+T.case("--max-time ends the process when one C function runs past it", function()
+  -- Lua's pattern matching backtracks in C, where no hook runs: the watchdog ends the process.
+  local out, code, seconds = sandboxed([[
+    local s = string.rep("a", 300000)
+    s:find(".-.-.-.-b")
+    print("never")
+  ]], "--max-time 1")
+  T.eq(code, 1, out)
+  T.truthy(out:find("culua: the sandbox's time limit of 1 s was exceeded inside one call of a C "
+    .. "function (a pattern match over a long string?): ending the process", 1, true), out)
+  T.eq(out:find("never", 1, true), nil)
+  T.truthy(seconds <= 8, "took " .. seconds .. " s")
+end)
+
+T.case("--max-time stops a wait for the device", function()
+  fails_with("cu.sleep(60000) cu.sync()",
+    "time limit of 1 s was exceeded while waiting for the device", "--max-time 1")
+end)
+
+T.case("--max-instructions", function()
+  fails_with("for i = 1, 1e9 do end", "the sandbox's instruction limit of 1000000 was exceeded",
+    "--max-instructions 1000000")
+  local out, code = sandboxed("for i = 1, 1000 do end print('ok')", "--max-instructions 1000000")
+  T.eq(code, 0, out)
+  T.eq(out, "ok\n")
+end)
+
+T.case("--max-memory caps the Lua heap", function()
+  fails_with("local s = string.rep('x', 1 << 30)",
+    "not enough memory: the sandbox's Lua heap limit of 16 MiB was reached", "--max-memory 16M")
+  fails_with("local t = {} for i = 1, math.huge do t[i] = i end", "Lua heap limit of 16 MiB",
+    "--max-memory 16M")
+  -- A script that catches the error goes on.
+  local out, code = sandboxed([[
+    print(pcall(string.rep, 'x', 1 << 30))
+    print(#string.rep('y', 1 << 20))
+  ]], "--max-memory 16M")
+  T.eq(code, 0, out)
+  T.eq(out, "false\tnot enough memory\n1048576\n")
+end)
+
+T.case("--max-device-memory caps culua's arrays", function()
+  fails_with("keep = {} for i = 1, 1000 do keep[i] = cu.zeros(1 << 20) end",
+    "the sandbox's memory quota is exhausted: requested 4.0 MiB, 8.0 MiB of the quota of 10 MiB in use",
+    "--max-device-memory 10M")
+end)
+
+T.case("file writes: only the paths of the command line", function()
+  local json = os.tmpname() .. ".json"
+  local other = os.tmpname() .. ".json"
+  os.remove(other)
+  local sweep = "cu.sweep{axes = {n = {1, 2}}, run = function(p) return {ms = p.n} end, quiet = true"
+  -- The --json file of the command line is written, also named by the script.
+  local out, code = sandboxed(sweep .. "}", "--json " .. shell_quote(json))
+  T.eq(code, 0, out)
+  local f = assert(io.open(json))
+  T.truthy(f:read("a"):find('"sweeps"', 1, true))
+  f:close()
+  out, code = sandboxed(sweep .. ", json = " .. ("%q"):format(json) .. "}", "--json " .. shell_quote(json))
+  T.eq(code, 0, out)
+  fails_with(sweep .. ", json = " .. ("%q"):format(other) .. "}",
+    "the sandbox does not allow writing '" .. other .. "'", "--json " .. shell_quote(json))
+  T.eq(io.open(other), nil)
+  os.remove(json)
+  -- --trace is written at the end of the run.
+  local trace = os.tmpname() .. ".json"
+  out, code = sandboxed("local a = cu.ones(8) a = a + 1", "--trace " .. shell_quote(trace))
+  T.eq(code, 0, out)
+  f = assert(io.open(trace))
+  T.truthy(f:read("a"):find("traceEvents", 1, true))
+  f:close()
+  os.remove(trace)
+end)
+
+T.case("bad limits are refused before anything runs", function()
+  local out, code = sandboxed("print('ran')", "--max-memory lots")
+  T.eq(code, 1)
+  T.truthy(out:find("--max-memory: cannot read 'lots' as a byte size", 1, true), out)
+  T.eq(out:find("ran", 1, true), nil)
+end)
+
+T.case("the limits need --sandbox; LUA_INIT is ignored in the sandbox", function()
+  local f = assert(io.popen(shell_quote(exe) .. " --backend host --max-time 1 -e 'print(1)' 2>&1"))
+  local out = f:read("a")
+  local _, _, code = f:close()
+  T.eq(code, 1)
+  T.eq(out, "culua: --max-time needs --sandbox\n")
+  f = assert(io.popen("LUA_INIT='print(\"init\")' " .. shell_quote(exe) ..
+    " --backend host --sandbox -e 'print(2)' 2>&1"))
+  out = f:read("a")
+  f:close()
+  T.eq(out, "2\n")
+end)
+
+os.exit(T.run())

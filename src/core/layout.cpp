@@ -79,7 +79,10 @@ Layout Layout::contiguous(const Shape& s) {
   for (int i = s.ndim - 1; i >= 0; --i) {
     l.shape[static_cast<size_t>(i)] = s[i];
     l.strides[static_cast<size_t>(i)] = stride;
-    stride *= std::max<int64_t>(s[i], 1);
+    // Wraps instead of overflowing: only an empty array's huge dimensions can get here (others
+    // passed the element-count check), and its strides address nothing.
+    stride = static_cast<int64_t>(static_cast<uint64_t>(stride) *
+                                  static_cast<uint64_t>(std::max<int64_t>(s[i], 1)));
   }
   return l;
 }

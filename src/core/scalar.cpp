@@ -114,16 +114,22 @@ void encode_scalar(DType t, const Scalar& v, void* out) {
 Scalar decode_scalar(DType t, const void* in) {
   return dispatch(t, [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;
-    T value;
-    std::memcpy(&value, in, sizeof(T));
     if constexpr (std::is_same_v<T, bool>) {
-      return Scalar::boolean(value);
-    } else if constexpr (std::is_integral_v<T>) {
-      return Scalar::integer(static_cast<int64_t>(value));
-    } else if constexpr (is_complex_element<T>::value) {
-      return Scalar::complex(static_cast<double>(value.re), static_cast<double>(value.im));
+      // The byte, not a bool: an element never written (cu.empty) may hold any byte, and loading
+      // one other than 0 or 1 as a bool is undefined.
+      uint8_t byte;
+      std::memcpy(&byte, in, 1);
+      return Scalar::boolean(byte != 0);
     } else {
-      return Scalar::real(static_cast<double>(real_value(value)));
+      T value;
+      std::memcpy(&value, in, sizeof(T));
+      if constexpr (std::is_integral_v<T>) {
+        return Scalar::integer(static_cast<int64_t>(value));
+      } else if constexpr (is_complex_element<T>::value) {
+        return Scalar::complex(static_cast<double>(value.re), static_cast<double>(value.im));
+      } else {
+        return Scalar::real(static_cast<double>(real_value(value)));
+      }
     }
   });
 }

@@ -84,6 +84,9 @@ int create_empty(lua_State* L) {
   const Creation<Host> c(L, 2);
   ArrayBox* box = new_array(L);
   box->array = empty(runtime(L), shape, c.t.dtype, c.loc, c.stream);
+  // A bool element must hold 0 or 1: kernels load it as a C++ bool (any other byte is undefined
+  // behaviour, which UBSan found in fuzz programs), so cu.empty's bool arrays start false.
+  if (c.t.dtype == DType::Bool) fill(runtime(L), box->array, Scalar::boolean(false), c.stream);
   return 1;
 }
 

@@ -533,7 +533,7 @@ DType check_dtype(lua_State* L, int idx) {
 int64_t check_index(lua_State* L, int idx, int64_t length) {
   const int64_t i = check_integer(L, idx, "index");
   if (i >= 1 && i <= length) return i - 1;
-  if (i < 0 && -i <= length) return length + i;
+  if (i < 0 && i >= -length) return length + i;  // (not -i: i may be the most negative integer)
   if (i == 0)
     fail(ErrorKind::Index, "index 0 is out of range: indices start at 1 (1..{})",
          lua_Integer(length));

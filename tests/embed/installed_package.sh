@@ -38,9 +38,10 @@ flags=$(pkg-config --cflags --libs culua)
 echo "pkg-config: $flags"
 c++ -std=c++17 -O1 "$src/examples/embed/main.cpp" $flags -Wl,-rpath,"$(dirname "$lib")" -o "$work/app-pc"
 "$work/app-pc" host
-# The installed stock-Lua module, found through Lua's own path variables.
+# The installed stock-Lua module, found through Lua's own path variables. (A sanitized build's
+# cu.so needs the sanitizer runtimes preloaded into lua5.4: CULUA_TEST_LUA_PRELOAD, tests/CMakeLists.txt.)
 if command -v lua5.4 >/dev/null; then
   LUA_CPATH="$prefix/lib/lua/5.4/?.so" LUA_PATH="$prefix/share/lua/5.4/?.lua" CULUA_BACKEND=host \
-    lua5.4 -e 'local cu = require "cu"; assert(cu.arange(4):sum():item() == 6); print("require \"cu\" from the prefix: ok")'
+    ${CULUA_TEST_LUA_PRELOAD:+env LD_PRELOAD="$CULUA_TEST_LUA_PRELOAD"} lua5.4 -e 'local cu = require "cu"; assert(cu.arange(4):sum():item() == 6); print("require \"cu\" from the prefix: ok")'
 fi
 echo "installed package: ok"

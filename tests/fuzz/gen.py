@@ -59,6 +59,7 @@ PRELUDE = r'''-- culua fuzz program (tests/fuzz/gen.py), seed %(seed)d
 local cu = require "cu"
 io.stdout:setvbuf("line")
 local A, S, E, G, K, X = {}, {}, {}, {}, {}, {}
+KEEP = {}
 local ID = 0
 local function errtext(e)
   local ok, s = pcall(tostring, e)
@@ -506,6 +507,31 @@ class Gen:
         body = self.fn_body(depth)
         return "setmetatable({}, {__gc = function() %s end}) %s" % (body, self.choice(["collectgarbage()", "", "collectgarbage('step')"]))
 
+    def lifetime_statement(self):
+        p = self.r.random()
+        if p < 0.25:
+            # runs when the state closes at exit, after FUZZ-DONE
+            return "KEEP[#KEEP + 1] = setmetatable({}, {__gc = function() %s end})" % self.fn_body(1)
+        if p < 0.45:
+            return "do local t <close> = %s; %s end" % (self.choice(["cu.zeros(3)", "A[1]", "A[4]", "cu.use_stream(S[2])", "cu.host.ones(2)"]),
+                                                       self.array_statement())
+        if p < 0.6:
+            return "X[25] = %s[%s]" % (self.arr(), self.choice(["'nope'", "true", "1.5", "{}", "0/0", "-0.0", "math.mininteger", "'free'", "'__gc'", "'shape'", "2^53"]))
+        if p < 0.7:
+            return "%s[%s] = %s" % (self.arr(), self.choice(["'shape'", "'x'", "1.5", "true", "-1", "math.maxinteger"]), self.operand())
+        if p < 0.85:
+            return "X[26] = %s" % self.choice(["cu.use_device(%s)" % self.choice(["0", "1", "2", "-1", "0.5"]),
+                                               "%s:to_device(%s)" % (self.arr(), self.choice(["0", "1", "2"])),
+                                               "cu.device(%s)" % self.choice(["0", "1", "-1", "2^40"]),
+                                               "cu.copy(A[%d], A[%d]:to_device(1))" % (self.small(1, POOL), self.small(1, POOL)),
+                                               "(A[%d]:to_device(1) + A[%d])" % (self.small(1, POOL), self.small(1, POOL)),
+                                               "(function() local d <close> = cu.use_device(1) A[%d] = cu.ones(3) return A[%d] + 1 end)()" % (self.small(1, POOL), self.small(1, POOL))])
+        return "X[27] = %s" % self.choice(["cu.trace.start() for i = 1, 3 do A[1]:fill(i) end cu.trace.stop('t.json')",
+                                           "(function() local r = cu.sweep{axes = {{'n', {1, 2}}}, quiet = true, run = function(p) return cu.bench(function() A[3]:fill(p.n) end, {max_time = 0.01, min_time = 0.001}) end} r:write_json('s.json') r:write_csv('s.csv') return r:json() .. r:csv() end)()",
+                                           "cu.sweep{axes = {n = {1, 2}}, quiet = true, json = 's.json', csv = 's.csv', run = function(p) if p.n == 2 then error('x') end return {v = p.n, t = {1, 2}} end}",
+                                           "tostring(cu.ledger(function() A[1]:fill(1) end) - cu.ledger())",
+                                           "tostring(X[9])", "X[9] and X[9]:json(2)"])
+
     def misc_statement(self):
         p = self.r.random()
         if p < 0.1:
@@ -585,7 +611,7 @@ class Gen:
         f = self.choice([self.o_binary, self.o_int_identity, self.o_reduce, self.o_astype, self.o_views,
                          self.o_matmul, self.o_arange, self.o_index, self.o_fill, self.o_reduce_axis,
                          self.o_int_div, self.o_nan_compare, self.o_broadcast, self.o_half, self.o_complex,
-                         self.o_empty_reduce, self.o_reduce3])
+                         self.o_empty_reduce, self.o_reduce3, self.o_streams])
         return f()
 
     def o_binary(self):
@@ -748,6 +774,19 @@ class Gen:
                 "check_list(ID, 'max axis', a:max{axis = ax}:totable(), mx, same)"
                 % (r, c, ax))
 
+    def o_streams(self):
+        """Work handed between streams through events; the sums must match."""
+        n = self.choice([1, 7, 64, 1000, 4096])
+        iters = self.small(2, 12)
+        dt = self.choice(["f64", "i64", "i32"])
+        free = self.choice(["b:free()", "", "b = nil collectgarbage('step')", "cu.sync()"])
+        return ("local n = %d for i = 1, %d do local s1, s2 = S[i %% 3 + 1], S[(i + 1) %% 3 + 1] "
+                "local b = cu.full(n, i, '%s', {stream = s1}) local e = cu.event{timing = false} e:record(s1) s2:wait(e) "
+                "local c = cu.mul(b, 2, {stream = s2}) %s local r = c:sum{stream = s2} "
+                "local e2 = cu.event() e2:record(s2) s1:wait(e2) local d = cu.add(c, 1, {stream = s1}) "
+                "check_list(ID, 'stream sum', {r:item(), d:sum():item()}, {2 * i * n, (2 * i + 1) * n}, same) end"
+                % (n, iters, dt, free))
+
     def o_int_div(self):
         n = self.small(1, 6)
         dt, bits = self.choice([("i32", 32), ("i64", 64), ("i8", 8), ("i16", 16)])
@@ -869,8 +908,10 @@ class Gen:
             return self.graph_statement()
         if p < 0.72:
             return self.callback_statement()
-        if p < 0.85:
+        if p < 0.82:
             return self.misc_statement()
+        if p < 0.86:
+            return self.lifetime_statement()
         if p < 0.88:
             return self.choice(["collectgarbage()", "cu.sync()", "A[%d] = nil" % self.small(1, POOL), "X = {}"])
         return self.oracle_statement()
@@ -879,6 +920,8 @@ class Gen:
         if count is None:
             count = self.r.randint(10, 60)
         lines = [PRELUDE % {"seed": self.seed}]
+        if self.chance(0.3):
+            lines.insert(0, "-- env: CULUA_HOST_DEVICES=%d\n" % self.choice([2, 3]))
         for i in range(1, count + 1):
             lines.append("T(%d, function() %s end)\n" % (i, self.statement()))
         lines.append(EPILOGUE)

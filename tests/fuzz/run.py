@@ -32,7 +32,9 @@ import gen  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SANITIZER = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer|MemorySanitizer|ThreadSanitizer)|"
-                       r"runtime error: |UndefinedBehaviorSanitizer|SUMMARY: \w+Sanitizer")
+                       r"runtime error: |UndefinedBehaviorSanitizer|SUMMARY: \w+Sanitizer|"
+                       r"==\d+== (Invalid (read|write|free)|Conditional jump|Use of uninitialised|"
+                       r"Mismatched free|Syscall param|Source and destination overlap)")
 INTERNAL = re.compile(r"std::|terminate called|what\(\):|internal error|PANIC|Assertion .* failed|"
                       r"basic_string|vector::|_M_\w|__cxa|bad_alloc|bad_function_call|"
                       r"unknown exception|libc\+\+abi|stack smashing|double free|free\(\): |"
@@ -103,6 +105,12 @@ class Runner:
         env = dict(os.environ)
         env.setdefault("CULUA_HOST_MEMORY_LIMIT", self.args.host_memory)
         env["CULUA_CACHE_DIR"] = os.path.join(folder, "cache")
+        # a first line "-- env: NAME=value ..." sets variables for the program (host devices)
+        first = source.split("\n", 1)[0]
+        if first.startswith("-- env: ") and self.args.backend == "host":
+            for pair in first[len("-- env: "):].split():
+                name, _, value = pair.partition("=")
+                env[name] = value
         proc = subprocess.Popen(self.command("prog.lua"), cwd=folder, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         timed_out = False

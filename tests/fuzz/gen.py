@@ -571,6 +571,8 @@ class Gen:
             return "X[20] = %s" % self.choice(["cu.trace.start(%s)" % self.opts({"limit": lambda: self.choice(["0", "1", "-1", "0/0", "10"])}),
                                                "cu.trace.stop(%s)" % self.choice(["", "'trace.json'", "5", "'/nonexistent/x.json'", "'.'"]),
                                                "cu.trace.summary(%s)" % self.opts({"quiet": lambda: "true"})])
+        if p < 0.72:
+            return self.metamethod_statement()
         if p < 0.8:
             return self.wrong_self_statement()
         if p < 0.88:
@@ -579,6 +581,16 @@ class Gen:
             return "X[22] = cu.plot(%s, %s)" % (self.choice(["{}", "{{x = 1, y = 2}}", "5", "X[10] and X[10].rows", "{{x = 0/0, y = 1/0}}"]),
                                                 self.opts({"x": lambda: "'x'", "y": lambda: "'y'", "file": lambda: self.choice(["'p.svg'", "'/nonexistent/p.png'", "'p.txt'"])}))
         return "X[23] = X[10] and {X[10]:json(), X[10]:csv()} or X[9] and X[9]:json(%s)" % self.choice(["", "2", "-1", "'x'"])
+
+    def metamethod_statement(self):
+        """Metamethods called by hand, on their own type or another (a finalizer run twice...)."""
+        holders = ["A[1]", "A[4]", "A[5]", "S[1]", "S[2]", "E[1]", "G[1]", "X[5]", "K[1]", "cu.complex(1, 2)",
+                   "cu.use_device(0)", "X[9]", "X[10]", "cu.ledger()"]
+        mm = self.choice(["__gc", "__close", "__tostring", "__len", "__index", "__newindex", "__unm", "__add",
+                          "__call", "__concat", "__eq", "__name"])
+        args = ", ".join(self.choice(holders + ["5", "nil", "{}", "'k'", "1"]) for _ in range(self.small(0, 3)))
+        return "X[28] = (function() local mt = getmetatable(%s) local f = type(mt) == 'table' and rawget(mt, '%s') if type(f) == 'function' then return f(%s) end end)()" % (
+            self.choice(holders), mm, args)
 
     def wrong_self_statement(self):
         holders = {"A[1]": METHODS, "S[1]": STREAM_METHODS, "E[1]": EVENT_METHODS, "G[1]": GRAPH_METHODS}

@@ -480,10 +480,11 @@ class Gen:
         if p < 0.3:
             o = bopts()
             if o.startswith("{"):
-                # bound the bench's time unless the options say otherwise
-                o = "{max_time = 0.02, min_time = 0.001, " + o[1:] if "max_time" not in o else o
+                # bound the bench's time: a max_time of the nasty values (65504 s...) is a legitimate
+                # long bench, so the last max_time (the one that counts) is a short one
+                o = "{min_time = 0.001, " + o[1:-1] + (", " if len(o) > 2 else "") + "max_time = %s}" % self.choice(["0.02", "0.01", "0", "-1", "0/0"])
             else:
-                o = "{max_time = 0.02}"
+                o = "{max_time = 0.02, min_time = 0.001}"
             return "X[9] = cu.bench(%s, %s)" % (self.func(depth), o)
         if p < 0.45:
             axes = self.choice(["{{'n', {1, 2}}}", "{n = {1, 2}, m = {'a'}}", "{}", "{{'n', {}}}", "{n = 5}",
@@ -581,6 +582,27 @@ class Gen:
             return "X[22] = cu.plot(%s, %s)" % (self.choice(["{}", "{{x = 1, y = 2}}", "5", "X[10] and X[10].rows", "{{x = 0/0, y = 1/0}}"]),
                                                 self.opts({"x": lambda: "'x'", "y": lambda: "'y'", "file": lambda: self.choice(["'p.svg'", "'/nonexistent/p.png'", "'p.txt'"])}))
         return "X[23] = X[10] and {X[10]:json(), X[10]:csv()} or X[9] and X[9]:json(%s)" % self.choice(["", "2", "-1", "'x'"])
+
+    def mpi_statement(self):
+        """cu.mpi in a job of one process (a receive only of what was sent: anything else waits)."""
+        v = self.choice(["A[%d]" % self.small(1, POOL), "{1, 0/0, 'x', {true}}", "cu.json.null", "5", "nil",
+                         "{A[1], A[2]}", "(function() local t = {} t.t = t return t end)()", "string.rep('x', 1e5)",
+                         "{[1.5] = 1}", "print", "cu.complex(1, 2)", "A[4]"])
+        root = self.choice(["0", "1", "-1", "0/0", "nil", "'0'", "1.5"])
+        op = self.choice(["'sum'", "'max'", "'min'", "'prod'", "'avg'", "5", "nil"])
+        return "X[29] = %s" % self.choice([
+            "{cu.mpi.rank, cu.mpi.size, cu.mpi.local_rank, cu.mpi.available(), cu.mpi.initialized(), cu.mpi.cuda_aware()}",
+            "cu.mpi.barrier()",
+            "cu.mpi.bcast(%s, %s%s)" % (v, root, self.maybe(", {out = %s}" % self.arr())),
+            "cu.mpi.allreduce(%s, {op = %s%s})" % (v, op, self.maybe(", out = %s" % self.arr())),
+            "cu.mpi.gather(%s, %s)" % (v, root),
+            # a send to itself waits for the receive past MPI's eager limit: small values only
+            "(function() local tag = %d cu.mpi.send(%s, 0, tag) return cu.mpi.recv(0, tag%s) end)()" % (
+                self.small(0, 5), self.choice(["{1, 0/0, 'x', {true}}", "5", "nil", "cu.zeros(3, 'i8')", "cu.host.ones({2, 2})",
+                                               "cu.zeros({0, 3})", "cu.json.null", "cu.zeros(2, 'c128')"]),
+                self.maybe(", {out = %s}" % self.arr())),
+            "cu.mpi.send(%s, %s, %s)" % (v, self.choice(["1", "-1", "0/0", "'x'"]), self.choice(["1", "-1", "2^40", "nil"])),
+        ])
 
     def metamethod_statement(self):
         """Metamethods called by hand, on their own type or another (a finalizer run twice...)."""
@@ -922,8 +944,10 @@ class Gen:
             return self.callback_statement()
         if p < 0.82:
             return self.misc_statement()
-        if p < 0.86:
+        if p < 0.857:
             return self.lifetime_statement()
+        if p < 0.86:
+            return self.mpi_statement()
         if p < 0.88:
             return self.choice(["collectgarbage()", "cu.sync()", "A[%d] = nil" % self.small(1, POOL), "X = {}"])
         return self.oracle_statement()

@@ -12,6 +12,7 @@ reduced (statements removed while the same kind of finding remains) with --minim
     tools/fuzz --backend cuda --culua /path/culua --seconds 300
     tools/fuzz --corpus DIR                               # the .lua files of DIR instead
     tools/fuzz --save-corpus DIR --seeds 1-500            # write the programs, run them too
+    tools/fuzz --wrapper 'valgrind -q --error-exitcode=99 --undef-value-errors=no' --timeout 300
 
 The exit status is 0 when nothing was found, 1 when something was, 2 on bad arguments.
 """
@@ -19,6 +20,7 @@ import argparse
 import concurrent.futures
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -34,7 +36,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SANITIZER = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer|MemorySanitizer|ThreadSanitizer)|"
                        r"runtime error: |UndefinedBehaviorSanitizer|SUMMARY: \w+Sanitizer|"
                        r"==\d+== (Invalid (read|write|free)|Conditional jump|Use of uninitialised|"
-                       r"Mismatched free|Syscall param|Source and destination overlap)")
+                       r"Mismatched free|Syscall param|Source and destination overlap)|"
+                       r"========= (ERROR SUMMARY: [1-9]|Invalid |Program hit |Race |Barrier error)")
 INTERNAL = re.compile(r"std::|terminate called|what\(\):|internal error|PANIC|Assertion .* failed|"
                       r"basic_string|vector::|_M_\w|__cxa|bad_alloc|bad_function_call|"
                       r"unknown exception|libc\+\+abi|stack smashing|double free|free\(\): |"
@@ -94,7 +97,7 @@ class Runner:
         self.workdir = tempfile.mkdtemp(prefix="culua-fuzz-")
 
     def command(self, path):
-        return [self.args.culua, "--backend", self.args.backend, path]
+        return shlex.split(self.args.wrapper) + [self.args.culua, "--backend", self.args.backend, path]
 
     def run_source(self, name, source):
         """Runs one program; returns (kind, line, output)."""
@@ -244,6 +247,8 @@ def main():
     parser.add_argument("--save-corpus", default=None, help="also write every program run into this folder")
     parser.add_argument("--minimize", action="store_true", help="reduce the first program of each distinct finding")
     parser.add_argument("--minimize-seconds", type=float, default=120, help="time for reducing one finding")
+    parser.add_argument("--wrapper", default="", help="a command that runs culua, such as "
+                        "'valgrind -q --error-exitcode=99 --undef-value-errors=no'")
     parser.add_argument("--host-memory", default="512M", help="CULUA_HOST_MEMORY_LIMIT unless set (default 512M)")
     args = parser.parse_args()
     args.culua = os.path.abspath(args.culua or default_culua())

@@ -114,8 +114,16 @@ class Runner:
             for pair in first[len("-- env: "):].split():
                 name, _, value = pair.partition("=")
                 env[name] = value
-        proc = subprocess.Popen(self.command("prog.lua"), cwd=folder, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        for attempt in range(30):
+            try:
+                proc = subprocess.Popen(self.command("prog.lua"), cwd=folder, env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                break
+            except OSError:
+                # the binary is being linked again (a long run beside a rebuild): wait for it
+                if attempt == 29:
+                    raise
+                time.sleep(1)
         timed_out = False
         try:
             out, _ = proc.communicate(timeout=self.args.timeout)

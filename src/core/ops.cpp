@@ -164,7 +164,10 @@ Array sequence(Runtime& rt, int64_t n, const SequenceSpec& spec, DType dtype, Lo
   if (is_host(loc)) {
     rt.host_math().sequence(out.view(), spec);
   } else {
-    rt.backend().sequence(out.view(), spec, stream_for(rt, out, stream));
+    // As every queued operation: the free waits for it, and a graph capturing it keeps `out`.
+    Stream& s = stream_for(rt, out, stream);
+    out.buffer()->record_use(s);
+    rt.backend().sequence(out.view(), spec, s);
   }
   return out;
 }

@@ -1,7 +1,9 @@
 // cu.Array: the userdata, its methods and properties, and the functions that create arrays
 // (cu.empty, cu.array, cu.arange, cu.host.*, ...) or move them (cu.copy).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <vector>
 
@@ -440,7 +442,7 @@ int a_item(lua_State* L) {
 void push_nested(lua_State* L, const Array& a, const unsigned char* data, int dim, size_t& offset) {
   check_stack(L, 3, "array too deep for totable");
   const int64_t n = a.layout().shape[static_cast<size_t>(dim)];
-  lua_createtable(L, static_cast<int>(n), 0);
+  lua_createtable(L, static_cast<int>(std::min<int64_t>(n, std::numeric_limits<int>::max())), 0);
   const size_t size = itemsize(a.dtype());
   for (int64_t i = 0; i < n; ++i) {
     if (dim + 1 == a.ndim()) {
@@ -453,8 +455,28 @@ void push_nested(lua_State* L, const Array& a, const unsigned char* data, int di
   }
 }
 
+// The tables totable makes: one per row of every dimension but the last. An empty array can have
+// huge dimensions before its 0 ({2^62, 0}): refuse rather than build tables until memory runs out.
+void check_table_count(const Array& a) {
+  constexpr int64_t kMaxTables = int64_t{1} << 24;
+  int64_t rows = 1, tables = 1;
+  for (int d = 0; d + 1 < a.ndim(); ++d) {
+    const int64_t n = a.layout().shape[static_cast<size_t>(d)];
+    if (n != 0 && rows > kMaxTables / n)
+      rows = kMaxTables + 1;
+    else
+      rows *= n;
+    tables += rows;
+    if (tables > kMaxTables && tables > a.size()) {
+      fail(ErrorKind::Value, "shape {} would make more than {} Lua tables", a.shape().str(),
+           kMaxTables);
+    }
+  }
+}
+
 int a_totable(lua_State* L) {
   Array& a = check_array(L, 1);
+  check_table_count(a);
   const std::vector<unsigned char> bytes = read_contiguous(runtime(L), a);
   if (a.ndim() == 0) {
     push_scalar(L, decode_scalar(a.dtype(), bytes.data()));

@@ -50,6 +50,13 @@ for t in tests/lua/test_*.lua tests/gpu/test_*.lua; do
   run "lua.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"
 done
 run cli "$build/culua" tests/cli/test_cli.lua "$build/culua"
+# culua as lua 5.4 (the REPL cases then run on the CUDA backend) and the sandbox's CLI cases
+run cli.lua_compat "$build/culua" tests/cli/test_lua_compat.lua "$build/culua"
+run cli.sandbox "$build/culua" tests/cli/test_sandbox.lua "$build/culua"
+# the fuzzer's regression scripts (each must end cleanly)
+for t in tests/fuzz/regressions/*.lua; do
+  run "fuzz.regression.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"
+done
 # The stock-Lua module cu.so: by Debian's lua5.4 where the machine has it, by stock_lua_host (Lua
 # built as C, linked in) everywhere, and by culua (the same script, the same messages).
 module_test=tests/module/test_module.lua

@@ -28,6 +28,7 @@
 #include "core/runtime.hpp"
 #include "core/version.hpp"
 #include "dist/mpi.hpp"
+#include "lua/binding.hpp"
 #include "lua/cu_module.hpp"
 #include "lua/sandbox.hpp"
 
@@ -663,6 +664,7 @@ int main(int argc, char** argv) {
   if (!ok) dist::mpi::abort_on_error(1);  // one rank of several: end them all (MPI_Abort)
   if (!ok && !rt.abandoned()) lua::abandon_queued_work(rt);  // the Lua state itself failed
   if (ok && (inv.repl_ran || cli::interrupted())) cli::note_queued_work(rt);
+  lua::mark_closing(L);
   lua_close(L);  // before the runtime: finalizers free arrays through it
   dist::mpi::finish();
   return ok ? 0 : 1;

@@ -334,7 +334,10 @@ struct Runtime::Impl {
     // A wait cut short by the time limit leaves its work queued: the teardown does not wait for
     // it (the host backend drops it; CUDA work ends with the process).
     if (limit_hit && engine) engine->abandon_queued_work();
-    if (L) lua_close(L);  // before the engine: finalizers free arrays through it
+    if (L) {
+      d::lua::mark_closing(L);
+      lua_close(L);  // before the engine: finalizers free arrays through it
+    }
   }
 
   // Lua value at idx -> Value (inside a protected call).

@@ -48,7 +48,9 @@ CULUA_HD inline C load_dynamic(const void* base, DType t, int64_t off) {
     case DType::U32:
       return convert<C>(static_cast<const uint32_t*>(base)[off]);
     case DType::Bool:
-      return convert<C>(static_cast<const bool*>(base)[off]);
+      // Through the byte: memory never written (an array read before a graph filled it) may hold
+      // any byte, and loading one other than 0 or 1 as a bool is undefined.
+      return convert<C>(static_cast<const uint8_t*>(base)[off] != 0);
     case DType::C64:
       return convert<C>(static_cast<const complex64*>(base)[off]);
     case DType::C128:
@@ -199,14 +201,14 @@ struct WhereFast {
   using C = compute_t<S>;
   static constexpr int V = kVecWidth<S>;
   S* out;
-  const bool* cond;  // null: the scalar cv
-  const S* x;        // null: the scalar xv (already of type S)
+  const uint8_t* cond;  // bool elements, read as bytes (any nonzero byte is true); null: cv
+  const S* x;           // null: the scalar xv (already of type S)
   const S* y;
   bool cv;
   S xv, yv;
 
   CULUA_HD void operator()(int64_t i) const {
-    const bool c = cond ? cond[i] : cv;
+    const bool c = cond ? cond[i] != 0 : cv;
     out[i] = c ? (x ? x[i] : xv) : (y ? y[i] : yv);
   }
   CULUA_HD void vector(int64_t i) const {
@@ -586,7 +588,7 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
     bool cv = false;
     memcpy(&cv, c.in[0].scalar, 1);
     return launch.fast(
-        n, WhereFast<S>{static_cast<S*>(out.data), static_cast<const bool*>(ptr(0)),
+        n, WhereFast<S>{static_cast<S*>(out.data), static_cast<const uint8_t*>(ptr(0)),
                         static_cast<const S*>(ptr(1)), static_cast<const S*>(ptr(2)), cv, xv, yv});
   }
   bool cv = false;

@@ -64,6 +64,10 @@ void drop_context(lua_State* L) {
   g_context_generation.fetch_add(1, std::memory_order_relaxed);
 }
 
+void mark_closing(lua_State* L) noexcept {
+  if (Context* ctx = find_context(L)) ctx->closing = true;
+}
+
 Context& cached_context(lua_State* L) {
   // The registry's address identifies the state (it is shared by all its threads).
   const void* registry = lua_topointer(L, LUA_REGISTRYINDEX);

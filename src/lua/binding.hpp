@@ -50,6 +50,9 @@ struct Context {
   lua_State* active = nullptr;
   std::unordered_set<std::string> warned_sites;   // host-clock tripwire: once per call site
   std::shared_ptr<measure::TraceRecorder> trace;  // cu.trace: the running or last trace
+  // The state is being closed (mark_closing): finalizers run, and Lua 5.4 registers no finalizer
+  // for an object made from then on, so a new array would never be freed: making one raises.
+  bool closing = false;
 };
 
 // Type names; their addresses also key the metatables in the registry (a light userdata key is
@@ -79,6 +82,9 @@ Context* find_context(lua_State* L);
 // before the module was loaded, under stock Lua) find none, and a call into cu raises instead of
 // using the released runtime.
 void drop_context(lua_State* L);
+// Called by the front ends (the CLI, the embedding Runtime, os.exit(code, true)) just before
+// lua_close: from then on no new array may be made (Context::closing).
+void mark_closing(lua_State* L) noexcept;
 // The registry lookup, cached per OS thread for the last state used; throws when there is none.
 Context& cached_context(lua_State* L);
 

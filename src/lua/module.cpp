@@ -200,6 +200,7 @@ int l_os_exit(lua_State* L) {
     std::fflush(nullptr);
     std::_Exit(status);
   }
+  if (lua_toboolean(L, 2)) mark_closing(L);  // os.exit(code, true) closes the state
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   call_lua(L, lua_gettop(L) - 1, LUA_MULTRET);

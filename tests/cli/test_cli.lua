@@ -118,6 +118,27 @@ T.case("os.exit passes its status through", function()
   T.eq(code, 3)
 end)
 
+T.case("a finalizer at the close cannot make arrays (they would never be freed)", function()
+  -- Lua 5.4 registers no finalizer for an object made while the state closes: culua refuses it,
+  -- at the end of a script and at os.exit(code, true).
+  local body = [[
+KEEP = setmetatable({}, { __gc = function()
+  local ok, err = pcall(cu.ones, 3)
+  print("at close:", ok, err)
+end })
+local also = cu.ones(2) -- an ordinary array still works before the close
+print("before:", also:sum():item())
+]]
+  for _, tail in ipairs({ "", "os.exit(0, true)\n" }) do
+    local script = temp_script(body .. tail)
+    local out, code = run("--backend host " .. shell_quote(script))
+    os.remove(script)
+    T.eq(code, 0, out)
+    T.truthy(out:find("before:\t2", 1, true), out)
+    T.truthy(out:find("at close:\tfalse\t[^\n]*the Lua state is closing: no new arrays"), out)
+  end
+end)
+
 T.case("-v prints the version", function()
   local out, code = run("-v")
   T.eq(code, 0)

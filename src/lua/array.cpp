@@ -455,9 +455,12 @@ void push_nested(lua_State* L, const Array& a, const unsigned char* data, int di
   }
 }
 
-// The tables totable makes: one per row of every dimension but the last. An empty array can have
-// huge dimensions before its 0 ({2^62, 0}): refuse rather than build tables until memory runs out.
+// The tables totable makes: one per row of every dimension but the last. For an array with
+// elements they are at most 1 + (ndim - 1) * size, bounded by the array itself ({2^24, 1} makes
+// 2^24 + 1 tables, which is fine). An empty array can have huge dimensions before its 0
+// ({2^62, 0}): refuse rather than build tables until memory runs out.
 void check_table_count(const Array& a) {
+  if (a.size() > 0) return;
   constexpr int64_t kMaxTables = int64_t{1} << 24;
   int64_t rows = 1, tables = 1;
   for (int d = 0; d + 1 < a.ndim(); ++d) {
@@ -467,7 +470,7 @@ void check_table_count(const Array& a) {
     else
       rows *= n;
     tables += rows;
-    if (tables > kMaxTables && tables > a.size()) {
+    if (tables > kMaxTables) {
       fail(ErrorKind::Value, "shape {} would make more than {} Lua tables", a.shape().str(),
            kMaxTables);
     }

@@ -17,4 +17,7 @@ assert(#t == 3 and #t[2] == 0)
 t = cu.arange(24, "i32"):view({2, 3, 4}):totable()
 assert(t[2][3][4] == 23 and #t == 2 and #t[1] == 3 and #t[1][1] == 4)
 assert(#cu.zeros(0):totable() == 0)
+-- arrays with elements are not limited: one table per row, as many as the array has rows
+t = cu.zeros({2 ^ 24 + 1, 1}, "u8"):totable()
+assert(#t == 2 ^ 24 + 1 and t[2 ^ 24 + 1][1] == 0)
 print("ok")

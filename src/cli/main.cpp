@@ -180,8 +180,7 @@ const LongOption kLongOptions[] = {
      }},
     // --sandbox (docs/sandbox.md): the allow-list environment and the limits of each chunk.
     {"--sandbox", nullptr,
-     "run untrusted code: no io, os, debug, C modules, bytecode or file writes but "
-     "--json/--csv/--plot/--trace; limits below (docs/sandbox.md)",
+     "run untrusted code: an allow-list environment, the limits below (docs/sandbox.md)",
      [](Invocation& inv, const char*) -> std::string {
        inv.sandbox_on = true;
        return {};
@@ -330,9 +329,14 @@ void print_usage(FILE* out) {
       "  -         stop handling options and execute stdin\n"
       "culua's own options:\n",
       out);
+  const auto left = [](const LongOption& o) {
+    return std::string(o.name) + (o.value_name ? std::string(" ") + o.value_name : "");
+  };
+  int width = 0;
+  for (const LongOption& o : kLongOptions)
+    width = std::max(width, static_cast<int>(left(o).size()));
   for (const LongOption& o : kLongOptions) {
-    std::string left = std::string(o.name) + (o.value_name ? std::string(" ") + o.value_name : "");
-    std::fprintf(out, "  %-16s %s\n", left.c_str(), o.help);
+    std::fprintf(out, "  %-*s  %s\n", width, left(o).c_str(), o.help);
   }
   std::fputs(
       "culua compare OLD.json NEW.json compares two result files.\n"

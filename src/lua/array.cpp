@@ -669,10 +669,7 @@ const luaL_Reg kHostFunctions[] = {
 }  // namespace
 
 ArrayBox* new_array(lua_State* L) {
-  if (context(L).closing) {
-    fail(ErrorKind::Released,
-         "the Lua state is closing: no new arrays (a finalizer's array would never be freed)");
-  }
+  refuse_when_closing(L, "arrays");
   auto* box = static_cast<ArrayBox*>(lua_newuserdatauv(L, sizeof(ArrayBox), 0));
   new (box) ArrayBox{};
   set_metatable(L, kArrayType);

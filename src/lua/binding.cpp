@@ -68,6 +68,13 @@ void mark_closing(lua_State* L) noexcept {
   if (Context* ctx = find_context(L)) ctx->closing = true;
 }
 
+void refuse_when_closing(lua_State* L, const char* what) {
+  if (Context* ctx = find_context(L); ctx && ctx->closing) {
+    fail(ErrorKind::Released,
+         "the Lua state is closing: no new {} (a finalizer's object would never be freed)", what);
+  }
+}
+
 Context& cached_context(lua_State* L) {
   // The registry's address identifies the state (it is shared by all its threads).
   const void* registry = lua_topointer(L, LUA_REGISTRYINDEX);

@@ -85,6 +85,9 @@ void drop_context(lua_State* L);
 // Called by the front ends (the CLI, the embedding Runtime, os.exit(code, true)) just before
 // lua_close: from then on no new array may be made (Context::closing).
 void mark_closing(lua_State* L) noexcept;
+// Throws when the state is closing (mark_closing): `what` (e.g. "streams") names what a finalizer
+// may not make then, since Lua would never finalize it.
+void refuse_when_closing(lua_State* L, const char* what);
 // The registry lookup, cached per OS thread for the last state used; throws when there is none.
 Context& cached_context(lua_State* L);
 

@@ -29,6 +29,7 @@ int l_event(lua_State* L) {
   check_options(L, 1, {"timing"});
   const bool timing = opt_boolean(L, 1, "timing", true);
   Runtime& rt = runtime(L);
+  refuse_when_closing(L, "events");
   auto* box = static_cast<EventBox*>(lua_newuserdatauv(L, sizeof(EventBox), 0));
   new (box) EventBox{};
   set_metatable(L, kEventType);

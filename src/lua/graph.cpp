@@ -94,6 +94,7 @@ int l_graph(lua_State* L) {
   const std::string site = caller_site(L);
   Stream& s = given ? *given : rt.current_stream();
   lua_settop(L, 2);
+  refuse_when_closing(L, "graphs");
   auto* box = static_cast<GraphBox*>(lua_newuserdatauv(L, sizeof(GraphBox), 0));
   new (box) GraphBox{};
   set_metatable(L, kGraphType);

@@ -175,6 +175,7 @@ LuaKernel& check_kernel(lua_State* L, int idx) {
 }
 
 void push_kernel(lua_State* L, std::shared_ptr<rtc::RtcKernel> kernel) {
+  refuse_when_closing(L, "kernels");
   auto* box = static_cast<KernelBox*>(lua_newuserdatauv(L, sizeof(KernelBox), 0));
   new (box) KernelBox{};
   set_metatable(L, kKernelType);
@@ -339,6 +340,8 @@ int l_compile(lua_State* L) {
   m->binary = compile_checked(rt, m->request, m->origin);
   m->first = *m->binary;
   m->first.image.clear();
+
+  refuse_when_closing(L, "modules");
 
   auto* box = static_cast<ModuleBox*>(lua_newuserdatauv(L, sizeof(ModuleBox), 1));
   new (box) ModuleBox{};
@@ -702,6 +705,7 @@ int kernel_configure(lua_State* L) {
   Runtime& rt = runtime(L);
   const int device = stream ? stream->device() : rt.device();
   lk.kernel->prepare(lk.kernel->on_device(rt.backend(), device), d);
+  refuse_when_closing(L, "kernels");
   auto* box = static_cast<BoundBox*>(lua_newuserdatauv(L, sizeof(BoundBox), 1));
   new (box) BoundBox{};
   set_metatable(L, kBoundKernelType);

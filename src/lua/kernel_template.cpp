@@ -114,6 +114,7 @@ std::vector<std::string> opt_strings(lua_State* L, int opts, const char* key) {
 }
 
 void push_template(lua_State* L, std::shared_ptr<TemplateState> t, const char* type) {
+  refuse_when_closing(L, "templates");
   auto* box = static_cast<TemplateBox*>(lua_newuserdatauv(L, sizeof(TemplateBox), 0));
   new (box) TemplateBox{};
   set_metatable(L, type);

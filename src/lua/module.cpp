@@ -82,6 +82,7 @@ int l_use_device(lua_State* L) {
   const int d = check_device_index(L, 1);
   if (lua_gettop(L) > 1)
     arg_error(2, fmt::format("no value expected, got {}", luaL_typename(L, 2)));
+  refuse_when_closing(L, "device scopes");
   auto* u = static_cast<DeviceUse*>(lua_newuserdatauv(L, sizeof(DeviceUse), 0));
   new (u) DeviceUse{};
   set_metatable(L, kDeviceUseType);

@@ -403,6 +403,7 @@ int l_comm_world(lua_State* L) {
     fail(ErrorKind::Unsupported, "rank 0 could not make NCCL's id (its error ends the job)");
   }
   rt.set_device(device);
+  refuse_when_closing(L, "communicators");
   auto* box = static_cast<CommBox*>(lua_newuserdatauv(L, sizeof(CommBox), 0));
   new (box) CommBox{};
   set_metatable(L, kCommType);
@@ -449,6 +450,7 @@ int l_comm(lua_State* L) {
   check_options(L, 2, {"timeout"});
   const dist::CommOptions options = read_comm_options(L, 2);
   // The handle gets its metatable before the communicator exists (STYLE.md, rule 4).
+  refuse_when_closing(L, "communicators");
   auto* box = static_cast<CommBox*>(lua_newuserdatauv(L, sizeof(CommBox), 0));
   new (box) CommBox{};
   set_metatable(L, kCommType);
@@ -487,6 +489,7 @@ const luaL_Reg kMethods[] = {
 }  // namespace
 
 void push_nccl_comm(lua_State* L, std::shared_ptr<dist::Communicator> comm) {
+  refuse_when_closing(L, "communicators");
   auto* box = static_cast<CommBox*>(lua_newuserdatauv(L, sizeof(CommBox), 0));
   new (box) CommBox{};
   set_metatable(L, kCommType);

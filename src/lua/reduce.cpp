@@ -14,7 +14,7 @@ namespace {
 int check_axis(lua_State* L, int idx, int ndim) {
   const int64_t k = check_integer(L, idx, "axis");
   if (k >= 1 && k <= ndim) return static_cast<int>(k - 1);
-  if (k < 0 && -k <= ndim) return static_cast<int>(ndim + k);
+  if (k < 0 && k >= -int64_t{ndim}) return static_cast<int>(ndim + k);  // no -k: mininteger
   if (ndim == 0) {
     fail(ErrorKind::Index, "axis {} is out of range for a 0-d array (it has no axes)",
          lua_Integer(k));

@@ -62,6 +62,7 @@ int l_current_stream(lua_State* L) {
 int l_use_stream(lua_State* L) {
   Stream& s = check_stream(L, 1);
   Runtime& rt = runtime(L);
+  refuse_when_closing(L, "stream scopes");
   auto* scope = static_cast<ScopeBox*>(lua_newuserdatauv(L, sizeof(ScopeBox), 0));
   new (scope) ScopeBox{};
   set_metatable(L, kScopeType);
@@ -185,6 +186,7 @@ void push_stream(lua_State* L, std::shared_ptr<Stream> s) {
   }
   lua_pop(L, 1);
   const void* key = s.get();
+  refuse_when_closing(L, "streams");
   auto* box = static_cast<StreamBox*>(lua_newuserdatauv(L, sizeof(StreamBox), 0));
   new (box) StreamBox{};
   set_metatable(L, kStreamType);

@@ -125,6 +125,8 @@ T.case("a finalizer at the close cannot make arrays (they would never be freed)"
 KEEP = setmetatable({}, { __gc = function()
   local ok, err = pcall(cu.ones, 3)
   print("at close:", ok, err)
+  ok, err = pcall(cu.stream)
+  print("stream at close:", ok, err)
 end })
 local also = cu.ones(2) -- an ordinary array still works before the close
 print("before:", also:sum():item())
@@ -136,6 +138,7 @@ print("before:", also:sum():item())
     T.eq(code, 0, out)
     T.truthy(out:find("before:\t2", 1, true), out)
     T.truthy(out:find("at close:\tfalse\t[^\n]*the Lua state is closing: no new arrays"), out)
+    T.truthy(out:find("stream at close:\tfalse\t[^\n]*the Lua state is closing: no new streams"), out)
   end
 end)
 

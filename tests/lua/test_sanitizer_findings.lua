@@ -10,6 +10,12 @@ T.case("the most negative integer as an index is out of range (no negation overf
   T.eq(a[-1], 2)
 end)
 
+T.case("the most negative integer as an axis is out of range (no negation overflow)", function()
+  local a = cu.ones({ 2, 3 })
+  T.raises(function() return a:sum({ axis = math.mininteger }) end, "out of range")
+  T.eq(a:sum({ axis = -1 }):totable(), { 3, 3 }, "negative axes still count from the end")
+end)
+
 T.case("an empty array whose other dimensions' product overflows gets strides (no overflow)", function()
   local e = cu.empty({ 0, 3, 1 << 62 }, "u8")
   T.eq(e.size, 0)

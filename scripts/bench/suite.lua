@@ -458,6 +458,42 @@ function culua_groups.bandwidth()
       add_record(summary("cast", size, "GB/s", rates(per, 1.5 * size, 1e6), "cu.copy(dst_bf16, src_f32)", batch))
       src:free(); dst:free()
     end)
+    -- The general element-wise path's common layouts, and the 2-byte floats (against memcpy).
+    measure("add_row", size, function()
+      local cols = math.min(n, 4096)
+      local a, row, c = cu.full({ n // cols, cols }, 1.5), cu.full(cols, 2.25), cu.empty({ n // cols, cols })
+      local opts = { out = c }
+      local per, batch = batched(function() cu.add(a, row, opts) end)
+      add_record(summary("add_row", size, "GB/s", rates(per, 2 * size, 1e6),
+        "cu.add(a, row, {out = c}), a {n/4096, 4096} f32, row {4096} broadcast over the rows", batch))
+      if size <= 16 * MiB and c:view(n)[n] ~= 3.75 then error("add_row: wrong result") end
+      a:free(); row:free(); c:free()
+    end)
+    measure("add_transposed", size, function()
+      local side = math.tointeger(math.floor(math.sqrt(n) + 0.5))
+      local bytes = side * side * 4
+      local a, b, c = cu.full({ side, side }, 1.5), cu.full({ side, side }, 2.25), cu.empty({ side, side })
+      local bt, opts = b:transpose(), { out = c }
+      local per, batch = batched(function() cu.add(a, bt, opts) end)
+      add_record(summary("add_transposed", size, "GB/s", rates(per, 3 * bytes, 1e6),
+        "cu.add(a, b:transpose(), {out = c}), square f32 arrays", batch))
+      if size <= 16 * MiB and c:view(side * side)[side * side] ~= 3.75 then
+        error("add_transposed: wrong result")
+      end
+      a:free(); b:free(); c:free()
+    end)
+    for _, dt in ipairs({ "f16", "bf16" }) do
+      measure("add_" .. dt, size, function()
+        local m = size // 2
+        local a, b, c = cu.full(m, 1.5, dt), cu.full(m, 2.25, dt), cu.empty(m, dt)
+        local opts = { out = c }
+        local per, batch = batched(function() cu.add(a, b, opts) end)
+        add_record(summary("add_" .. dt, size, "GB/s", rates(per, 3 * size, 1e6),
+          "cu.add(a, b, {out = c}), " .. dt .. " arrays of size bytes", batch))
+        if size <= 16 * MiB and c[m] ~= 3.75 then error("add_" .. dt .. ": wrong result") end
+        a:free(); b:free(); c:free()
+      end)
+    end
     collectgarbage()
   end
 end
@@ -672,6 +708,15 @@ local function find(impl, op, size)
 end
 
 -- Each target: what, the culua record, the reference, and the test.
+local function size_text(op, size)
+  if not size then return "" end
+  if op:match("^matmul") then return string.format("%d³", size) end
+  if size >= GiB and size % GiB == 0 then return string.format("%d GiB", size // GiB) end
+  if size >= MiB and size % MiB == 0 then return string.format("%d MiB", size // MiB) end
+  if size >= KiB and size % KiB == 0 then return string.format("%d KiB", size // KiB) end
+  return string.format("%d B", size)
+end
+
 local function targets()
   local out = {}
   local function target(what, c, ref, ok, bound)
@@ -712,6 +757,23 @@ local function targets()
     find("native", "copy", cfg.large), function(v, r) return v >= 0.90 * r end, "≥ 90%")
   target("`a:sum()` on a large array against a native read-only kernel", find("culua", "sum", cfg.large),
     find("native", "sum", cfg.large), function(v, r) return v >= 0.90 * r end, "≥ 90%")
+  -- From 16 MiB up (the quick run: its largest size).
+  for _, size in ipairs(cfg.bw) do
+    if size >= 16 * MiB or (opt.quick and size == cfg.bw[#cfg.bw]) then
+      target("full `a:sum()` against a native read-only kernel, " .. size_text("sum", size),
+        find("culua", "sum", size), find("native", "sum", size), function(v, r) return v >= 0.80 * r end, "≥ 80%")
+      target("cast f32 → bf16 against a native cast kernel, " .. size_text("cast", size),
+        find("culua", "cast", size), find("native", "cast", size), function(v, r) return v >= 0.90 * r end, "≥ 90%")
+    end
+  end
+  for _, row in ipairs({ { "add_row", "`cu.add` of a row broadcast over a matrix", 0.80 },
+                         { "add_transposed", "`cu.add(a, b:transpose())`", 0.80 },
+                         { "add_f16", "`cu.add` f16", 0.90 }, { "add_bf16", "`cu.add` bf16", 0.90 } }) do
+    local bound = row[3]
+    target(row[2] .. " on large arrays against `cudaMemcpy` device to device", find("culua", row[1], cfg.large),
+      find("native", "copy", cfg.large), function(v, r) return v >= bound * r end,
+      string.format("≥ %d%%", math.floor(bound * 100 + 0.5)))
+  end
   for _, dtype in ipairs({ "f32", "bf16", "f64" }) do
     for _, n in ipairs(cfg.matmul) do
       target(string.format("`cu.matmul` %s, %d³, against cuBLAS", dtype, n),
@@ -729,10 +791,13 @@ local function targets()
       function(v, r) return v >= 2 * r end, "≥ 2× native")
   end
   for _, size in ipairs(cfg.alloc) do
-    local c = find("culua", "alloc", size)
-    out[#out + 1] = { what = "allocate + free, pool", culua = c, ref = find("native", "alloc", size),
-      bound = "≤ 2 µs", met = c and c.median <= 2, size = size }
+    local c, ref = find("culua", "alloc", size), find("native", "alloc", size)
+    out[#out + 1] = { what = "allocate + free, pool", culua = c, ref = ref, bound = "≤ 1.25× native",
+      met = (c and ref) and c.median <= 1.25 * ref.median, size = size }
   end
+  local fk = find("culua", "first_kernel")
+  out[#out + 1] = { what = "first kernel after the context (`cu.empty(1)`, `a:fill(1)`, `cu.sync()`)",
+    culua = fk, ref = find("native", "first_kernel"), bound = "≤ 2 ms", met = fk and fk.median <= 2 }
   local st = find("culua", "startup")
   out[#out + 1] = { what = "`culua -e 'local x = 1'`", culua = st, bound = "≤ 20 ms",
     met = st and st.median <= 20 }
@@ -740,15 +805,6 @@ local function targets()
 end
 
 -- Output ------------------------------------------------------------------------------------------
-
-local function size_text(op, size)
-  if not size then return "" end
-  if op:match("^matmul") then return string.format("%d³", size) end
-  if size >= GiB and size % GiB == 0 then return string.format("%d GiB", size // GiB) end
-  if size >= MiB and size % MiB == 0 then return string.format("%d MiB", size // MiB) end
-  if size >= KiB and size % KiB == 0 then return string.format("%d KiB", size // KiB) end
-  return string.format("%d B", size)
-end
 
 local function fig(r, spread)
   if not r then return "—" end

@@ -119,8 +119,15 @@ cublasContext* Cublas::handle(Stream& s, void* workspace, size_t bytes) {
     CULUA_CUBLAS_CHECK(cublas_api().set_pointer_mode(h, CUBLAS_POINTER_MODE_HOST));
   }
   cublasHandle_t h = handles_[d].get();
-  CULUA_CUBLAS_CHECK(cublas_api().set_stream(h, static_cast<cudaStream_t>(s.native_handle())));
-  if (workspace) CULUA_CUBLAS_CHECK(cublas_api().set_workspace(h, workspace, bytes));
+  if (bindings_.size() <= d) bindings_.resize(d + 1);
+  Binding& b = bindings_[d];
+  void* stream = s.native_handle();
+  if (!b.bound || b.stream != stream || b.workspace || workspace) {
+    b.bound = false;  // until both calls succeed
+    CULUA_CUBLAS_CHECK(cublas_api().set_stream(h, static_cast<cudaStream_t>(stream)));
+    if (workspace) CULUA_CUBLAS_CHECK(cublas_api().set_workspace(h, workspace, bytes));
+    b = Binding{stream, workspace, true};
+  }
   return h;
 }
 

@@ -36,12 +36,21 @@ class Cublas {
 
  private:
   // The device's handle, bound to `s` (which resets its workspace to cuBLAS's own), then to
-  // `workspace` when one is given.
+  // `workspace` when one is given. The binding is kept between calls: cublasSetStream is called
+  // only when the stream or the workspace changes (it costs microseconds, as much as a small
+  // product on the GPU, when matmuls are queued back to back).
   cublasContext* handle(Stream& s, void* workspace, size_t bytes);
+
+  struct Binding {
+    void* stream = nullptr;     // the cudaStream_t the handle is bound to
+    void* workspace = nullptr;  // a workspace of culua's set on it, else cuBLAS's own
+    bool bound = false;
+  };
 
   std::shared_ptr<Health> health_;
   std::mutex mutex_;
   std::vector<UniqueCublas> handles_;  // per device
+  std::vector<Binding> bindings_;      // per device
 };
 
 }  // namespace culua::detail::cuda

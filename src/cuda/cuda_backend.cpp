@@ -374,7 +374,20 @@ class CudaBackend final : public Backend {
     health_->check_usable();
     health_->note_op(c.name());
     const DeviceScope scope(s.device(), *health_);
-    CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::reduce(c, launch(s))));
+    kernels::cuda::Launch l = launch(s);
+    // The stream's scratch spares each reduction an allocation and a memset of its block
+    // counters; a captured graph's kernels may run beside the stream's later work: none there.
+    // (A capture begun outside culua, through the embedding API's stream, counts too.)
+    if (auto* cs = dynamic_cast<CudaStream*>(&s); cs && !s.capture()) {
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(cs->get(), &status) == cudaSuccess &&
+          status == cudaStreamCaptureStatusNone) {
+        l.scratch = cs->scratch(static_cast<cudaMemPool_t>(l.pool));
+      } else {
+        cudaGetLastError();
+      }
+    }
+    CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::reduce(c, l)));
   }
 
   void random(const RandomCall& c, Stream& s) override {

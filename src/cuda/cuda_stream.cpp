@@ -1,5 +1,7 @@
 #include "cuda/cuda_stream.hpp"
 
+#include "kernels/kernels.hpp"
+
 namespace culua::detail::cuda {
 
 StreamRegistry::~StreamRegistry() {
@@ -84,11 +86,35 @@ CudaStream::CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p,
 
 // Neither path blocks: queued work still completes.
 CudaStream::~CudaStream() {
+  if (scratch_ && !health_->poisoned.load()) {
+    const DeviceScope scope(device(), std::nothrow);
+    if (scope.ok() && cudaFreeAsync(scratch_, stream_) != cudaSuccess) cudaGetLastError();
+  }
   if (registry_) {
     registry_->retire(stream_, device(), owned_);
   } else if (owned_) {
     DestroyStream{device()}(stream_);
   }
+}
+
+void* CudaStream::scratch(cudaMemPool_t pool) {
+  std::lock_guard lock(scratch_mutex_);
+  if (scratch_ || !pool) return scratch_;
+  // The caller holds a DeviceScope for this stream's device.
+  void* p = nullptr;
+  if (cudaMallocFromPoolAsync(&p, kernels::cuda::kStreamScratchBytes, pool, stream_) !=
+      cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (cudaMemsetAsync(p, 0, kernels::cuda::kStreamCounters * sizeof(unsigned), stream_) !=
+      cudaSuccess) {
+    cudaGetLastError();
+    cudaFreeAsync(p, stream_);
+    return nullptr;
+  }
+  scratch_ = p;
+  return scratch_;
 }
 
 void CudaStream::do_synchronize() {

@@ -56,6 +56,10 @@ class CudaStream final : public Stream {
 
   cudaStream_t get() const { return stream_; }
   void* native_handle() const override { return stream_; }
+  // The stream's reduction scratch (kernels/kernels.hpp kStreamScratchBytes, its counters zeroed
+  // in stream order), allocated from `pool` on first use and freed in stream order with the
+  // stream; null when it cannot be allocated (callers then allocate per launch).
+  void* scratch(cudaMemPool_t pool);
 
  protected:
   bool do_query() override;
@@ -65,6 +69,8 @@ class CudaStream final : public Stream {
  private:
   cudaStream_t stream_;
   bool owned_;
+  std::mutex scratch_mutex_;
+  void* scratch_ = nullptr;
   std::shared_ptr<Health> health_;
   std::shared_ptr<StreamRegistry> registry_;
 };

@@ -1,40 +1,17 @@
-// The built-in kernels launched on CUDA streams.
+// The small built-in kernels launched on CUDA streams: fills, sequences, sleeps. Copies and casts
+// live in cuda_copy.cu: each file is a module of its own, loaded on the first launch of one of its
+// kernels (lazy loading), and a small module loads fast, so that a script's first fill or arange
+// does not wait for hundreds of cast kernels to load.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "kernels/functors.cuh"
-#include "kernels/kernels.hpp"
+#include "kernels/grid_launch.cuh"
 
 namespace culua::detail::kernels::cuda {
 
 namespace {
-
-template <class F>
-__global__ void for_each_index(int64_t n, F f) {
-  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
-    f(i);
-  }
-}
-
-struct GridLaunch {
-  const Launch& l;
-  template <class F>
-  int operator()(int64_t n, const F& f) const {
-    if (n == 0) return cudaSuccess;
-    constexpr int kBlock = 256;
-    // Enough resident blocks to fill every SM several times over; a grid-stride loop covers the
-    // rest.
-    const int64_t max_blocks = static_cast<int64_t>(std::max(l.sm_count, 1)) * 32;
-    const int64_t blocks = std::min((n + kBlock - 1) / kBlock, max_blocks);
-    for_each_index<<<static_cast<unsigned>(blocks), kBlock, 0,
-                     static_cast<cudaStream_t>(l.stream)>>>(n, f);
-    return cudaGetLastError();
-  }
-};
 
 __device__ inline uint64_t global_timer_ns() {
   uint64_t t;
@@ -66,11 +43,6 @@ int fill(const StridedView& dst, const void* value, const Launch& l) {
     }
   }
   return run_fill(dst, value, GridLaunch{l});
-}
-
-int copy_cast(const StridedView& dst, const StridedView& src, const Launch& l) {
-  if (dst.size == 0) return cudaSuccess;
-  return run_copy_cast(dst, src, GridLaunch{l});
 }
 
 int sequence(const StridedView& dst, const SequenceSpec& spec, const Launch& l) {

@@ -29,10 +29,19 @@ complex128 complex_binary(BinaryOp op, complex128 a, complex128 b);  // elementw
 
 #if defined(CULUA_HAVE_CUDA)
 namespace cuda {
+// A stream's own scratch memory (cuda/cuda_stream.hpp) for the reductions: kStreamCounters block
+// counters, zero whenever no kernel runs (each kernel that counts sets its counters back to 0),
+// then room for partial results. Work on one stream runs in order, so one buffer per stream is
+// enough; a graph being captured gets none (its kernels may run beside the stream's later work).
+inline constexpr size_t kStreamCounters = 1024;
+inline constexpr size_t kStreamScratchBytes = size_t{64} << 10;
+
 struct Launch {
   void* stream;  // cudaStream_t
   int sm_count;
   void* pool;  // cudaMemPool_t of the device, for stream-ordered scratch memory
+  // The stream's scratch (kStreamScratchBytes, counters first), or null: allocate per launch.
+  void* scratch = nullptr;
 };
 // Each returns the cudaError_t of the launch (as int, so this header needs no CUDA headers).
 int fill(const StridedView& dst, const void* value, const Launch& l);

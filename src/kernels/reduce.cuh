@@ -245,44 +245,50 @@ struct ArgOp {
   CULUA_HD Out finalize(Acc a, int64_t) const { return a.index + 1; }
 };
 
-// Calls f(functor) with the functor of `op` over elements of `in`, and returns what f returns.
+// Calls f(functor) with the functor of `op` over elements of type T, and returns what f returns.
 // Ops that are not defined for the type (max of complex values) return `undefined`; the core
 // rejects those calls before they reach a backend.
+template <class T, class Result, class F>
+Result dispatch_op_typed(ReduceOp op, Result undefined, F&& f) {
+  using S = SumTypes<T>;
+  using M = MeanTypes<T>;
+  using N = NormTypes<T>;
+  switch (op) {
+    case ReduceOp::Sum:
+      return f(SumOp<T, typename S::Acc, typename S::Out>{false});
+    case ReduceOp::Mean:
+      return f(SumOp<T, typename M::Acc, typename M::Out>{true});
+    case ReduceOp::Prod:
+      return f(ProdOp<T, typename S::Acc, typename S::Out>{});
+    case ReduceOp::Norm:
+      return f(NormOp<T, typename N::Acc, typename N::Out>{});
+    default:
+      break;
+  }
+  if constexpr (is_complex_element<T>::value) {
+    return undefined;
+  } else {
+    switch (op) {
+      case ReduceOp::Max:
+        return f(MinMaxOp<T>{true});
+      case ReduceOp::Min:
+        return f(MinMaxOp<T>{false});
+      case ReduceOp::Argmax:
+        return f(ArgOp<T>{true});
+      case ReduceOp::Argmin:
+        return f(ArgOp<T>{false});
+      default:
+        return undefined;
+    }
+  }
+}
+
+// The same over elements of the run-time dtype `in`.
 template <class F, class Result>
 Result dispatch_op(ReduceOp op, DType in, Result undefined, F&& f) {
   return dispatch(in, [&](auto tag) -> Result {
     using T = typename decltype(tag)::type;
-    using S = SumTypes<T>;
-    using M = MeanTypes<T>;
-    using N = NormTypes<T>;
-    switch (op) {
-      case ReduceOp::Sum:
-        return f(SumOp<T, typename S::Acc, typename S::Out>{false});
-      case ReduceOp::Mean:
-        return f(SumOp<T, typename M::Acc, typename M::Out>{true});
-      case ReduceOp::Prod:
-        return f(ProdOp<T, typename S::Acc, typename S::Out>{});
-      case ReduceOp::Norm:
-        return f(NormOp<T, typename N::Acc, typename N::Out>{});
-      default:
-        break;
-    }
-    if constexpr (is_complex_element<T>::value) {
-      return undefined;
-    } else {
-      switch (op) {
-        case ReduceOp::Max:
-          return f(MinMaxOp<T>{true});
-        case ReduceOp::Min:
-          return f(MinMaxOp<T>{false});
-        case ReduceOp::Argmax:
-          return f(ArgOp<T>{true});
-        case ReduceOp::Argmin:
-          return f(ArgOp<T>{false});
-        default:
-          return undefined;
-      }
-    }
+    return dispatch_op_typed<T>(op, undefined, f);
   });
 }
 

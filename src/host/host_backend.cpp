@@ -141,10 +141,11 @@ DeviceInfo HostBackend::device_info(int device) {
   state(device);
   DeviceInfo d;
   d.index = device;
-  const unsigned threads = std::thread::hardware_concurrency();
+  // The threads operations run on: the host pool's (CULUA_HOST_THREADS, else the hardware's).
+  const int threads = kernels::host::pool_threads();
   d.name =
       fmt::format("host backend: {} ({} thread{})", cpu_name(), threads, threads == 1 ? "" : "s");
-  d.sm_count = static_cast<int>(threads);
+  d.sm_count = threads;
   d.memory = options_.memory_limit ? options_.memory_limit : physical_memory_;
   const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
   d.l2 = l2 > 0 ? static_cast<uint64_t>(l2) : 0;

@@ -305,8 +305,8 @@ T.case("CULUA_HOST_THREADS sets the host pool's size; a bad value is named befor
     T.truthy(not out:find("ran", 1, true), "refused before the script ran: " .. out)
   end
   for _, n in ipairs({ 1, 3 }) do
-    local out, code = run("--backend host -e 'print(cu.devices()[1].name); print(cu.arange(1000000, \"f64\"):sum():item())'",
-      { env = "CULUA_HOST_THREADS=" .. n })
+    local script = "print(cu.devices()[1].name); print(cu.arange(1000000, \"f64\"):sum():item())"
+    local out, code = run("--backend host -e '" .. script .. "'", { env = "CULUA_HOST_THREADS=" .. n })
     T.eq(code, 0, out)
     T.truthy(out:find("(" .. n .. " thread" .. (n == 1 and ")" or "s)"), 1, true), out)
     T.truthy(out:find("499999500000", 1, true), out)

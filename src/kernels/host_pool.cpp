@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -29,6 +30,8 @@ constexpr int64_t kGrainBytes = 128 * 1024;
 // Ranges per thread of a parallel_for: more than one, so that a thread slowed by other work on
 // the machine leaves its share to the others.
 constexpr int64_t kRangesPerThread = 4;
+// How long a helper out of work looks for more before parking.
+constexpr std::chrono::microseconds kSpin{50};
 
 thread_local bool in_range = false;  // this thread runs a range of a parallel_for
 
@@ -137,6 +140,7 @@ class Pool {
     {
       std::lock_guard lock(m_);
       jobs_.push_back(job);
+      queued_.store(jobs_.size(), std::memory_order_relaxed);
     }
     const int64_t wake = std::min<int64_t>(helpers, job->count - 1);
     for (int64_t i = 0; i < wake; ++i) work_ready_.notify_one();
@@ -146,6 +150,7 @@ class Pool {
       std::lock_guard lock(m_);
       const auto it = std::find(jobs_.begin(), jobs_.end(), job);
       if (it != jobs_.end()) jobs_.erase(it);
+      queued_.store(jobs_.size(), std::memory_order_relaxed);
     }
     if (job->error) std::rethrow_exception(job->error);
   }
@@ -176,13 +181,26 @@ class Pool {
   }
 
   void helper(int index) {
+    // Helpers beyond the pool's current size (set_pool_threads lowered it) stay parked.
+    const auto ready = [&] { return !jobs_.empty() && index < threads() - 1; };
     std::unique_lock lock(m_);
     for (;;) {
-      // Helpers beyond the pool's current size (set_pool_threads lowered it) stay parked.
-      work_ready_.wait(lock, [&] { return !jobs_.empty() && index < threads() - 1; });
+      if (!ready()) {
+        // A stream's next operation usually follows within microseconds: look for it a while
+        // before parking (waking a parked thread costs more than a small operation).
+        lock.unlock();
+        const auto until = std::chrono::steady_clock::now() + kSpin;
+        while (queued_.load(std::memory_order_relaxed) == 0 &&
+               std::chrono::steady_clock::now() < until) {
+          std::this_thread::yield();
+        }
+        lock.lock();
+        work_ready_.wait(lock, ready);
+      }
       const std::shared_ptr<Job> job = jobs_.front();
       if (job->exhausted()) {
         jobs_.pop_front();  // its caller is finishing it
+        queued_.store(jobs_.size(), std::memory_order_relaxed);
         continue;
       }
       lock.unlock();
@@ -194,6 +212,7 @@ class Pool {
   std::mutex m_;
   std::condition_variable work_ready_;
   std::deque<std::shared_ptr<Job>> jobs_;  // jobs that may have ranges left, oldest first
+  std::atomic<size_t> queued_{0};          // jobs_.size(), read without the lock
   std::mutex start_m_;
   std::atomic<int> started_{0};
   std::atomic<int> override_{0};

@@ -24,7 +24,7 @@ constexpr int64_t kBlock = 128;
 constexpr int64_t kLeaf = 16 * 1024;
 // Output positions reduced together when the reduced axis is not the innermost one: their
 // elements lie side by side in memory.
-constexpr int kLanes = 16;
+constexpr int kLanes = 32;
 
 // Visits the elements [lo, hi) of a full reduction in row-major order: fn(index, element).
 template <class T>
@@ -118,13 +118,22 @@ typename Op::Acc pairwise(const Op& op, int64_t lo, int64_t hi, const Visit& vis
 
 // The pairwise order for `lanes` outputs at once (bases[w] + r * rs): one partial per output and
 // block of rows, blocks combined by the same recursion.
+// side_by_side: kLanes outputs whose elements are adjacent (bases[w] = bases[0] + w), read as one
+// run per row (the compiler keeps the partials in vectors).
 template <class Op>
 void pairwise_lanes(const Op& op, int64_t lo, int64_t hi, const typename Op::In* const* bases,
-                    int lanes, int64_t rs, typename Op::Acc* out) {
+                    int lanes, int64_t rs, bool side_by_side, typename Op::Acc* out) {
   using Acc = typename Op::Acc;
   const int64_t n = hi - lo;
   if (n <= kBlock) {
     for (int w = 0; w < lanes; ++w) out[w] = op.identity();
+    if (side_by_side) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const typename Op::In* row = bases[0] + r * rs;
+        for (int w = 0; w < kLanes; ++w) out[w] = op.combine(out[w], op.load(row[w], r));
+      }
+      return;
+    }
     for (int64_t r = lo; r < hi; ++r) {
       for (int w = 0; w < lanes; ++w) out[w] = op.combine(out[w], op.load(bases[w][r * rs], r));
     }
@@ -133,8 +142,8 @@ void pairwise_lanes(const Op& op, int64_t lo, int64_t hi, const typename Op::In*
   int64_t half = n / 2;
   half -= half % 8;
   Acc second[kLanes];
-  pairwise_lanes(op, lo, lo + half, bases, lanes, rs, out);
-  pairwise_lanes(op, lo + half, hi, bases, lanes, rs, second);
+  pairwise_lanes(op, lo, lo + half, bases, lanes, rs, side_by_side, out);
+  pairwise_lanes(op, lo + half, hi, bases, lanes, rs, side_by_side, second);
   for (int w = 0; w < lanes; ++w) out[w] = op.combine(out[w], second[w]);
 }
 
@@ -225,8 +234,12 @@ void run(const Op& op, const ReducePlan& p) {
     for (int64_t w = lo; w < hi; ++w) {
       const int64_t g = w / nl, l = w % nl;
       const int lanes = static_cast<int>(std::min<int64_t>(kLanes, p.M - g * kLanes));
-      for (int k = 0; k < lanes; ++k) bases[k] = in + in_idx(g * kLanes + k);
-      pairwise_lanes(op, starts[static_cast<size_t>(l)], end(l), bases, lanes, p.rs,
+      bool side_by_side = lanes == kLanes;
+      for (int k = 0; k < lanes; ++k) {
+        bases[k] = in + in_idx(g * kLanes + k);
+        side_by_side = side_by_side && bases[k] == bases[0] + k;
+      }
+      pairwise_lanes(op, starts[static_cast<size_t>(l)], end(l), bases, lanes, p.rs, side_by_side,
                      part.data() + w * kLanes);
     }
   });

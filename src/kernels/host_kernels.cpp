@@ -7,6 +7,7 @@
 
 #include "kernels/functors.cuh"
 #include "kernels/host_pool.hpp"
+#include "kernels/host_rows.hpp"
 #include "kernels/kernels.hpp"
 
 namespace culua::detail::kernels::host {
@@ -24,96 +25,19 @@ struct Loop {
   }
 };
 
-// The offset of `index` (row-major over `axes` of the view, outermost first) in a and in b.
-struct AxesIndexer {
-  int count = 0;
-  int64_t shape[kMaxDims] = {};
-  int64_t a_strides[kMaxDims] = {};
-  int64_t b_strides[kMaxDims] = {};
-  void offsets(int64_t index, int64_t& a, int64_t& b) const {
-    a = 0;
-    b = 0;
-    for (int k = count - 1; k >= 0; --k) {
-      const int64_t q = index / shape[k];
-      const int64_t r = index - q * shape[k];
-      a += r * a_strides[k];
-      b += r * b_strides[k];
-      index = q;
-    }
-  }
-};
-
-// Elements of at most 16 bytes in a square tile: both a tile's rows of the source and of the
-// destination stay in the L1 cache.
-template <class T>
-inline constexpr int64_t kTile = sizeof(T) >= 16 ? 16 : 32;
-
 // A copy (with conversion) between views of the same shape, coalesced together, not contiguous
-// both. Row by row along the destination's innermost axis; when the source runs along another
-// axis (a transposed copy), tile by tile over that axis and the innermost one, so that both sides
-// are read and written a cache line at a time.
+// both: row by row, tile by tile when the source is transposed (host_rows.hpp).
 template <class To, class From>
 void strided_copy(const StridedView& d, const StridedView& s) {
   To* out = static_cast<To*>(d.data);
   const From* in = static_cast<const From*>(s.data);
-  const int nd = d.ndim;
-  const int inner = nd - 1;
-  // The source's fastest axis, when it is not the innermost one.
-  int across = -1;
-  if (nd >= 2) {
-    int64_t best = std::llabs(s.strides[inner]);
-    for (int k = 0; k < inner; ++k) {
-      if (d.shape[k] > 1 && std::llabs(s.strides[k]) < best) {
-        best = std::llabs(s.strides[k]);
-        across = k;
-      }
-    }
-    if (best == 0) across = -1;  // a broadcast source: rows read one element
-  }
-  AxesIndexer outer;
-  for (int k = 0; k < inner; ++k) {
-    if (k == across) continue;
-    outer.shape[outer.count] = d.shape[k];
-    outer.a_strides[outer.count] = d.strides[k];
-    outer.b_strides[outer.count] = s.strides[k];
-    ++outer.count;
-  }
-  const int64_t n = d.shape[inner], ds = d.strides[inner], ss = s.strides[inner];
-  if (across < 0) {
-    const int64_t rows = d.size / n;
-    parallel_for(rows, std::max<int64_t>(1, grain_for(sizeof(To) + sizeof(From)) / n),
-                 [&](int64_t lo, int64_t hi) {
-                   for (int64_t r = lo; r < hi; ++r) {
-                     int64_t od, os;
-                     outer.offsets(r, od, os);
-                     To* o = out + od;
-                     const From* x = in + os;
-                     for (int64_t j = 0; j < n; ++j) o[j * ds] = convert<To>(x[j * ss]);
-                   }
-                 });
-    return;
-  }
-  constexpr int64_t T = kTile<To> < kTile<From> ? kTile<To> : kTile<From>;
-  const int64_t m = d.shape[across], da = d.strides[across], sa = s.strides[across];
-  const int64_t bands_per_outer = (m + T - 1) / T;  // bands of T along `across`, all of `inner`
-  const int64_t bands = d.size / (m * n) * bands_per_outer;
-  parallel_for(bands, std::max<int64_t>(1, grain_for(sizeof(To) + sizeof(From)) / (T * n)),
-               [&](int64_t lo, int64_t hi) {
-                 for (int64_t b = lo; b < hi; ++b) {
-                   int64_t od, os;
-                   outer.offsets(b / bands_per_outer, od, os);
-                   const int64_t i0 = b % bands_per_outer * T;
-                   const int64_t i1 = std::min(m, i0 + T);
-                   for (int64_t j0 = 0; j0 < n; j0 += T) {
-                     const int64_t j1 = std::min(n, j0 + T);
-                     for (int64_t i = i0; i < i1; ++i) {
-                       To* o = out + od + i * da;
-                       const From* x = in + os + i * sa;
-                       for (int64_t j = j0; j < j1; ++j) o[j * ds] = convert<To>(x[j * ss]);
-                     }
-                   }
-                 }
-               });
+  const StridedView v[2] = {d, s};
+  const int64_t ds = d.strides[d.ndim - 1], ss = s.strides[d.ndim - 1];
+  for_each_row<2>(v, sizeof(To) + sizeof(From), [&](const int64_t* off, int64_t j0, int64_t j1) {
+    To* o = out + off[0];
+    const From* x = in + off[1];
+    for (int64_t j = j0; j < j1; ++j) o[j * ds] = convert<To>(x[j * ss]);
+  });
 }
 
 bool has_overlapping_elements(const StridedView& v) {

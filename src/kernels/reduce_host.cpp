@@ -206,7 +206,16 @@ void run(const Op& op, const ReducePlan& p) {
   }
   const Indexer in_idx(p.in_outer), out_idx(p.out);
   const T* in = static_cast<const T*>(p.in_outer.data);
-  if (p.inner) {
+  if (p.inner && nl == 1) {  // each output one leaf: no partials to keep
+    parallel_for(p.M, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t o = lo; o < hi; ++o) {
+        const AxisVisitor<T> visit{in + in_idx(o), p.rs};
+        out[out_idx(o)] = op.finalize(pairwise(op, 0, p.R, visit), p.R);
+      }
+    });
+    return;
+  }
+  if (p.inner) {  // partials: M * nl, at most one per 8192 input elements
     std::vector<Acc> part(static_cast<size_t>(p.M * nl), op.identity());
     parallel_for(p.M * nl, grain, [&](int64_t lo, int64_t hi) {
       for (int64_t w = lo; w < hi; ++w) {
@@ -228,20 +237,32 @@ void run(const Op& op, const ReducePlan& p) {
   }
   // kLanes outputs at a time, their elements side by side.
   const int64_t groups = (p.M + kLanes - 1) / kLanes;
+  // Reduces leaf l of group g into acc[0, lanes).
+  const auto lanes_leaf = [&](int64_t g, int64_t l, Acc* acc) {
+    const T* bases[kLanes];
+    const int lanes = static_cast<int>(std::min<int64_t>(kLanes, p.M - g * kLanes));
+    bool side_by_side = lanes == kLanes;
+    for (int k = 0; k < lanes; ++k) {
+      bases[k] = in + in_idx(g * kLanes + k);
+      side_by_side = side_by_side && bases[k] == bases[0] + k;
+    }
+    pairwise_lanes(op, starts[static_cast<size_t>(l)], end(l), bases, lanes, p.rs, side_by_side,
+                   acc);
+    return lanes;
+  };
+  if (nl == 1) {  // each group one leaf: no partials to keep
+    parallel_for(groups, std::max<int64_t>(1, grain / kLanes), [&](int64_t lo, int64_t hi) {
+      Acc acc[kLanes];
+      for (int64_t g = lo; g < hi; ++g) {
+        const int lanes = lanes_leaf(g, 0, acc);
+        for (int k = 0; k < lanes; ++k) out[out_idx(g * kLanes + k)] = op.finalize(acc[k], p.R);
+      }
+    });
+    return;
+  }
   std::vector<Acc> part(static_cast<size_t>(groups * nl * kLanes), op.identity());
   parallel_for(groups * nl, std::max<int64_t>(1, grain / kLanes), [&](int64_t lo, int64_t hi) {
-    const T* bases[kLanes];
-    for (int64_t w = lo; w < hi; ++w) {
-      const int64_t g = w / nl, l = w % nl;
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, p.M - g * kLanes));
-      bool side_by_side = lanes == kLanes;
-      for (int k = 0; k < lanes; ++k) {
-        bases[k] = in + in_idx(g * kLanes + k);
-        side_by_side = side_by_side && bases[k] == bases[0] + k;
-      }
-      pairwise_lanes(op, starts[static_cast<size_t>(l)], end(l), bases, lanes, p.rs, side_by_side,
-                     part.data() + w * kLanes);
-    }
+    for (int64_t w = lo; w < hi; ++w) lanes_leaf(w / nl, w % nl, part.data() + w * kLanes);
   });
   parallel_for(groups, std::max<int64_t>(1, 4096 / (nl * kLanes)), [&](int64_t lo, int64_t hi) {
     for (int64_t g = lo; g < hi; ++g) {

@@ -23,10 +23,19 @@ using kernels::host::parallel_for;
 namespace {
 
 // Matrix products run block by block of C, each block a serial BLAS call on a thread of the host
-// pool. The blocks have fixed sizes (not the pool's), so every element is computed by the same
-// call whatever the pool's size.
-constexpr int64_t kBlockM = 256;
-constexpr int64_t kBlockN = 256;
+// pool. The blocks' sizes depend on the shape only (not on the pool's size), so every element is
+// computed by the same call whatever the pool's size: about 16 blocks (a 4 x 4 grid) of at least
+// kMinBlock x kMinBlock, so that large products have few, large blocks (each call packs its
+// blocks of A and B: the fewer the blocks, the less packing).
+constexpr int64_t kMinBlock = 256;
+constexpr int64_t kGrid = 16;
+
+// The block size along a dimension of `extent`, cut into about `parts`.
+int64_t block_size(int64_t extent, int64_t parts) {
+  const int64_t size = (extent + parts - 1) / parts;
+  return std::max(kMinBlock, (size + 63) / 64 * 64);
+}
+
 // Floating-point operations a piece of parallel work should have at least (about 50 us).
 constexpr int64_t kMinFlops = int64_t{1} << 20;
 // Elements of a dot product's piece: partial products of fixed pieces are added in order.
@@ -49,10 +58,18 @@ std::vector<Item> batch_items(const MatmulCall& c) {
 // Runs block(item, i0, j0, rows, cols) for every block of C of every item, on the pool.
 template <class Block>
 void for_each_block(const MatmulCall& c, const std::vector<Item>& items, const Block& block) {
-  const int64_t bm = std::max<int64_t>(1, (c.m + kBlockM - 1) / kBlockM);
-  const int64_t bn = std::max<int64_t>(1, (c.n + kBlockN - 1) / kBlockN);
-  const int64_t flops =
-      2 * std::min(c.m, kBlockM) * std::min(c.n, kBlockN) * std::max<int64_t>(c.k, 1);
+  // A 4 x 4 grid, or more blocks along the longer side when the other is short.
+  int64_t mb = block_size(c.m, 4), nb = block_size(c.n, 4);
+  const auto count = [](int64_t extent, int64_t size) {
+    return std::max<int64_t>(1, (extent + size - 1) / size);
+  };
+  if (c.m >= c.n) {
+    mb = block_size(c.m, std::max<int64_t>(1, kGrid / count(c.n, nb)));
+  } else {
+    nb = block_size(c.n, std::max<int64_t>(1, kGrid / count(c.m, mb)));
+  }
+  const int64_t bm = count(c.m, mb), bn = count(c.n, nb);
+  const int64_t flops = 2 * std::min(c.m, mb) * std::min(c.n, nb) * std::max<int64_t>(c.k, 1);
   const auto per_item = bm * bn;
   parallel_for(static_cast<int64_t>(items.size()) * per_item,
                std::max<int64_t>(1, kMinFlops / std::max<int64_t>(1, flops)),
@@ -60,8 +77,8 @@ void for_each_block(const MatmulCall& c, const std::vector<Item>& items, const B
                  for (int64_t t = lo; t < hi; ++t) {
                    const Item& item = items[static_cast<size_t>(t / per_item)];
                    const int64_t r = t % per_item;
-                   const int64_t i0 = r % bm * kBlockM, j0 = r / bm * kBlockN;
-                   block(item, i0, j0, std::min(kBlockM, c.m - i0), std::min(kBlockN, c.n - j0));
+                   const int64_t i0 = r % bm * mb, j0 = r / bm * nb;
+                   block(item, i0, j0, std::min(mb, c.m - i0), std::min(nb, c.n - j0));
                  }
                });
 }

@@ -52,7 +52,8 @@ bool has_overlapping_elements(const StridedView& v) {
 void copy_bytes(void* dst, const void* src, size_t bytes) {
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
-  if (d < s + bytes && s < d + bytes) {  // overlapping: one memmove, in the order it needs
+  const auto di = reinterpret_cast<uintptr_t>(dst), si = reinterpret_cast<uintptr_t>(src);
+  if (di < si + bytes && si < di + bytes) {  // overlapping: one memmove, in the order it needs
     std::memmove(dst, src, bytes);
     return;
   }

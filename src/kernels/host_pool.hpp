@@ -21,8 +21,8 @@ int pool_threads();
 void set_pool_threads(int threads);
 
 // Indices a range of parallel_for should cover at least so that handing it to another thread pays
-// off, for work of about `bytes_per_index` bytes of memory traffic per index (measured: waking a
-// pool thread costs about as much as copying 128 KiB).
+// off, for work of about `bytes_per_index` bytes of memory traffic per index (256 KiB a range: on a
+// 2-core machine, a 64 KiB f32 add just breaks even on two threads; see host_pool.cpp).
 int64_t grain_for(int64_t bytes_per_index);
 
 namespace pool_detail {

@@ -97,7 +97,7 @@ TEST_CASE("host pool: its size", "[host][pool]") {
   int64_t ranges = 0;  // one thread: the caller runs the whole range
   pool::parallel_for(1 << 20, 1, [&](int64_t, int64_t) { ++ranges; });
   CHECK(ranges == 1);
-  CHECK(pool::grain_for(4) == 32 * 1024);
+  CHECK(pool::grain_for(4) == 64 * 1024);
 }
 
 TEST_CASE("host pool: a failing range poisons the backend as a failing task does",

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "host/host_backend.hpp"
 #include "kernels/host_executor.hpp"
+#include "kernels/host_pool.hpp"
 #if defined(CULUA_HAVE_CUDA)
 #include "cuda/cuda_backend.hpp"
 #include "cuda/scoped.hpp"
@@ -40,6 +41,10 @@ std::shared_ptr<Backend> make(const RuntimeOptions& options) {
   uint64_t limit = options.host_memory_limit;
   if (!limit) limit = host_memory_limit_from_environment();
   return host::make_backend(host::HostOptions{limit, host::host_devices_from_environment()});
+}
+
+void check_environment() {
+  kernels::host::pool_threads();
 }
 
 RuntimeOptions engines(RuntimeOptions options) {

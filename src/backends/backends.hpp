@@ -12,10 +12,14 @@ namespace culua::detail::backends {
 std::shared_ptr<Backend> make(const RuntimeOptions& options);
 
 // `options` with the engines filled in: make_backend (the factory above) and host_executor (the
-// built-in kernels on the calling thread).
+// built-in kernels on the host pool).
 RuntimeOptions engines(RuntimeOptions options = {});
 // The same for the default options on `backend`.
 RuntimeOptions engines(BackendKind backend);
+
+// Reads $CULUA_HOST_THREADS (the host pool's size, used by host-array math on either backend) now,
+// so that a front end names a bad value before anything runs; throws Error(Value) naming it.
+void check_environment();
 
 // True when this build has the CUDA backend.
 bool have_cuda();

@@ -613,6 +613,7 @@ int main(int argc, char** argv) {
       }
     }
     options.host_memory_limit = host_memory_limit_from_environment();
+    backends::check_environment();
     // Result and trace files are checked before the script runs, not after an hour-long sweep.
     lua::check_run_outputs(inv.run);
     for (auto [text, bytes, name] :

@@ -17,6 +17,7 @@
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
 #include "host/host_blas.hpp"
+#include "kernels/host_pool.hpp"
 #include "kernels/kernels.hpp"
 #include "rtc/rtc_kernel.hpp"
 
@@ -96,6 +97,8 @@ int host_devices_from_environment() {
 
 HostBackend::HostBackend(const HostOptions& options)
     : options_(options), physical_memory_(physical_memory()) {
+  kernels::host::pool_threads();  // checks $CULUA_HOST_THREADS now, naming it, rather than in a
+                                  // task
   if (options_.devices < 1) options_.devices = 1;
   devices_.reserve(static_cast<size_t>(options_.devices));
   for (int i = 0; i < options_.devices; ++i) devices_.push_back(std::make_unique<DeviceState>());
@@ -138,10 +141,11 @@ DeviceInfo HostBackend::device_info(int device) {
   state(device);
   DeviceInfo d;
   d.index = device;
-  const unsigned threads = std::thread::hardware_concurrency();
+  // The threads operations run on: the host pool's (CULUA_HOST_THREADS, else the hardware's).
+  const int threads = kernels::host::pool_threads();
   d.name =
       fmt::format("host backend: {} ({} thread{})", cpu_name(), threads, threads == 1 ? "" : "s");
-  d.sm_count = static_cast<int>(threads);
+  d.sm_count = threads;
   d.memory = options_.memory_limit ? options_.memory_limit : physical_memory_;
   const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
   d.l2 = l2 > 0 ? static_cast<uint64_t>(l2) : 0;
@@ -301,7 +305,7 @@ MemoryInfo HostBackend::memory_info(Location loc, int device) {
 
 void HostBackend::memcpy(void* dst, const void* src, size_t bytes, Stream& s, CopyRoute) {
   check_usable();
-  host_stream(s).enqueue([dst, src, bytes] { std::memcpy(dst, src, bytes); });
+  host_stream(s).enqueue([dst, src, bytes] { kernels::host::copy_bytes(dst, src, bytes); });
 }
 
 void HostBackend::memcpy_peer(void* dst, int dst_device, const void* src, int src_device,
@@ -309,7 +313,7 @@ void HostBackend::memcpy_peer(void* dst, int dst_device, const void* src, int sr
   check_usable();
   state(dst_device);
   state(src_device);
-  host_stream(s).enqueue([dst, src, bytes] { std::memcpy(dst, src, bytes); });
+  host_stream(s).enqueue([dst, src, bytes] { kernels::host::copy_bytes(dst, src, bytes); });
 }
 
 PeerLink HostBackend::peer_link(int from, int to) {

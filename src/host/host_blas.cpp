@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <array>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -10,11 +12,95 @@
 #include "core/blas_call.hpp"
 #include "core/error.hpp"
 #include "core/numeric.hpp"
+#include "kernels/host_pool.hpp"
 #include "kernels/integer_gemm.hpp"
 
 namespace culua::detail::host {
 
+using kernels::host::grain_for;
+using kernels::host::parallel_for;
+
 namespace {
+
+// Matrix products run block by block of C, each block a serial BLAS call on a thread of the host
+// pool. The blocks' sizes depend on the shape only (not on the pool's size), so every element is
+// computed by the same call whatever the pool's size: about 16 blocks (a 4 x 4 grid) of at least
+// kMinBlock x kMinBlock, so that large products have few, large blocks (each call packs its
+// blocks of A and B: the fewer the blocks, the less packing).
+constexpr int64_t kMinBlock = 256;
+constexpr int64_t kGrid = 16;
+
+// The block size along a dimension of `extent`, cut into about `parts`.
+int64_t block_size(int64_t extent, int64_t parts) {
+  const int64_t size = (extent + parts - 1) / parts;
+  return std::max(kMinBlock, (size + 63) / 64 * 64);
+}
+
+// Floating-point operations a piece of parallel work should have at least (about 50 us).
+constexpr int64_t kMinFlops = int64_t{1} << 20;
+// Elements of a dot product's piece: partial products of fixed pieces are added in order.
+constexpr int64_t kDotPiece = 32 * 1024;
+
+// One product of a batch: element offsets of A, B and C.
+struct Item {
+  int64_t a, b, c;
+};
+
+std::vector<Item> batch_items(const MatmulCall& c) {
+  std::vector<Item> items;
+  for_each_gemm_batch(c, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa,
+                             int64_t sb, int64_t sc) {
+    for (int64_t i = 0; i < count; ++i) items.push_back({oa + i * sa, ob + i * sb, oc + i * sc});
+  });
+  return items;
+}
+
+// Runs block(item, i0, j0, rows, cols) for every block of C of every item, on the pool.
+template <class Block>
+void for_each_block(const MatmulCall& c, const std::vector<Item>& items, const Block& block) {
+  // A 4 x 4 grid, or more blocks along the longer side when the other is short.
+  int64_t mb = block_size(c.m, 4), nb = block_size(c.n, 4);
+  const auto count = [](int64_t extent, int64_t size) {
+    return std::max<int64_t>(1, (extent + size - 1) / size);
+  };
+  if (c.m >= c.n) {
+    mb = block_size(c.m, std::max<int64_t>(1, kGrid / count(c.n, nb)));
+  } else {
+    nb = block_size(c.n, std::max<int64_t>(1, kGrid / count(c.m, mb)));
+  }
+  const int64_t bm = count(c.m, mb), bn = count(c.n, nb);
+  const int64_t flops = 2 * std::min(c.m, mb) * std::min(c.n, nb) * std::max<int64_t>(c.k, 1);
+  const auto per_item = bm * bn;
+  parallel_for(static_cast<int64_t>(items.size()) * per_item,
+               std::max<int64_t>(1, kMinFlops / std::max<int64_t>(1, flops)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t t = lo; t < hi; ++t) {
+                   const Item& item = items[static_cast<size_t>(t / per_item)];
+                   const int64_t r = t % per_item;
+                   const int64_t i0 = r % bm * mb, j0 = r / bm * nb;
+                   block(item, i0, j0, std::min(mb, c.m - i0), std::min(nb, c.n - j0));
+                 }
+               });
+}
+
+// Element offsets of the block of op(A) starting at row i0 and of op(B) starting at column j0.
+int64_t a_block(const MatmulCall& c, int64_t i0) {
+  return c.a.trans ? i0 * c.a.ld : i0;
+}
+int64_t b_block(const MatmulCall& c, int64_t j0) {
+  return c.b.trans ? j0 : j0 * c.b.ld;
+}
+
+// OpenBLAS sets itself up on its first call; that one runs alone, later ones run concurrently on
+// the pool (Debian's serial OpenBLAS takes its buffers under a lock: built with USE_LOCKING).
+void blas_ready() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    float a = 1, b = 1, out = 0;
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &out,
+                1);
+  });
+}
 
 CBLAS_TRANSPOSE op(bool trans) {
   return trans ? CblasTrans : CblasNoTrans;
@@ -33,11 +119,14 @@ T* at(void* base, int64_t offset) {
 template <class T>
 void widen(const T* src, int64_t rows, int64_t cols, int64_t ld, std::vector<float>& dst) {
   dst.resize(static_cast<size_t>(rows * cols));
-  for (int64_t j = 0; j < cols; ++j) {
-    for (int64_t i = 0; i < rows; ++i) {
-      dst[static_cast<size_t>(i + j * rows)] = src[i + j * ld].to_float();
-    }
-  }
+  parallel_for(cols, std::max<int64_t>(1, grain_for(6) / std::max<int64_t>(1, rows)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t j = lo; j < hi; ++j) {
+                   for (int64_t i = 0; i < rows; ++i) {
+                     dst[static_cast<size_t>(i + j * rows)] = src[i + j * ld].to_float();
+                   }
+                 }
+               });
 }
 
 // f16/bf16: through f32 temporaries, accumulated in f32 (as cuBLAS with CUBLAS_COMPUTE_32F), each
@@ -48,108 +137,167 @@ void small_float_gemm(const MatmulCall& c) {
   const int64_t ar = c.a.trans ? k : m, ac = c.a.trans ? m : k;
   const int64_t br = c.b.trans ? n : k, bc = c.b.trans ? k : n;
   const bool read_c = c.beta[0] != 0;
+  const float alpha = static_cast<float>(c.alpha[0]), beta = static_cast<float>(c.beta[0]);
+  const int64_t lda = std::max<int64_t>(1, ar), ldb = std::max<int64_t>(1, br);
+  const int64_t ldo = std::max<int64_t>(1, m);
   std::vector<float> a, b, out;
-  for_each_gemm_batch(c, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa,
-                             int64_t sb, int64_t sc) {
-    for (int64_t i = 0; i < count; ++i) {
-      widen(at<const T>(c.a.data, oa + i * sa), ar, ac, c.a.ld, a);
-      widen(at<const T>(c.b.data, ob + i * sb), br, bc, c.b.ld, b);
-      T* dst = at<T>(c.c.data, oc + i * sc);
-      if (read_c) {
-        widen(static_cast<const T*>(dst), m, n, c.c.ld, out);
-      } else {
-        out.assign(static_cast<size_t>(m * n), 0.0f);
-      }
-      cblas_sgemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(m), bi(n), bi(k),
-                  static_cast<float>(c.alpha[0]), a.data(), bi(std::max<int64_t>(1, ar)), b.data(),
-                  bi(std::max<int64_t>(1, br)), static_cast<float>(c.beta[0]), out.data(),
-                  bi(std::max<int64_t>(1, m)));
-      for (int64_t col = 0; col < n; ++col) {
-        for (int64_t row = 0; row < m; ++row) {
-          dst[row + col * c.c.ld] = convert<T>(out[static_cast<size_t>(row + col * m)]);
-        }
-      }
+  for (const Item& item : batch_items(c)) {
+    widen(at<const T>(c.a.data, item.a), ar, ac, c.a.ld, a);
+    widen(at<const T>(c.b.data, item.b), br, bc, c.b.ld, b);
+    T* dst = at<T>(c.c.data, item.c);
+    if (read_c) {
+      widen(static_cast<const T*>(dst), m, n, c.c.ld, out);
+    } else {
+      out.assign(static_cast<size_t>(m * n), 0.0f);
     }
-  });
+    // The packed operands as a one-item product: blocks of it on the pool.
+    MatmulCall packed = c;
+    packed.a.ld = lda;
+    packed.b.ld = ldb;
+    for_each_block(
+        packed, {Item{0, 0, 0}},
+        [&](const Item&, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
+          cblas_sgemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(rows), bi(cols), bi(k), alpha,
+                      a.data() + a_block(packed, i0), bi(lda), b.data() + b_block(packed, j0),
+                      bi(ldb), beta, out.data() + i0 + j0 * ldo, bi(ldo));
+          for (int64_t col = j0; col < j0 + cols; ++col) {
+            for (int64_t row = i0; row < i0 + rows; ++row) {
+              dst[row + col * c.c.ld] = convert<T>(out[static_cast<size_t>(row + col * m)]);
+            }
+          }
+        });
+  }
 }
 
 template <class T, class Gemm>
 void real_gemm(const MatmulCall& c, Gemm gemm) {
   const T alpha = static_cast<T>(c.alpha[0]), beta = static_cast<T>(c.beta[0]);
-  for_each_gemm_batch(c, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa,
-                             int64_t sb, int64_t sc) {
-    for (int64_t i = 0; i < count; ++i) {
-      T* dst = at<T>(c.c.data, oc + i * sc);
-      if (beta == 0) {
-        // beta = 0 must not read C (it may hold NaN); BLAS implementations differ in that.
-        for (int64_t col = 0; col < c.n; ++col) std::memset(dst + col * c.c.ld, 0, sizeof(T) * c.m);
-      }
-      gemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(c.m), bi(c.n), bi(c.k), alpha,
-           at<const T>(c.a.data, oa + i * sa), bi(c.a.ld), at<const T>(c.b.data, ob + i * sb),
-           bi(c.b.ld), beta, dst, bi(c.c.ld));
-    }
-  });
+  for_each_block(
+      c, batch_items(c), [&](const Item& item, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
+        T* dst = at<T>(c.c.data, item.c + i0 + j0 * c.c.ld);
+        if (beta == 0) {
+          // beta = 0 must not read C (it may hold NaN); BLAS implementations differ in that.
+          for (int64_t col = 0; col < cols; ++col)
+            std::memset(dst + col * c.c.ld, 0, sizeof(T) * rows);
+        }
+        gemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(rows), bi(cols), bi(c.k), alpha,
+             at<const T>(c.a.data, item.a + a_block(c, i0)), bi(c.a.ld),
+             at<const T>(c.b.data, item.b + b_block(c, j0)), bi(c.b.ld), beta, dst, bi(c.c.ld));
+      });
 }
 
 template <class R, class Gemm>
 void complex_gemm(const MatmulCall& c, Gemm gemm) {
   const R alpha[2] = {static_cast<R>(c.alpha[0]), static_cast<R>(c.alpha[1])};
   const R beta[2] = {static_cast<R>(c.beta[0]), static_cast<R>(c.beta[1])};
-  for_each_gemm_batch(c, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa,
-                             int64_t sb, int64_t sc) {
-    for (int64_t i = 0; i < count; ++i) {
-      complex<R>* dst = at<complex<R>>(c.c.data, oc + i * sc);
-      if (beta[0] == 0 && beta[1] == 0) {
-        for (int64_t col = 0; col < c.n; ++col) {
-          std::memset(static_cast<void*>(dst + col * c.c.ld), 0, sizeof(complex<R>) * c.m);
+  for_each_block(
+      c, batch_items(c), [&](const Item& item, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
+        complex<R>* dst = at<complex<R>>(c.c.data, item.c + i0 + j0 * c.c.ld);
+        if (beta[0] == 0 && beta[1] == 0) {
+          for (int64_t col = 0; col < cols; ++col) {
+            std::memset(static_cast<void*>(dst + col * c.c.ld), 0, sizeof(complex<R>) * rows);
+          }
         }
-      }
-      gemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(c.m), bi(c.n), bi(c.k), alpha,
-           at<const complex<R>>(c.a.data, oa + i * sa), bi(c.a.ld),
-           at<const complex<R>>(c.b.data, ob + i * sb), bi(c.b.ld), beta, dst, bi(c.c.ld));
-    }
-  });
+        gemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(rows), bi(cols), bi(c.k), alpha,
+             at<const complex<R>>(c.a.data, item.a + a_block(c, i0)), bi(c.a.ld),
+             at<const complex<R>>(c.b.data, item.b + b_block(c, j0)), bi(c.b.ld), beta, dst,
+             bi(c.c.ld));
+      });
+}
+
+// Adds piece(lo, hi) over fixed pieces of [0, n) in order (add(x, y)), the pieces computed on the
+// pool; one piece (the whole product) up to kDotPiece elements.
+template <class Acc, class Piece, class Add>
+Acc piecewise(int64_t n, int64_t bytes_per_index, const Piece& piece, const Add& add) {
+  const int64_t pieces = (n + kDotPiece - 1) / kDotPiece;
+  if (pieces <= 1) return piece(0, n);
+  std::vector<Acc> part(static_cast<size_t>(pieces));
+  parallel_for(pieces, std::max<int64_t>(1, grain_for(bytes_per_index) / kDotPiece),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t p = lo; p < hi; ++p) {
+                   part[static_cast<size_t>(p)] =
+                       piece(p * kDotPiece, std::min(n, (p + 1) * kDotPiece));
+                 }
+               });
+  Acc sum = part[0];
+  for (size_t p = 1; p < part.size(); ++p) sum = add(sum, part[p]);
+  return sum;
+}
+
+template <class T, class Dot>
+T real_dot(const DotCall& c, Dot dot) {
+  const T* x = static_cast<const T*>(c.x);
+  const T* y = static_cast<const T*>(c.y);
+  return piecewise<T>(
+      c.n, 2 * sizeof(T),
+      [&](int64_t lo, int64_t hi) {
+        return dot(bi(hi - lo), x + lo * c.incx, bi(c.incx), y + lo * c.incy, bi(c.incy));
+      },
+      [](T a, T b) { return a + b; });
+}
+
+template <class R, class Dot>
+void complex_dot(const DotCall& c, Dot dot) {
+  using Pair = std::array<R, 2>;
+  const auto* x = static_cast<const complex<R>*>(c.x);
+  const auto* y = static_cast<const complex<R>*>(c.y);
+  const Pair r = piecewise<Pair>(
+      c.n, 4 * sizeof(R),
+      [&](int64_t lo, int64_t hi) {
+        Pair part{};
+        dot(bi(hi - lo), x + lo * c.incx, bi(c.incx), y + lo * c.incy, bi(c.incy), part.data());
+        return part;
+      },
+      [](const Pair& a, const Pair& b) {
+        return Pair{a[0] + b[0], a[1] + b[1]};
+      });
+  std::memcpy(c.result, r.data(), sizeof r);
 }
 
 template <class T>
 float small_float_dot(const DotCall& c) {
-  std::vector<float> x(static_cast<size_t>(c.n)), y(static_cast<size_t>(c.n));
   const T* px = static_cast<const T*>(c.x);
   const T* py = static_cast<const T*>(c.y);
-  for (int64_t i = 0; i < c.n; ++i) {
-    x[static_cast<size_t>(i)] = px[i * c.incx].to_float();
-    y[static_cast<size_t>(i)] = py[i * c.incy].to_float();
-  }
-  return cblas_sdot(bi(c.n), x.data(), 1, y.data(), 1);
+  return piecewise<float>(
+      c.n, 2 * sizeof(T),
+      [&](int64_t lo, int64_t hi) {
+        std::vector<float> x(static_cast<size_t>(hi - lo)), y(static_cast<size_t>(hi - lo));
+        for (int64_t i = lo; i < hi; ++i) {
+          x[static_cast<size_t>(i - lo)] = px[i * c.incx].to_float();
+          y[static_cast<size_t>(i - lo)] = py[i * c.incy].to_float();
+        }
+        return cblas_sdot(bi(hi - lo), x.data(), 1, y.data(), 1);
+      },
+      [](float a, float b) { return a + b; });
 }
 
 template <class T>
 void integer_dot(const DotCall& c) {
   const T* x = static_cast<const T*>(c.x);
   const T* y = static_cast<const T*>(c.y);
-  uint64_t sum = 0;  // modular: the low bits are exact whatever the order
-  for (int64_t i = 0; i < c.n; ++i) {
-    sum += static_cast<uint64_t>(static_cast<int64_t>(x[i * c.incx])) *
-           static_cast<uint64_t>(static_cast<int64_t>(y[i * c.incy]));
-  }
+  // Modular: the low bits are exact whatever the order.
+  const uint64_t sum = piecewise<uint64_t>(
+      c.n, 2 * sizeof(T),
+      [&](int64_t lo, int64_t hi) {
+        uint64_t part = 0;
+        for (int64_t i = lo; i < hi; ++i) {
+          part += static_cast<uint64_t>(static_cast<int64_t>(x[i * c.incx])) *
+                  static_cast<uint64_t>(static_cast<int64_t>(y[i * c.incy]));
+        }
+        return part;
+      },
+      [](uint64_t a, uint64_t b) { return a + b; });
   *static_cast<T*>(c.result) = static_cast<T>(sum);
-}
-
-// The serial OpenBLAS is not guaranteed to be safe when called from several threads at once (its
-// buffers are shared unless built with USE_LOCKING); host streams are threads, so calls take turns.
-std::mutex& blas_mutex() {
-  static std::mutex m;
-  return m;
 }
 
 }  // namespace
 
 void blas_matmul(const MatmulCall& c) {
   if (is_integer(c.dtype) || c.dtype == DType::Bool) {
-    kernels::host::integer_gemm(c);  // no BLAS: needs no turn
+    kernels::host::integer_gemm(c);  // no BLAS
     return;
   }
-  std::lock_guard lock(blas_mutex());
+  blas_ready();
   switch (c.dtype) {
     case DType::F32:
       real_gemm<float>(c, cblas_sgemm);
@@ -175,16 +323,13 @@ void blas_matmul(const MatmulCall& c) {
 }
 
 void blas_dot(const DotCall& c) {
-  std::lock_guard lock(blas_mutex());
-  const blasint n = bi(c.n), ix = bi(c.incx), iy = bi(c.incy);
+  blas_ready();
   switch (c.dtype) {
     case DType::F32:
-      *static_cast<float*>(c.result) =
-          cblas_sdot(n, static_cast<const float*>(c.x), ix, static_cast<const float*>(c.y), iy);
+      *static_cast<float*>(c.result) = real_dot<float>(c, cblas_sdot);
       return;
     case DType::F64:
-      *static_cast<double*>(c.result) =
-          cblas_ddot(n, static_cast<const double*>(c.x), ix, static_cast<const double*>(c.y), iy);
+      *static_cast<double*>(c.result) = real_dot<double>(c, cblas_ddot);
       return;
     case DType::F16:
       *static_cast<half*>(c.result) = convert<half>(small_float_dot<half>(c));
@@ -193,10 +338,10 @@ void blas_dot(const DotCall& c) {
       *static_cast<bfloat16*>(c.result) = convert<bfloat16>(small_float_dot<bfloat16>(c));
       return;
     case DType::C64:
-      cblas_cdotu_sub(n, c.x, ix, c.y, iy, c.result);
+      complex_dot<float>(c, cblas_cdotu_sub);
       return;
     case DType::C128:
-      cblas_zdotu_sub(n, c.x, ix, c.y, iy, c.result);
+      complex_dot<double>(c, cblas_zdotu_sub);
       return;
     case DType::I8:
       integer_dot<int8_t>(c);

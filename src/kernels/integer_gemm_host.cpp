@@ -1,11 +1,13 @@
-// Integer and bool matrix products on the calling thread, with the element logic of
-// integer_gemm.cuh. Column by column: a column of C accumulates in residues while the columns of
-// op(A) stream through (unit stride when A is not transposed); a zero element of op(B) adds
-// nothing and is skipped.
+// Integer and bool matrix products on the host, with the element logic of integer_gemm.cuh.
+// Column by column (the columns of every product of a batch split across the host pool): a column
+// of C accumulates in residues while the columns of op(A) stream through (unit stride when A is
+// not transposed); a zero element of op(B) adds nothing and is skipped.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "core/error.hpp"
+#include "kernels/host_pool.hpp"
 #include "kernels/integer_gemm.cuh"
 #include "kernels/integer_gemm.hpp"
 
@@ -19,27 +21,37 @@ template <class T>
 void gemm(const MatmulCall& c) {
   const int64_t m = c.m, n = c.n, k = c.k;
   const bool read_c = c.int_beta != 0;
-  std::vector<Acc<T>> acc(static_cast<size_t>(m));
+  struct Item {
+    int64_t a, b, c;
+  };
+  std::vector<Item> items;
   for_each_gemm_batch(c, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa,
                              int64_t sb, int64_t sc) {
-    for (int64_t batch = 0; batch < count; ++batch) {
-      const T* a = static_cast<const T*>(c.a.data) + oa + batch * sa;
-      const T* b = static_cast<const T*>(c.b.data) + ob + batch * sb;
-      T* out = static_cast<T*>(c.c.data) + oc + batch * sc;
-      for (int64_t j = 0; j < n; ++j) {
-        acc.assign(static_cast<size_t>(m), 0);
-        for (int64_t p = 0; p < k; ++p) {
-          const Acc<T> bv = operand_at(b, c.b.trans, c.b.ld, p, j);
-          if (bv == 0) continue;
-          for (int64_t i = 0; i < m; ++i) {
-            acc[static_cast<size_t>(i)] = multiply_add<T>(
-                acc[static_cast<size_t>(i)], operand_at(a, c.a.trans, c.a.ld, i, p), bv);
-          }
-        }
-        T* col = out + j * c.c.ld;
+    for (int64_t i = 0; i < count; ++i) items.push_back({oa + i * sa, ob + i * sb, oc + i * sc});
+  });
+  if (n == 0) return;
+  // A column costs about m * k multiply-adds.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(1, m * k));
+  parallel_for(static_cast<int64_t>(items.size()) * n, grain, [&](int64_t lo, int64_t hi) {
+    std::vector<Acc<T>> acc(static_cast<size_t>(m));
+    for (int64_t t = lo; t < hi; ++t) {
+      const Item& item = items[static_cast<size_t>(t / n)];
+      const int64_t j = t % n;
+      const T* a = static_cast<const T*>(c.a.data) + item.a;
+      const T* b = static_cast<const T*>(c.b.data) + item.b;
+      T* out = static_cast<T*>(c.c.data) + item.c;
+      acc.assign(static_cast<size_t>(m), 0);
+      for (int64_t p = 0; p < k; ++p) {
+        const Acc<T> bv = operand_at(b, c.b.trans, c.b.ld, p, j);
+        if (bv == 0) continue;
         for (int64_t i = 0; i < m; ++i) {
-          col[i] = finish(acc[static_cast<size_t>(i)], c.int_alpha, c.int_beta, read_c, col + i);
+          acc[static_cast<size_t>(i)] = multiply_add<T>(acc[static_cast<size_t>(i)],
+                                                        operand_at(a, c.a.trans, c.a.ld, i, p), bv);
         }
+      }
+      T* col = out + j * c.c.ld;
+      for (int64_t i = 0; i < m; ++i) {
+        col[i] = finish(acc[static_cast<size_t>(i)], c.int_alpha, c.int_beta, read_c, col + i);
       }
     }
   });

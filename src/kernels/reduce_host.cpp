@@ -1,11 +1,15 @@
-// Reductions on the calling thread (host backend workers, and host arrays on either backend).
-// The order is numpy's pairwise summation: ranges of up to kBlock elements are accumulated into
-// eight interleaved partials, longer ranges are split in halves combined recursively, so rounding
-// errors grow with log2(n) rather than n. Results are deterministic.
+// Reductions on the host (host backend workers, and host arrays on either backend). The order is
+// numpy's pairwise summation: ranges of up to kBlock elements are accumulated into eight
+// interleaved partials, longer ranges are split in halves combined recursively, so rounding errors
+// grow with log2(n) rather than n. The recursion is cut into subranges of at most kLeaf elements
+// (a fixed size, not the pool's), reduced in parallel on the host pool and combined in the
+// recursion's order: results are those of the serial recursion, whatever the pool's size.
 #include <cstdint>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/reduce_call.hpp"
+#include "kernels/host_pool.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/reduce.cuh"
 
@@ -16,15 +20,22 @@ namespace {
 using reduce::ReducePlan;
 
 constexpr int64_t kBlock = 128;
+// The subranges of the recursion reduced as one piece of parallel work (a multiple of kBlock).
+constexpr int64_t kLeaf = 16 * 1024;
 // Output positions reduced together when the reduced axis is not the innermost one: their
 // elements lie side by side in memory.
-constexpr int kLanes = 16;
+constexpr int kLanes = 32;
 
 // Visits the elements [lo, hi) of a full reduction in row-major order: fn(index, element).
 template <class T>
 struct FullVisitor {
   const T* data;
   StridedView v;  // coalesced
+
+  // The elements when they lie side by side (else null).
+  const T* contiguous() const {
+    return v.ndim == 0 || (v.ndim == 1 && v.strides[0] == 1) ? data : nullptr;
+  }
 
   template <class Fn>
   void operator()(int64_t lo, int64_t hi, Fn&& fn) const {
@@ -63,6 +74,8 @@ struct AxisVisitor {
   const T* base;
   int64_t rs;
 
+  const T* contiguous() const { return rs == 1 ? base : nullptr; }
+
   template <class Fn>
   void operator()(int64_t lo, int64_t hi, Fn&& fn) const {
     for (int64_t r = lo; r < hi; ++r) fn(r, base[r * rs]);
@@ -82,6 +95,15 @@ typename Op::Acc pairwise(const Op& op, int64_t lo, int64_t hi, const Visit& vis
   if (n <= kBlock) {
     Acc r[8];
     for (Acc& x : r) x = op.identity();
+    if (const typename Op::In* p = visit.contiguous()) {
+      // The same order, eight elements at a time: the compiler keeps the partials in a vector.
+      int64_t i = lo;
+      for (; i + 8 <= hi; i += 8) {
+        for (int k = 0; k < 8; ++k) r[k] = op.combine(r[k], op.load(p[i + k], i + k));
+      }
+      for (int k = 0; i < hi; ++i, ++k) r[k] = op.combine(r[k], op.load(p[i], i));
+      return tree8(op, r);
+    }
     int j = 0;
     visit(lo, hi, [&](int64_t i, const typename Op::In& x) {
       r[j] = op.combine(r[j], op.load(x, i));
@@ -96,13 +118,22 @@ typename Op::Acc pairwise(const Op& op, int64_t lo, int64_t hi, const Visit& vis
 
 // The pairwise order for `lanes` outputs at once (bases[w] + r * rs): one partial per output and
 // block of rows, blocks combined by the same recursion.
+// side_by_side: kLanes outputs whose elements are adjacent (bases[w] = bases[0] + w), read as one
+// run per row (the compiler keeps the partials in vectors).
 template <class Op>
 void pairwise_lanes(const Op& op, int64_t lo, int64_t hi, const typename Op::In* const* bases,
-                    int lanes, int64_t rs, typename Op::Acc* out) {
+                    int lanes, int64_t rs, bool side_by_side, typename Op::Acc* out) {
   using Acc = typename Op::Acc;
   const int64_t n = hi - lo;
   if (n <= kBlock) {
     for (int w = 0; w < lanes; ++w) out[w] = op.identity();
+    if (side_by_side) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const typename Op::In* row = bases[0] + r * rs;
+        for (int w = 0; w < kLanes; ++w) out[w] = op.combine(out[w], op.load(row[w], r));
+      }
+      return;
+    }
     for (int64_t r = lo; r < hi; ++r) {
       for (int w = 0; w < lanes; ++w) out[w] = op.combine(out[w], op.load(bases[w][r * rs], r));
     }
@@ -111,9 +142,32 @@ void pairwise_lanes(const Op& op, int64_t lo, int64_t hi, const typename Op::In*
   int64_t half = n / 2;
   half -= half % 8;
   Acc second[kLanes];
-  pairwise_lanes(op, lo, lo + half, bases, lanes, rs, out);
-  pairwise_lanes(op, lo + half, hi, bases, lanes, rs, second);
+  pairwise_lanes(op, lo, lo + half, bases, lanes, rs, side_by_side, out);
+  pairwise_lanes(op, lo + half, hi, bases, lanes, rs, side_by_side, second);
   for (int w = 0; w < lanes; ++w) out[w] = op.combine(out[w], second[w]);
+}
+
+// The subranges of at most kLeaf elements the pairwise recursion over [lo, hi) reaches, in order.
+void leaves(int64_t lo, int64_t hi, std::vector<int64_t>& starts) {
+  if (hi - lo <= kLeaf) {
+    starts.push_back(lo);
+    return;
+  }
+  int64_t half = (hi - lo) / 2;
+  half -= half % 8;
+  leaves(lo, lo + half, starts);
+  leaves(lo + half, hi, starts);
+}
+
+// The recursion over [lo, hi) with the results of its leaves, leaf(0), leaf(1), ... in order.
+template <class Op, class Leaf>
+typename Op::Acc combine_leaves(const Op& op, int64_t lo, int64_t hi, const Leaf& leaf,
+                                size_t& next) {
+  if (hi - lo <= kLeaf) return leaf(next++);
+  int64_t half = (hi - lo) / 2;
+  half -= half % 8;
+  const auto first = combine_leaves(op, lo, lo + half, leaf, next);
+  return op.combine(first, combine_leaves(op, lo + half, hi, leaf, next));
 }
 
 template <class Op>
@@ -122,32 +176,107 @@ void run(const Op& op, const ReducePlan& p) {
   using Out = typename Op::Out;
   using Acc = typename Op::Acc;
   Out* out = static_cast<Out*>(p.out.data);
+  const int64_t length = p.full ? p.count : p.R;  // of each reduction
+  std::vector<int64_t> starts;
+  leaves(0, length, starts);
+  const auto nl = static_cast<int64_t>(starts.size());
+  const auto end = [&](int64_t l) {
+    return l + 1 < nl ? starts[static_cast<size_t>(l + 1)] : length;
+  };
+  // Pieces of parallel work: (reduction, leaf) pairs, at least a grain's worth of elements each.
+  const int64_t piece = std::min(length, kLeaf);
+  const int64_t grain = std::max<int64_t>(1, grain_for(sizeof(T)) / std::max<int64_t>(1, piece));
   if (p.full) {
     if (p.count == 0) {  // (the view may have a dimension of size 0 that the visitor divides by)
       *out = op.finalize(op.identity(), 0);
       return;
     }
     const FullVisitor<T> visit{static_cast<const T*>(p.in.data), p.in};
-    *out = op.finalize(pairwise(op, 0, p.count, visit), p.count);
+    std::vector<Acc> part(starts.size(), op.identity());
+    parallel_for(nl, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t l = lo; l < hi; ++l) {
+        part[static_cast<size_t>(l)] = pairwise(op, starts[static_cast<size_t>(l)], end(l), visit);
+      }
+    });
+    size_t next = 0;
+    *out = op.finalize(combine_leaves(
+                           op, 0, length, [&](size_t l) { return part[l]; }, next),
+                       p.count);
     return;
   }
   const Indexer in_idx(p.in_outer), out_idx(p.out);
   const T* in = static_cast<const T*>(p.in_outer.data);
-  if (p.inner) {
-    for (int64_t o = 0; o < p.M; ++o) {
-      const AxisVisitor<T> visit{in + in_idx(o), p.rs};
-      out[out_idx(o)] = op.finalize(pairwise(op, 0, p.R, visit), p.R);
-    }
+  if (p.inner && nl == 1) {  // each output one leaf: no partials to keep
+    parallel_for(p.M, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t o = lo; o < hi; ++o) {
+        const AxisVisitor<T> visit{in + in_idx(o), p.rs};
+        out[out_idx(o)] = op.finalize(pairwise(op, 0, p.R, visit), p.R);
+      }
+    });
     return;
   }
-  const T* bases[kLanes];
-  Acc acc[kLanes];
-  for (int64_t o0 = 0; o0 < p.M; o0 += kLanes) {
-    const int lanes = static_cast<int>(std::min<int64_t>(kLanes, p.M - o0));
-    for (int w = 0; w < lanes; ++w) bases[w] = in + in_idx(o0 + w);
-    pairwise_lanes(op, 0, p.R, bases, lanes, p.rs, acc);
-    for (int w = 0; w < lanes; ++w) out[out_idx(o0 + w)] = op.finalize(acc[w], p.R);
+  if (p.inner) {  // partials: M * nl, at most one per 8192 input elements
+    std::vector<Acc> part(static_cast<size_t>(p.M * nl), op.identity());
+    parallel_for(p.M * nl, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t w = lo; w < hi; ++w) {
+        const int64_t o = w / nl, l = w % nl;
+        const AxisVisitor<T> visit{in + in_idx(o), p.rs};
+        part[static_cast<size_t>(w)] = pairwise(op, starts[static_cast<size_t>(l)], end(l), visit);
+      }
+    });
+    parallel_for(p.M, std::max<int64_t>(1, 4096 / nl), [&](int64_t lo, int64_t hi) {
+      for (int64_t o = lo; o < hi; ++o) {
+        size_t next = 0;
+        const Acc* first = part.data() + o * nl;
+        out[out_idx(o)] = op.finalize(combine_leaves(
+                                          op, 0, length, [&](size_t l) { return first[l]; }, next),
+                                      p.R);
+      }
+    });
+    return;
   }
+  // kLanes outputs at a time, their elements side by side.
+  const int64_t groups = (p.M + kLanes - 1) / kLanes;
+  // Reduces leaf l of group g into acc[0, lanes).
+  const auto lanes_leaf = [&](int64_t g, int64_t l, Acc* acc) {
+    const T* bases[kLanes];
+    const int lanes = static_cast<int>(std::min<int64_t>(kLanes, p.M - g * kLanes));
+    bool side_by_side = lanes == kLanes;
+    for (int k = 0; k < lanes; ++k) {
+      bases[k] = in + in_idx(g * kLanes + k);
+      side_by_side = side_by_side && bases[k] == bases[0] + k;
+    }
+    pairwise_lanes(op, starts[static_cast<size_t>(l)], end(l), bases, lanes, p.rs, side_by_side,
+                   acc);
+    return lanes;
+  };
+  if (nl == 1) {  // each group one leaf: no partials to keep
+    parallel_for(groups, std::max<int64_t>(1, grain / kLanes), [&](int64_t lo, int64_t hi) {
+      Acc acc[kLanes];
+      for (int64_t g = lo; g < hi; ++g) {
+        const int lanes = lanes_leaf(g, 0, acc);
+        for (int k = 0; k < lanes; ++k) out[out_idx(g * kLanes + k)] = op.finalize(acc[k], p.R);
+      }
+    });
+    return;
+  }
+  std::vector<Acc> part(static_cast<size_t>(groups * nl * kLanes), op.identity());
+  parallel_for(groups * nl, std::max<int64_t>(1, grain / kLanes), [&](int64_t lo, int64_t hi) {
+    for (int64_t w = lo; w < hi; ++w) lanes_leaf(w / nl, w % nl, part.data() + w * kLanes);
+  });
+  parallel_for(groups, std::max<int64_t>(1, 4096 / (nl * kLanes)), [&](int64_t lo, int64_t hi) {
+    for (int64_t g = lo; g < hi; ++g) {
+      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, p.M - g * kLanes));
+      const Acc* first = part.data() + g * nl * kLanes;
+      for (int k = 0; k < lanes; ++k) {
+        size_t next = 0;
+        const Acc acc = combine_leaves(
+            op, 0, length, [&](size_t l) { return first[l * kLanes + static_cast<size_t>(k)]; },
+            next);
+        out[out_idx(g * kLanes + k)] = op.finalize(acc, p.R);
+      }
+    }
+  });
 }
 
 }  // namespace

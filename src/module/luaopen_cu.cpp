@@ -56,6 +56,7 @@ RuntimeOptions options_from_environment() {
     o.device = device;
   }
   o.host_memory_limit = host_memory_limit_from_environment();  // a bad value fails the require
+  backends::check_environment();                               // CULUA_HOST_THREADS too
   return o;
 }
 

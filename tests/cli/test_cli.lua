@@ -297,6 +297,22 @@ T.case("a bad CULUA_HOST_MEMORY_LIMIT is named before anything runs; absurd size
   T.eq(out, tostring(3 << 30) .. "\n")
 end)
 
+T.case("CULUA_HOST_THREADS sets the host pool's size; a bad value is named before anything runs", function()
+  for _, bad in ipairs({ "0", "many", "-2", "1025", "99999" }) do
+    local out, code = run("--backend host -e 'print(\"ran\"); cu.zeros(4)'", { env = "CULUA_HOST_THREADS=" .. bad })
+    T.eq(code, 1, out)
+    T.truthy(out:find("CULUA_HOST_THREADS", 1, true), out)
+    T.truthy(not out:find("ran", 1, true), "refused before the script ran: " .. out)
+  end
+  for _, n in ipairs({ 1, 3 }) do
+    local script = "print(cu.devices()[1].name); print(cu.arange(1000000, \"f64\"):sum():item())"
+    local out, code = run("--backend host -e '" .. script .. "'", { env = "CULUA_HOST_THREADS=" .. n })
+    T.eq(code, 0, out)
+    T.truthy(out:find("(" .. n .. " thread" .. (n == 1 and ")" or "s)"), 1, true), out)
+    T.truthy(out:find("499999500000", 1, true), out)
+  end
+end)
+
 T.case("result and trace files that cannot be written stop the run before it starts", function()
   local path = temp_script("print('ran')")
   for _, opt in ipairs({ "--json", "--csv", "--trace" }) do

@@ -618,7 +618,10 @@ function culua_groups.host()
   else
     add_record({ impl = "native_host", absent = "culua-host-baseline not found beside culua" })
   end
-  if not opt.peers then return end
+  if not opt.peers then
+    add_record({ impl = "numpy", absent = "not run (--no-peers)" })
+    return
+  end
   local python
   for _, py in ipairs(NUMPY_PYTHONS) do
     if os.execute(py .. " -c 'import numpy' >/dev/null 2>&1") then

@@ -589,52 +589,77 @@ end
 -- The host group (docs/performance.md, "The host group"): culua's host backend in a child process
 -- (scripts/bench/host.lua under --backend host, whatever backend the suite runs on), numpy
 -- (scripts/bench/host_numpy.py, run by the first python3 that imports numpy) and the native loops
--- of culua-host-baseline, on the same operations and sizes, one after the other.
-local HOST_OPS = { "copy", "add", "sum", "transpose", "matmul_f32", "matmul_f64" }
+-- of culua-host-baseline. The three take turns at each operation and size (one process each), so
+-- that the load of a shared machine, which drifts, weighs on the three alike.
+local HOST_OPS = { "copy", "add", "sum", "transpose" }
 local NUMPY_PYTHONS = { "python3", "/usr/bin/python3" }
 
-local function host_args()
-  return string.format("--reps %d --sizes %s", cfg.reps, list(cfg.host_sizes))
+local numpy_python -- false: none imports numpy
+local function find_numpy_python()
+  if numpy_python == nil then
+    numpy_python = false
+    for _, py in ipairs(NUMPY_PYTHONS) do
+      if os.execute(py .. " -c 'import numpy' >/dev/null 2>&1") then
+        numpy_python = py
+        break
+      end
+    end
+  end
+  return numpy_python
 end
 
 function culua_groups.host()
-  local args = host_args() .. " --matmul-sizes " .. list(cfg.host_matmul)
   local first = #records + 1
-  local ok = run_producer(quote(culua_bin) .. " --backend host " .. quote(scriptdir .. "/host.lua") .. " " ..
-    args)
-  -- A child that died: an error for each operation it did not report.
-  local got = {}
-  for i = first, #records do
-    if records[i].impl == "culua" then got[records[i].op] = true end
-  end
-  for _, op in ipairs(HOST_OPS) do
-    if not ok and not got["host_" .. op] then
-      add_record({ impl = "culua", op = "host_" .. op, error = "scripts/bench/host.lua failed (see its errors)" })
-    end
-  end
   local native = bindir .. "/culua-host-baseline"
-  if exists(native) then
-    run_producer(quote(native) .. " " .. host_args())
-  else
+  if not exists(native) then
+    native = nil
     add_record({ impl = "native_host", absent = "culua-host-baseline not found beside culua" })
   end
+  local python = opt.peers and find_numpy_python()
   if not opt.peers then
     add_record({ impl = "numpy", absent = "not run (--no-peers)" })
-    return
-  end
-  local python
-  for _, py in ipairs(NUMPY_PYTHONS) do
-    if os.execute(py .. " -c 'import numpy' >/dev/null 2>&1") then
-      python = py
-      break
-    end
-  end
-  if python then
-    run_producer(python .. " " .. quote(scriptdir .. "/host_numpy.py") .. " " .. args)
-  else
+  elseif not python then
     add_record({ impl = "numpy", absent = "no python3 that imports numpy (tried " ..
       table.concat(NUMPY_PYTHONS, ", ") .. ")" })
   end
+  local turns = {}
+  for _, op in ipairs(HOST_OPS) do
+    for _, size in ipairs(cfg.host_sizes) do
+      turns[#turns + 1] = { args = string.format("--ops %s --sizes %d", op, size), native = true,
+        ops = { "host_" .. op }, size = size }
+    end
+  end
+  for _, n in ipairs(cfg.host_matmul) do
+    turns[#turns + 1] = { args = string.format("--ops matmul --matmul-sizes %d", n),
+      ops = { "host_matmul_f32", "host_matmul_f64" }, size = n }
+  end
+  for _, turn in ipairs(turns) do
+    local args = string.format("--reps %d %s", cfg.reps, turn.args)
+    local before = #records
+    run_producer(quote(culua_bin) .. " --backend host " .. quote(scriptdir .. "/host.lua") .. " " .. args)
+    -- A child that died (or refused): an error for each operation it did not report.
+    local got = {}
+    for i = before + 1, #records do
+      if records[i].impl == "culua" then got[records[i].op] = true end
+    end
+    for _, op in ipairs(turn.ops) do
+      if not got[op] then
+        add_record({ impl = "culua", op = op, size = turn.size,
+          error = "scripts/bench/host.lua failed (see its errors)" })
+      end
+    end
+    if native and turn.native then run_producer(quote(native) .. " " .. args) end
+    if python then run_producer(python .. " " .. quote(scriptdir .. "/host_numpy.py") .. " " .. args) end
+  end
+  -- Every process sent its info record: one of each is kept.
+  local seen, kept = {}, {}
+  for i = first, #records do
+    local r = records[i]
+    if not (r.info and seen[r.impl]) then kept[#kept + 1] = r end
+    if r.info then seen[r.impl] = true end
+    records[i] = nil
+  end
+  table.move(kept, 1, #kept, first, records)
 end
 
 -- Start-up: whole processes, timed by culua-baseline's spawner where it exists (else by a shell).
@@ -916,6 +941,14 @@ local function host_markdown(m, p)
     end
   end
   if #order == 0 then return end
+  local rank = { host_copy = 1, host_add = 2, host_sum = 3, host_transpose = 4, host_matmul_f32 = 5,
+    host_matmul_f64 = 6 }
+  table.sort(order, function(x, y)
+    local rx, ry = rank[x.op] or 99, rank[y.op] or 99
+    if rx ~= ry then return rx < ry end
+    if x.op ~= y.op then return x.op < y.op end
+    return (x.size or 0) < (y.size or 0)
+  end)
   local function absent(impl)
     for _, r in ipairs(records) do
       if r.impl == impl and r.absent and not r.op then return r.absent end

@@ -1,6 +1,8 @@
 -- The performance suite: culua against native C++ (culua-baseline suite), CuPy and PyTorch
--- (scripts/bench/peers.py) in one run on the current GPU. docs/performance.md is the contract:
--- what each operation measures, the same way on every side.
+-- (scripts/bench/peers.py) in one run on the current GPU, and (the host group, on any machine)
+-- culua's host backend against numpy (scripts/bench/host_numpy.py) and native loops
+-- (culua-host-baseline). docs/performance.md is the contract: what each operation measures, the
+-- same way on every side.
 --
 --   culua scripts/bench/suite.lua [--quick] [--out DIR] [--only GROUPS] [--no-peers] [--reps R]
 --   culua scripts/bench/suite.lua --plot-from DIR/suite.json [--out DIR]
@@ -10,7 +12,7 @@
 -- from the JSON on another machine). DIR defaults to bench-results. --quick: tiny sizes and few
 -- repetitions (CI runs it on the host backend so that the suite cannot rot).
 
-local GROUPS = { "startup", "launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul" }
+local GROUPS = { "startup", "launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul", "host" }
 
 -- Command line --------------------------------------------------------------------------------
 
@@ -90,6 +92,7 @@ if opt.quick then
     bw = { 4 * KiB, 64 * KiB, 1 * MiB }, transfer = { 4 * KiB, 64 * KiB, 1 * MiB },
     alloc = { 4 * KiB, 1 * MiB }, matmul = { 64, 128 },
     large = 1 * MiB, startup_runs = 3,
+    host_sizes = { 64 * KiB, 1 * MiB }, host_matmul = { 64, 128 },
   }
 else
   cfg = {
@@ -97,6 +100,7 @@ else
     bw = powers4(4 * KiB, 4 * GiB), transfer = powers4(4 * KiB, 1 * GiB),
     alloc = powers4(4 * KiB, 1 * GiB), matmul = { 1024, 2048, 4096, 8192 },
     large = 1 * GiB, startup_runs = 21,
+    host_sizes = powers4(1 * MiB, 256 * MiB), host_matmul = { 512, 1024, 2048 },
   }
 end
 cfg.reps = opt.reps or cfg.reps
@@ -145,7 +149,7 @@ local function run_producer(cmd)
   local f = io.popen(cmd)
   if not f then return end
   local text = f:read("a")
-  f:close()
+  local ok = f:close()
   for line in text:gmatch("[^\n]+") do
     if line:sub(1, 1) == "{" then
       local r, why = cu.json.decode(line)
@@ -156,6 +160,7 @@ local function run_producer(cmd)
       end
     end
   end
+  return ok
 end
 
 local have_python = opt.peers and os.execute("command -v python3 >/dev/null 2>&1")
@@ -165,6 +170,7 @@ local function peers_args(ops)
     ops, cfg.reps, cfg.launches, list(cfg.bw), list(cfg.transfer), list(cfg.alloc), list(cfg.matmul))
 end
 local function run_others(ops)
+  if ops == "host" then return end -- the host group runs its own producers (culua_groups.host)
   if baseline and cu.backend == "cuda" then
     run_producer(quote(baseline) .. " suite " .. peers_args(ops))
   end
@@ -616,6 +622,82 @@ function culua_groups.matmul()
   end
 end
 
+-- The host group (docs/performance.md, "The host group"): culua's host backend in a child process
+-- (scripts/bench/host.lua under --backend host, whatever backend the suite runs on), numpy
+-- (scripts/bench/host_numpy.py, run by the first python3 that imports numpy) and the native loops
+-- of culua-host-baseline. The three take turns at each operation and size (one process each), so
+-- that the load of a shared machine, which drifts, weighs on the three alike.
+local HOST_OPS = { "copy", "add", "sum", "transpose" }
+local NUMPY_PYTHONS = { "python3", "/usr/bin/python3" }
+
+local numpy_python -- false: none imports numpy
+local function find_numpy_python()
+  if numpy_python == nil then
+    numpy_python = false
+    for _, py in ipairs(NUMPY_PYTHONS) do
+      if os.execute(py .. " -c 'import numpy' >/dev/null 2>&1") then
+        numpy_python = py
+        break
+      end
+    end
+  end
+  return numpy_python
+end
+
+function culua_groups.host()
+  local first = #records + 1
+  local native = bindir .. "/culua-host-baseline"
+  if not exists(native) then
+    native = nil
+    add_record({ impl = "native_host", absent = "culua-host-baseline not found beside culua" })
+  end
+  local python = opt.peers and find_numpy_python()
+  if not opt.peers then
+    add_record({ impl = "numpy", absent = "not run (--no-peers)" })
+  elseif not python then
+    add_record({ impl = "numpy", absent = "no python3 that imports numpy (tried " ..
+      table.concat(NUMPY_PYTHONS, ", ") .. ")" })
+  end
+  local turns = {}
+  for _, op in ipairs(HOST_OPS) do
+    for _, size in ipairs(cfg.host_sizes) do
+      turns[#turns + 1] = { args = string.format("--ops %s --sizes %d", op, size), native = true,
+        ops = { "host_" .. op }, size = size }
+    end
+  end
+  for _, n in ipairs(cfg.host_matmul) do
+    turns[#turns + 1] = { args = string.format("--ops matmul --matmul-sizes %d", n),
+      ops = { "host_matmul_f32", "host_matmul_f64" }, size = n }
+  end
+  for _, turn in ipairs(turns) do
+    local args = string.format("--reps %d %s", cfg.reps, turn.args)
+    local before = #records
+    run_producer(quote(culua_bin) .. " --backend host " .. quote(scriptdir .. "/host.lua") .. " " .. args)
+    -- A child that died (or refused): an error for each operation it did not report.
+    local got = {}
+    for i = before + 1, #records do
+      if records[i].impl == "culua" then got[records[i].op] = true end
+    end
+    for _, op in ipairs(turn.ops) do
+      if not got[op] then
+        add_record({ impl = "culua", op = op, size = turn.size,
+          error = "scripts/bench/host.lua failed (see its errors)" })
+      end
+    end
+    if native and turn.native then run_producer(quote(native) .. " " .. args) end
+    if python then run_producer(python .. " " .. quote(scriptdir .. "/host_numpy.py") .. " " .. args) end
+  end
+  -- Every process sent its info record: one of each is kept.
+  local seen, kept = {}, {}
+  for i = first, #records do
+    local r = records[i]
+    if not (r.info and seen[r.impl]) then kept[#kept + 1] = r end
+    if r.info then seen[r.impl] = true end
+    records[i] = nil
+  end
+  table.move(kept, 1, #kept, first, records)
+end
+
 -- Start-up: whole processes, timed by culua-baseline's spawner where it exists (else by a shell).
 local function process_ms(cmd, runs)
   if baseline and not runs then
@@ -710,7 +792,7 @@ end
 -- Each target: what, the culua record, the reference, and the test.
 local function size_text(op, size)
   if not size then return "" end
-  if op:match("^matmul") then return string.format("%d³", size) end
+  if op:match("matmul") then return string.format("%d³", size) end
   if size >= GiB and size % GiB == 0 then return string.format("%d GiB", size // GiB) end
   if size >= MiB and size % MiB == 0 then return string.format("%d MiB", size // MiB) end
   if size >= KiB and size % KiB == 0 then return string.format("%d KiB", size // KiB) end
@@ -801,6 +883,34 @@ local function targets()
   local st = find("culua", "startup")
   out[#out + 1] = { what = "`culua -e 'local x = 1'`", culua = st, bound = "≤ 20 ms",
     met = st and st.median <= 20 }
+  -- The host group: culua's host backend against numpy and the native loops, same machine.
+  local at_least = function(f) return function(v, r) return v >= f * r end end
+  local hs = cfg.host_sizes
+  local largest = hs[#hs]
+  local HOST_WHAT = { add = "`cu.add(a, b, {out = c})`", sum = "`a:sum()`",
+    transpose = "transposed copy `cu.copy(dst, a:transpose())`", copy = "`cu.copy(dst, src)`" }
+  for _, op in ipairs({ "add", "sum", "transpose", "copy" }) do
+    target(string.format("host: %s, largest size, against numpy", HOST_WHAT[op]),
+      find("culua", "host_" .. op, largest), find("numpy", "host_" .. op, largest), at_least(1.0), "≥ numpy")
+  end
+  for _, op in ipairs({ "add", "sum", "copy", "transpose" }) do
+    target(string.format("host: %s, largest size, against the native loop", HOST_WHAT[op]),
+      find("culua", "host_" .. op, largest), find("native_host", "host_" .. op, largest), at_least(0.70),
+      "≥ 70% native")
+  end
+  if largest ~= MiB then
+    for _, op in ipairs({ "copy", "transpose" }) do
+      target(string.format("host: %s, 1 MiB (the quickstart's size), against numpy", HOST_WHAT[op]),
+        find("culua", "host_" .. op, MiB), find("numpy", "host_" .. op, MiB), at_least(1.0), "≥ numpy")
+    end
+  end
+  for _, dtype in ipairs({ "f32", "f64" }) do
+    for _, n in ipairs(cfg.host_matmul) do
+      target(string.format("host: `cu.matmul` %s, %d³, against numpy", dtype, n),
+        find("culua", "host_matmul_" .. dtype, n), find("numpy", "host_matmul_" .. dtype, n), at_least(1.0),
+        "≥ numpy")
+    end
+  end
   return out
 end
 
@@ -814,7 +924,7 @@ local function fig(r, spread)
   local function f(x)
     if u == "us" then return string.format("%.2f", x) end
     if u == "ms" then return string.format(x >= 10 and "%.1f" or "%.3g", x) end
-    if u == "TFLOP/s" then return string.format(x >= 10 and "%.1f" or "%.3g", x) end
+    if u == "TFLOP/s" or u == "GFLOP/s" then return string.format(x >= 10 and "%.1f" or "%.3g", x) end
     return x >= 100 and string.format("%.0f", x) or string.format("%.2f", x)
   end
   local unit = u == "us" and "µs" or u
@@ -829,7 +939,8 @@ local function ratio(c, r)
 end
 
 local IMPLS = { "culua", "native", "cupy", "torch" }
-local NAMES = { culua = "culua", native = "native C++", cupy = "CuPy", torch = "PyTorch" }
+local NAMES = { culua = "culua", native = "native C++", cupy = "CuPy", torch = "PyTorch", numpy = "numpy",
+  native_host = "native loop" }
 
 local function lookup(impl, op, size)
   local found
@@ -873,6 +984,59 @@ local function write(path, text)
   f:close()
 end
 
+-- The host group's own table: culua's host backend, numpy, the native loops.
+local function host_markdown(m, p)
+  local order, seen = {}, {}
+  for _, r in ipairs(records) do
+    if r.op and r.op:match("^host_") then
+      local key = r.op .. "\0" .. tostring(r.size)
+      if not seen[key] then
+        seen[key] = true
+        order[#order + 1] = { op = r.op, size = r.size }
+      end
+    end
+  end
+  if #order == 0 then return end
+  local rank = { host_copy = 1, host_add = 2, host_sum = 3, host_transpose = 4, host_matmul_f32 = 5,
+    host_matmul_f64 = 6 }
+  table.sort(order, function(x, y)
+    local rx, ry = rank[x.op] or 99, rank[y.op] or 99
+    if rx ~= ry then return rx < ry end
+    if x.op ~= y.op then return x.op < y.op end
+    return (x.size or 0) < (y.size or 0)
+  end)
+  local function absent(impl)
+    for _, r in ipairs(records) do
+      if r.impl == impl and r.absent and not r.op then return r.absent end
+    end
+  end
+  p("")
+  p("## Host backend")
+  p("")
+  local function threads(k) return string.format("%s thread%s", k, k == 1 and "" or "s") end
+  local ch, np, nh = m.culua_host, m.numpy, m.native_host
+  local culua_text = ch and ch.device or "?"
+  if ch and ch.CULUA_HOST_THREADS then culua_text = culua_text .. ", CULUA_HOST_THREADS=" .. ch.CULUA_HOST_THREADS end
+  local numpy_text = "absent (" .. (absent("numpy") or "not run") .. ")"
+  if np then
+    local blas = type(np.blas) == "table" and np.blas or {}
+    local blas_text = blas.openblas and (blas.openblas.config .. ", " .. threads(blas.openblas.threads))
+      or table.concat(blas.loaded or { "?" }, ", ")
+    numpy_text = string.format("%s (%s; BLAS: %s)", np.numpy, np.executable or "?", blas_text)
+  end
+  local native_text = nh and threads(nh.threads) or ("absent (" .. (absent("native_host") or "not run") .. ")")
+  p("culua: %s. numpy: %s. Native loops (culua-host-baseline): %s.", culua_text, numpy_text, native_text)
+  p("Host clock around batches of about 2 ms, the stream synchronized; culua ÷ the other: higher is better.")
+  p("")
+  p("| operation | size | culua | numpy | native loop | ÷ numpy | ÷ native |")
+  p("|---|---|---|---|---|---|---|")
+  for _, k in ipairs(order) do
+    local c, n, h = lookup("culua", k.op, k.size), lookup("numpy", k.op, k.size), lookup("native_host", k.op, k.size)
+    p("| `%s` | %s | %s | %s | %s | %s | %s |", k.op, size_text(k.op, k.size), fig(c, true), fig(n, true),
+      k.op:match("matmul") and "" or fig(h, true), ratio(c, n), ratio(c, h))
+  end
+end
+
 local function markdown(m, tgs)
   local out = {}
   local function p(...) out[#out + 1] = string.format(...) end
@@ -911,22 +1075,24 @@ local function markdown(m, tgs)
   end
   p("")
   p("%d met, %d missed, %d without a figure.", met, missed, unknown)
-  p("")
-  p("## Every figure")
-  p("")
-  p("Ratios are culua ÷ the other (a time: lower is better for culua; a rate: higher is).")
-  p("")
-  p("| operation | size | culua | native C++ | CuPy | PyTorch | ÷ native | ÷ CuPy | ÷ PyTorch |")
-  p("|---|---|---|---|---|---|---|---|---|")
   local seen, order = {}, {}
   for _, r in ipairs(records) do
-    if r.op and not r.info then
+    if r.op and not r.info and not r.op:match("^host_") then
       local key = r.op .. "\0" .. tostring(r.size)
       if not seen[key] then
         seen[key] = true
         order[#order + 1] = { op = r.op, size = r.size }
       end
     end
+  end
+  if #order > 0 then
+    p("")
+    p("## Every figure")
+    p("")
+    p("Ratios are culua ÷ the other (a time: lower is better for culua; a rate: higher is).")
+    p("")
+    p("| operation | size | culua | native C++ | CuPy | PyTorch | ÷ native | ÷ CuPy | ÷ PyTorch |")
+    p("|---|---|---|---|---|---|---|---|---|")
   end
   for _, k in ipairs(order) do
     local row = {}
@@ -935,6 +1101,7 @@ local function markdown(m, tgs)
       fig(row[2]), fig(row[3]), fig(row[4]), ratio(row[1], row[2]), ratio(row[1], row[3]),
       ratio(row[1], row[4]))
   end
+  host_markdown(m, p)
   local failures = {}
   for _, r in ipairs(records) do
     if r.error then failures[#failures + 1] = string.format("- %s `%s` %s: %s", NAMES[r.impl] or r.impl,
@@ -956,6 +1123,10 @@ local CURVES = {
     title = "host <-> device" },
   { ops = { "alloc" }, file = "alloc", ylabel = "µs per allocate + free", title = "pool allocation" },
   { ops = { "matmul_f32", "matmul_bf16", "matmul_f64" }, file = "matmul", ylabel = "TFLOP/s", title = "matmul" },
+  { ops = { "host_copy", "host_add", "host_sum", "host_transpose" }, file = "host", ylabel = "GB/s",
+    title = "host backend, bandwidth against array size" },
+  { ops = { "host_matmul_f32", "host_matmul_f64" }, file = "host_matmul", ylabel = "GFLOP/s",
+    title = "host backend, matmul" },
 }
 
 local function plots(recs, dir)
@@ -965,14 +1136,14 @@ local function plots(recs, dir)
         local rows = {}
         for _, r in ipairs(recs) do
           if r.op == op and r.median and r.size then
-            rows[#rows + 1] = { size = r.op:match("^matmul") and r.size or r.size / 1024,
+            rows[#rows + 1] = { size = r.op:match("matmul") and r.size or r.size / 1024,
               value = r.median, impl = NAMES[r.impl] or r.impl }
           end
         end
         if #rows > 0 then
           cu.plot(rows, { x = "size", y = "value", series = "impl", file = dir .. "/" .. op .. ".png",
             logx = true, logy = c.ylabel == "GB/s", title = op .. ": " .. c.title,
-            xlabel = op:match("^matmul") and "N" or "KiB", ylabel = c.ylabel })
+            xlabel = op:match("matmul") and "N" or "KiB", ylabel = c.ylabel })
         end
       end
     end
@@ -1055,7 +1226,8 @@ end
 write(opt.out .. "/suite.md", md)
 write(opt.out .. "/suite.json", cu.json.encode({ machine = m, records = records, targets = target_list,
   config = { reps = cfg.reps, launches = cfg.launches, bw_sizes = cfg.bw, transfer_sizes = cfg.transfer,
-    alloc_sizes = cfg.alloc, matmul_sizes = cfg.matmul, quick = opt.quick } }, { indent = 1 }))
+    alloc_sizes = cfg.alloc, matmul_sizes = cfg.matmul, host_sizes = cfg.host_sizes,
+    host_matmul_sizes = cfg.host_matmul, quick = opt.quick } }, { indent = 1 }))
 local plotted = cu.plot and plots(records, opt.out)
 print("")
 print(md)

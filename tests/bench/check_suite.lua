@@ -90,6 +90,42 @@ for _, kind in ipairs({ "empty", "add1k" }) do
       instantiate.op, instantiate.median, capture.median)
   end
 end
+-- The host group: culua's host backend and the native loops at every size; numpy at every size
+-- or absent (a machine without numpy).
+local host_sizes, host_matmul = data.config.host_sizes, data.config.host_matmul_sizes
+local function absent_impl(impl)
+  for _, r in ipairs(data.records) do
+    if r.impl == impl and r.absent and not r.op then return true end
+  end
+end
+for _, impl in ipairs({ "culua", "native_host", "numpy" }) do
+  if not (impl == "numpy" and absent_impl("numpy")) then
+    local ops = { host_copy = host_sizes, host_add = host_sizes, host_sum = host_sizes,
+      host_transpose = host_sizes }
+    if impl ~= "native_host" then
+      ops.host_matmul_f32, ops.host_matmul_f64 = host_matmul, host_matmul
+    end
+    for op, op_sizes in pairs(ops) do
+      for _, size in ipairs(op_sizes or {}) do
+        local found
+        for _, r in ipairs(records(impl, op)) do
+          if r.size == size then found = r end
+        end
+        if not found then
+          problem("no %s record for %s at %s", impl, op, size)
+        elseif found.error then
+          problem("%s %s at %s failed: %s", impl, op, size, found.error)
+        elseif not (found.median and found.median > 0 and found.min <= found.median
+            and found.median <= found.max and found.unit == (op:match("matmul") and "GFLOP/s" or "GB/s")) then
+          problem("%s %s at %s: implausible figure %s %s", impl, op, size, found.median, found.unit)
+        end
+      end
+    end
+  end
+end
+if not (host_sizes and #host_sizes > 0 and host_matmul and #host_matmul > 0) then
+  problem("suite.json: no host sizes in its config")
+end
 assert(type(data.machine) == "table" and data.machine.backend == backend,
   "suite.json: machine.backend is not " .. backend)
 assert(#data.targets > 0, "suite.json has no targets")

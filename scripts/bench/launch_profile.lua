@@ -9,7 +9,7 @@ extern "C" __global__ void empty4(float* a, const float* b, float c, int n) {}
 extern "C" __global__ void empty8(float* a, const float* b, float c, int n, float* d, const float* e, double f, long long g) {}
 ]])
 local a = cu.empty(256)
-local cfg = { grid = 1, block = 1 }
+local cfg = { grid = 1, block = 1, stream = cu.stream() } -- as the suite's
 local k = m["empty" .. nargs]
 local kc = k:configure(cfg)
 -- The loops are closures written out per arity, as the suite's (scripts/bench/suite.lua) are: the

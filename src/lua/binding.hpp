@@ -43,6 +43,9 @@ struct Context {
   // The launch configuration table whose keys were last checked (kernel launches check a table
   // used for many launches once).
   const void* checked_launch_config = nullptr;
+  // Registry references of the strings "grid", "block", "shared" and "stream": a launch reads its
+  // configuration table with them (lua_gettable), without interning the names again.
+  int launch_config_keys[4] = {LUA_NOREF, LUA_NOREF, LUA_NOREF, LUA_NOREF};
   uint64_t launch_site_version = 0;  // the last LaunchSite version handed out
   RunOptions run_options;            // from the command line
   // The thread (main state or coroutine) of the latest call into the bindings: where the script

@@ -34,6 +34,7 @@ namespace culua::detail::lua {
 struct Context {
   Runtime* rt = nullptr;
   const void* array_mt = nullptr;
+  int array_mt_ref = LUA_NOREF;  // the array metatable's registry reference (new_array)
   const void* stream_mt = nullptr;
   const void* event_mt = nullptr;
   const void* complex_mt = nullptr;
@@ -91,6 +92,10 @@ void mark_closing(lua_State* L) noexcept;
 // Throws when the state is closing (mark_closing): `what` (e.g. "streams") names what a finalizer
 // may not make then, since Lua would never finalize it.
 void refuse_when_closing(lua_State* L, const char* what);
+// find_context through the per-thread cache of cached_context (null when there is none), and
+// refuse_when_closing with the context it found.
+Context* live_context(lua_State* L);
+Context* refuse_when_closing_context(lua_State* L, const char* what);
 // The registry lookup, cached per OS thread for the last state used; throws when there is none.
 Context& cached_context(lua_State* L);
 

@@ -357,6 +357,13 @@ ArrayBox* test_array(lua_State* L, int idx);  // null when not a cu.Array
 // device, and an option error (options table at `opts`) for out= or stream= of another device.
 int check_one_device(lua_State* L, std::initializer_list<int> args, int opts = 0,
                      const Array* out = nullptr, const Stream* stream = nullptr);
+// The same for arguments already checked: argument `index` is `array` (null: not an array).
+struct ArrayArgument {
+  int index;
+  const Array* array;
+};
+int check_one_device(std::initializer_list<ArrayArgument> args, int opts = 0,
+                     const Array* out = nullptr, const Stream* stream = nullptr);
 // A device index argument (0-based): raises "device 5 does not exist (devices are numbered 0..1)".
 int check_device_index(lua_State* L, int arg);
 

@@ -991,8 +991,11 @@ for _, g in ipairs(GROUPS) do
     local starts = {}
     for r = 1, rounds do
       starts[r] = #records + 1
+      -- The order alternates (culua first in odd rounds, the others first in even ones), so that a
+      -- drift within a round favours neither side.
+      if r % 2 == 0 and g ~= "startup" then run_others(g) end
       culua_groups[g]()
-      if g ~= "startup" then run_others(g) end
+      if r % 2 == 1 and g ~= "startup" then run_others(g) end
     end
     if g == "startup" then run_others(g) end
     local ratios = round_ratios(starts, #records)

@@ -577,10 +577,14 @@ void launch_with(lua_State* L, LuaKernel& lk, const LaunchDims& d, Stream* strea
         }
         const Array& a = box->array;
         void* ptr = a.alive() ? a.data() : nullptr;
+        // Alignments are powers of two: a mask instead of a division (the modulo otherwise).
+        const uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
+        const uintptr_t align = p.pointee_align;
+        const bool aligned =
+            (align & (align - 1)) == 0 ? (address & (align - 1)) == 0 : address % align == 0;
         const bool ok = ptr && a.location() == Location::Device && a.device() == s.device() &&
                         ((lk.accepts[i] >> static_cast<unsigned>(a.dtype())) & 1u) &&
-                        a.is_contiguous() &&
-                        reinterpret_cast<uintptr_t>(ptr) % p.pointee_align == 0;
+                        a.is_contiguous() && aligned;
         if (!ok) rtc::check_pointer_argument(p, a, s.device(), lk.what[i]);  // raises, saying why
         std::memcpy(k.slot(i), &ptr, sizeof ptr);
         lk.buffers[nbuf++] = a.buffer().get();

@@ -4,16 +4,29 @@
 // repeatably under callgrind:
 //   valgrind --tool=callgrind build/culua-launch-profile scripts/bench/launch_profile.lua 20000
 // (instructions per launch = the difference between two counts, divided by the launches added).
+//   culua-launch-profile --null-device SCRIPT [ARGS...]
+// also makes device allocation, frees and elementwise operations do nothing (allocations come
+// from a fixed arena), so that what remains of `cu.empty(n):free()` or `cu.add(a, b, {out = c})`
+// is culua's own work (scripts/bench/alloc_profile.lua).
+// Built without CUDA (no NVRTC), "compiling" only names the kernels of the source: the parameter
+// types come from the declarations (the fallback of rtc::resolve_params); templates are refused.
+// The launch path after the compile is the same.
 #include <lua.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "backends/backends.hpp"
 #include "core/backend.hpp"
+#include "core/error.hpp"
 #include "core/runtime.hpp"
-#include "cuda/rtc.hpp"
 #include "host/host_backend.hpp"
+#if defined(CULUA_HAVE_CUDA)
+#include "cuda/rtc.hpp"
+#endif
 #include "lua/cu_module.hpp"
 
 namespace {
@@ -46,9 +59,29 @@ class NullModule final : public RtcModule {
 
 // The host backend, with NVRTC compiles and launches that do nothing. It reports itself as the
 // CUDA backend so that the template kernels run too.
+// Device memory of --null-device: a bump pointer over a fixed arena, wrapping around (nothing
+// reads or writes what the profile scripts allocate while it is reused).
+class NullArena {
+ public:
+  void* allocate(size_t bytes) {
+    const size_t rounded = (bytes + 255) & ~size_t{255};
+    if (rounded > kSize) fail(ErrorKind::OutOfMemory, "the profile's arena is {} bytes", kSize);
+    if (next_ + rounded > kSize) next_ = 0;
+    void* p = memory_.data() + next_;
+    next_ += rounded;
+    return p;
+  }
+
+ private:
+  static constexpr size_t kSize = size_t{64} << 20;
+  std::vector<unsigned char> memory_ = std::vector<unsigned char>(kSize);
+  size_t next_ = 0;
+};
+
 class ProfileBackend final : public Backend {
  public:
-  ProfileBackend() : host_(host::make_backend(host::HostOptions{})) {}
+  explicit ProfileBackend(bool null_device)
+      : host_(host::make_backend(host::HostOptions{})), null_device_(null_device) {}
   BackendKind kind() const override { return BackendKind::Cuda; }
   int device_count() override { return host_->device_count(); }
   DeviceInfo device_info(int d) override {
@@ -67,9 +100,11 @@ class ProfileBackend final : public Backend {
   std::shared_ptr<Event> create_event(int d, bool t) override { return host_->create_event(d, t); }
   void synchronize_device(int d) override { host_->synchronize_device(d); }
   void* allocate(size_t b, Location l, int d, Stream* s) override {
+    if (null_device_ && l == Location::Device) return arena_.allocate(b);
     return host_->allocate(b, l, d, s);
   }
   void deallocate(void* p, size_t b, Location l, int d, Stream* s) noexcept override {
+    if (null_device_ && l == Location::Device) return;
     host_->deallocate(p, b, l, d, s);
   }
   MemoryInfo memory_info(Location l, int d) override { return host_->memory_info(l, d); }
@@ -89,7 +124,9 @@ class ProfileBackend final : public Backend {
     host_->sequence(d, sp, s);
   }
   void sleep(double sec, Stream& s) override { host_->sleep(sec, s); }
-  void elementwise(const ElementwiseCall& c, Stream& s) override { host_->elementwise(c, s); }
+  void elementwise(const ElementwiseCall& c, Stream& s) override {
+    if (!null_device_) host_->elementwise(c, s);
+  }
   void reduce(const ReduceCall& c, Stream& s) override { host_->reduce(c, s); }
   void random(const RandomCall& c, Stream& s) override { host_->random(c, s); }
   void matmul(const MatmulCall& c, Stream& s) override { host_->matmul(c, s); }
@@ -104,17 +141,36 @@ class ProfileBackend final : public Backend {
   void launch_graph(GraphExec& e, Stream& s, const char* n) override {
     host_->launch_graph(e, s, n);
   }
+#if defined(CULUA_HAVE_CUDA)
   RtcBinary compile(const RtcRequest& r, int d) override {
     return cuda::compile(r, device_info(d));
   }
+#else
+  // Without NVRTC: every plain name asked for is an extern "C" kernel of that symbol.
+  RtcBinary compile(const RtcRequest& r, int) override {
+    RtcBinary b;
+    b.arch = "sm_90";
+    b.key = r.source;
+    for (const std::string& e : r.name_expressions) {
+      if (e.find('<') == std::string::npos) b.lowered_names.emplace_back(e, e);
+    }
+    return b;
+  }
+#endif
   std::shared_ptr<RtcModule> load_module(const RtcBinary&, int) override {
     return std::make_shared<NullModule>();
   }
-  bool poisoned() const override { return false; }
-  std::string poison_message() const override { return {}; }
+  bool poisoned() const override {
+    return false;
+  }
+  std::string poison_message() const override {
+    return {};
+  }
 
  private:
   std::shared_ptr<Backend> host_;
+  bool null_device_;
+  NullArena arena_;
 };
 
 int traceback(lua_State* L) {
@@ -125,11 +181,17 @@ int traceback(lua_State* L) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool null_device = argc > 1 && std::strcmp(argv[1], "--null-device") == 0;
+  if (null_device) {
+    --argc;
+    ++argv;
+  }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: culua-launch-profile SCRIPT [ARGS...]\n");
+    std::fprintf(stderr, "usage: culua-launch-profile [--null-device] SCRIPT [ARGS...]\n");
     return 2;
   }
-  culua::detail::Runtime rt(culua::detail::backends::engines(), std::make_shared<ProfileBackend>());
+  culua::detail::Runtime rt(culua::detail::backends::engines(),
+                            std::make_shared<ProfileBackend>(null_device));
   int status = 0;
   {
     lua_State* L = luaL_newstate();

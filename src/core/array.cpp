@@ -25,6 +25,7 @@ void Array::check_alive(const char* role) const {
 }
 
 void* Array::data() const {
+  if (layout_.offset == 0) return buffer_->data();  // most arrays: no itemsize lookup
   return static_cast<char*>(buffer_->data()) +
          layout_.offset * static_cast<int64_t>(itemsize(dtype_));
 }

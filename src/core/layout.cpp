@@ -61,12 +61,15 @@ int64_t checked_numel(const Shape& s, size_t itemsize) {
   for (int i = 0; i < s.ndim; ++i) {
     const int64_t d = s[i];
     if (d < 0) fail(ErrorKind::Value, "size {} in shape {} is negative", d, s.str());
-    if (d != 0 && n > kMaxBytes / d) {
+    // n * d > 2^62, without a division.
+    int64_t product = 0;
+    if (__builtin_mul_overflow(n, d, &product) || product > kMaxBytes) {
       fail(ErrorKind::Value, "shape {} overflows: more than 2^62 elements", s.str());
     }
-    n *= d;
+    n = product;
   }
-  if (itemsize && n > kMaxBytes / static_cast<int64_t>(itemsize)) {
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(itemsize), &bytes) || bytes > kMaxBytes) {
     fail(ErrorKind::Value, "shape {} overflows: more than 2^62 bytes", s.str());
   }
   return n;

@@ -669,10 +669,16 @@ const luaL_Reg kHostFunctions[] = {
 }  // namespace
 
 ArrayBox* new_array(lua_State* L) {
-  refuse_when_closing(L, "arrays");
+  const Context* ctx = refuse_when_closing_context(L, "arrays");
   auto* box = static_cast<ArrayBox*>(lua_newuserdatauv(L, sizeof(ArrayBox), 0));
   new (box) ArrayBox{};
-  set_metatable(L, kArrayType);
+  // The metatable by its integer reference: an array per operation makes this lookup hot.
+  if (ctx && ctx->array_mt_ref != LUA_NOREF) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->array_mt_ref);
+    lua_setmetatable(L, -2);
+  } else {
+    set_metatable(L, kArrayType);
+  }
   return box;
 }
 
@@ -702,6 +708,8 @@ void add_array_methods(lua_State* L, const luaL_Reg* methods) {
 void register_array(lua_State* L) {
   new_metatable(L, kArrayType);
   context(L).array_mt = lua_topointer(L, -1);
+  lua_pushvalue(L, -1);
+  context(L).array_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   luaL_setfuncs(L, kMetamethods, 0);
   luaL_newlib(L, kMethods);
   lua_pushvalue(L, -1);

@@ -68,23 +68,34 @@ void mark_closing(lua_State* L) noexcept {
   if (Context* ctx = find_context(L)) ctx->closing = true;
 }
 
-void refuse_when_closing(lua_State* L, const char* what) {
-  if (Context* ctx = find_context(L); ctx && ctx->closing) {
-    fail(ErrorKind::Released,
-         "the Lua state is closing: no new {} (a finalizer's object would never be freed)", what);
-  }
-}
-
-Context& cached_context(lua_State* L) {
+Context* live_context(lua_State* L) {
   // The registry's address identifies the state (it is shared by all its threads).
   const void* registry = lua_topointer(L, LUA_REGISTRYINDEX);
   const uint64_t generation = g_context_generation.load(std::memory_order_relaxed);
   ContextCache& cache = t_context_cache;
-  if (cache.registry == registry && cache.generation == generation) return *cache.ctx;
+  if (cache.registry == registry && cache.generation == generation) return cache.ctx;
   Context* ctx = find_context(L);
+  if (ctx) cache = {registry, ctx, generation};
+  return ctx;
+}
+
+Context* refuse_when_closing_context(lua_State* L, const char* what) {
+  Context* ctx = live_context(L);
+  if (ctx && ctx->closing) {
+    fail(ErrorKind::Released,
+         "the Lua state is closing: no new {} (a finalizer's object would never be freed)", what);
+  }
+  return ctx;
+}
+
+void refuse_when_closing(lua_State* L, const char* what) {
+  refuse_when_closing_context(L, what);
+}
+
+Context& cached_context(lua_State* L) {
+  Context* ctx = live_context(L);
   if (!ctx)
     fail(ErrorKind::Released, "the cu module is not open in this Lua state (it was closed)");
-  cache = {registry, ctx, generation};
   return *ctx;
 }
 

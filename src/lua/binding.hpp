@@ -34,6 +34,7 @@ namespace culua::detail::lua {
 struct Context {
   Runtime* rt = nullptr;
   const void* array_mt = nullptr;
+  int array_mt_ref = LUA_NOREF;  // the array metatable's registry reference (new_array)
   const void* stream_mt = nullptr;
   const void* event_mt = nullptr;
   const void* complex_mt = nullptr;
@@ -43,6 +44,9 @@ struct Context {
   // The launch configuration table whose keys were last checked (kernel launches check a table
   // used for many launches once).
   const void* checked_launch_config = nullptr;
+  // Registry references of the strings "grid", "block", "shared" and "stream": a launch reads its
+  // configuration table with them (lua_gettable), without interning the names again.
+  int launch_config_keys[4] = {LUA_NOREF, LUA_NOREF, LUA_NOREF, LUA_NOREF};
   uint64_t launch_site_version = 0;  // the last LaunchSite version handed out
   RunOptions run_options;            // from the command line
   // The thread (main state or coroutine) of the latest call into the bindings: where the script
@@ -88,6 +92,10 @@ void mark_closing(lua_State* L) noexcept;
 // Throws when the state is closing (mark_closing): `what` (e.g. "streams") names what a finalizer
 // may not make then, since Lua would never finalize it.
 void refuse_when_closing(lua_State* L, const char* what);
+// find_context through the per-thread cache of cached_context (null when there is none), and
+// refuse_when_closing with the context it found.
+Context* live_context(lua_State* L);
+Context* refuse_when_closing_context(lua_State* L, const char* what);
 // The registry lookup, cached per OS thread for the last state used; throws when there is none.
 Context& cached_context(lua_State* L);
 
@@ -348,6 +356,13 @@ ArrayBox* test_array(lua_State* L, int idx);  // null when not a cu.Array
 // the arguments `args` (-1 when none); raises an argument error for a later one on another
 // device, and an option error (options table at `opts`) for out= or stream= of another device.
 int check_one_device(lua_State* L, std::initializer_list<int> args, int opts = 0,
+                     const Array* out = nullptr, const Stream* stream = nullptr);
+// The same for arguments already checked: argument `index` is `array` (null: not an array).
+struct ArrayArgument {
+  int index;
+  const Array* array;
+};
+int check_one_device(std::initializer_list<ArrayArgument> args, int opts = 0,
                      const Array* out = nullptr, const Stream* stream = nullptr);
 // A device index argument (0-based): raises "device 5 does not exist (devices are numbered 0..1)".
 int check_device_index(lua_State* L, int arg);

@@ -15,26 +15,8 @@ const Array* device_array(lua_State* L, int idx) {
   return &box->array;
 }
 
-}  // namespace
-
-int check_one_device(lua_State* L, std::initializer_list<int> args, int opts, const Array* out,
-                     const Stream* stream) {
-  int device = -1;
-  for (const int idx : args) {
-    const Array* a = device_array(L, idx);
-    if (!a) continue;
-    if (device < 0) {
-      device = a->device();
-      continue;
-    }
-    if (a->device() != device) {
-      arg_error(idx,
-                fmt::format("array on device {}, expected device {} (the first array's device); "
-                            "copy it with cu.copy",
-                            a->device(), device),
-                ErrorKind::Value);
-    }
-  }
+// The checks of check_one_device after the arguments' device (-1: none).
+int check_options_device(int device, int opts, const Array* out, const Stream* stream) {
   if (device < 0) return device;
   if (out && out->alive() && out->location() == Location::Device && out->device() != device) {
     option_error(opts, "out", ErrorKind::Value,
@@ -47,6 +29,41 @@ int check_one_device(lua_State* L, std::initializer_list<int> args, int opts, co
                              stream->device(), device));
   }
   return device;
+}
+
+// One argument's device array (null: none) against the device of the earlier ones.
+void note_device(int idx, const Array* a, int* device) {
+  if (!a) return;
+  if (*device < 0) {
+    *device = a->device();
+    return;
+  }
+  if (a->device() != *device) {
+    arg_error(idx,
+              fmt::format("array on device {}, expected device {} (the first array's device); "
+                          "copy it with cu.copy",
+                          a->device(), *device),
+              ErrorKind::Value);
+  }
+}
+
+}  // namespace
+
+int check_one_device(lua_State* L, std::initializer_list<int> args, int opts, const Array* out,
+                     const Stream* stream) {
+  int device = -1;
+  for (const int idx : args) note_device(idx, device_array(L, idx), &device);
+  return check_options_device(device, opts, out, stream);
+}
+
+int check_one_device(std::initializer_list<ArrayArgument> args, int opts, const Array* out,
+                     const Stream* stream) {
+  int device = -1;
+  for (const ArrayArgument& a : args) {
+    const bool on_device = a.array && a.array->alive() && a.array->location() == Location::Device;
+    note_device(a.index, on_device ? a.array : nullptr, &device);
+  }
+  return check_options_device(device, opts, out, stream);
 }
 
 int check_device_index(lua_State* L, int arg) {

@@ -152,6 +152,7 @@ struct LuaKernel {
   std::vector<std::string> what;  // "saxpy: argument 2 (x: float const*)", per parameter
   std::vector<uint32_t> accepts;  // pointer parameters: the dtypes taken, as a bit mask
   std::vector<Buffer*> buffers;   // the arrays of one launch (reused)
+  std::vector<ArrayBox*> boxes;   // per parameter: the array passed, when it is one (reused)
   // The script line of the latest launch, formatted once per call site.
   const char* site_source = nullptr;
   int site_line = -1;
@@ -189,6 +190,7 @@ void push_kernel(lua_State* L, std::shared_ptr<rtc::RtcKernel> kernel) {
     lk->accepts.push_back(rtc::accepted_mask(p.type));
   }
   lk->buffers.resize(pointers);
+  lk->boxes.resize(kernel->params().size());
   lk->kernel = std::move(kernel);
   box->k = std::move(lk);
 }
@@ -450,8 +452,20 @@ uint32_t dim_value(lua_State* L, int idx, const char* key, const LuaKernel& k) {
   return static_cast<uint32_t>(check_integer(L, idx, key));  // raises for 2.5 and non-numbers
 }
 
-void read_dims(lua_State* L, int cfg, const char* key, uint32_t out[3], const LuaKernel& k) {
-  const int t = lua_getfield(L, cfg, key);
+// The launch configuration's fields, in the order of Context::launch_config_keys.
+enum ConfigKey { kGrid, kBlock, kShared, kStream };
+constexpr const char* kConfigKeyNames[] = {"grid", "block", "shared", "stream"};
+
+// lua_getfield(L, cfg, name of `key`) (metamethods included) with the interned name.
+int get_config_field(lua_State* L, const Context& ctx, int cfg, ConfigKey key) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ctx.launch_config_keys[key]);
+  return lua_gettable(L, cfg);
+}
+
+void read_dims(lua_State* L, const Context& ctx, int cfg, ConfigKey field, uint32_t out[3],
+               const LuaKernel& k) {
+  const char* key = kConfigKeyNames[field];
+  const int t = get_config_field(L, ctx, cfg, field);
   if (t == LUA_TNUMBER) {
     out[0] = dim_value(L, -1, key, k);
   } else if (t == LUA_TTABLE) {
@@ -490,10 +504,11 @@ LaunchDims read_config(lua_State* L, int cfg, const LuaKernel& k, Stream** strea
     check_fields(L, cfg, {"grid", "block", "shared", "stream"});
     ctx.checked_launch_config = lua_topointer(L, cfg);
   }
+  cfg = lua_absindex(L, cfg);
   LaunchDims d;
-  read_dims(L, cfg, "grid", d.grid, k);
-  read_dims(L, cfg, "block", d.block, k);
-  if (lua_getfield(L, cfg, "shared") != LUA_TNIL) {
+  read_dims(L, ctx, cfg, kGrid, d.grid, k);
+  read_dims(L, ctx, cfg, kBlock, d.block, k);
+  if (get_config_field(L, ctx, cfg, kShared) != LUA_TNIL) {
     const int64_t bytes = check_integer(L, -1, "shared");
     if (bytes < 0 || bytes > 0x7fffffff) {
       fail(ErrorKind::Value, "{}: shared must be a number of bytes, got {}", k.kernel->name(),
@@ -503,7 +518,7 @@ LaunchDims read_config(lua_State* L, int cfg, const LuaKernel& k, Stream** strea
   }
   lua_pop(L, 1);
   *stream = nullptr;
-  if (lua_getfield(L, cfg, "stream") != LUA_TNIL) {
+  if (get_config_field(L, ctx, cfg, kStream) != LUA_TNIL) {
     *stream = &check_stream(L, -1);
     if (stream_ref) *stream_ref = (*stream)->shared_from_this();
   }
@@ -524,11 +539,13 @@ void launch_with(lua_State* L, LuaKernel& lk, const LaunchDims& d, Stream* strea
   }
   // The launch goes to the device of its arrays (all on one), on the stream given or that
   // device's current stream.
+  // Each array argument is checked for its type once (kept in lk.boxes for the loop below).
   int device = -1;
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i].type.kind != rtc::ParamKind::Pointer) continue;
     const int idx = first + static_cast<int>(i);
     ArrayBox* box = test_array(L, idx);
+    lk.boxes[i] = box;
     if (!box || !box->array.alive() || box->array.location() != Location::Device) continue;
     const int on = box->array.device();
     if (device < 0) {
@@ -553,17 +570,21 @@ void launch_with(lua_State* L, LuaKernel& lk, const LaunchDims& d, Stream* strea
     const rtc::ParamType& p = params[i].type;
     switch (p.kind) {
       case rtc::ParamKind::Pointer: {
-        ArrayBox* box = test_array(L, idx);
+        ArrayBox* box = lk.boxes[i];
         if (!box) {
           fail(ErrorKind::Type, "{} must be a device array, got {}", lk.what[i],
                luaL_typename(L, idx));
         }
         const Array& a = box->array;
         void* ptr = a.alive() ? a.data() : nullptr;
+        // Alignments are powers of two: a mask instead of a division (the modulo otherwise).
+        const uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
+        const uintptr_t align = p.pointee_align;
+        const bool aligned =
+            (align & (align - 1)) == 0 ? (address & (align - 1)) == 0 : address % align == 0;
         const bool ok = ptr && a.location() == Location::Device && a.device() == s.device() &&
                         ((lk.accepts[i] >> static_cast<unsigned>(a.dtype())) & 1u) &&
-                        a.is_contiguous() &&
-                        reinterpret_cast<uintptr_t>(ptr) % p.pointee_align == 0;
+                        a.is_contiguous() && aligned;
         if (!ok) rtc::check_pointer_argument(p, a, s.device(), lk.what[i]);  // raises, saying why
         std::memcpy(k.slot(i), &ptr, sizeof ptr);
         lk.buffers[nbuf++] = a.buffer().get();
@@ -862,6 +883,12 @@ void register_kernel(lua_State* L) {
   luaL_setfuncs(L, bound_methods, 0);
   context(L).bound_mt = lua_topointer(L, -1);
   lua_pop(L, 1);
+
+  Context& ctx = context(L);
+  for (int i = 0; i < 4; ++i) {
+    lua_pushstring(L, kConfigKeyNames[i]);
+    ctx.launch_config_keys[i] = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
 
   lua_pushcfunction(L, entry<l_compile>);
   lua_setfield(L, -2, "compile");

@@ -49,7 +49,7 @@ int l_binary(lua_State* L) {
   const Operand a = check_operand(L, 1, 1);
   const Operand b = check_operand(L, 2, 2);
   const Options o = check_math_options(L, 3);
-  check_one_device(L, {1, 2}, 3, o.out, o.stream);
+  check_one_device({{1, a.array}, {2, b.array}}, 3, o.out, o.stream);
   push_result(L, binary(runtime(L), op, a, b, o.out, o.stream), o, 3);
   return 1;
 }
@@ -58,10 +58,11 @@ int l_binary(lua_State* L) {
 // an array; an explicit call without one is an error.
 template <BinaryOp op>
 int m_binary(lua_State* L) {
-  if (!test_array(L, 1) && !test_array(L, 2)) type_error(L, 1, kArrayType);
+  const bool arrays = test_array(L, 1) || test_array(L, 2);
+  if (!arrays) type_error(L, 1, kArrayType);
   const Operand a = check_operand(L, 1, 1);
   const Operand b = check_operand(L, 2, 2);
-  check_one_device(L, {1, 2});
+  check_one_device({{1, a.array}, {2, b.array}});
   push_array(L, binary(runtime(L), op, a, b));
   return 1;
 }
@@ -95,7 +96,7 @@ int l_unary(lua_State* L) {
   if (!box) type_error(L, 1, kArrayType);
   box->array.check_alive();
   const Options o = check_math_options(L, 2);
-  check_one_device(L, {1}, 2, o.out, o.stream);
+  check_one_device({{1, &box->array}}, 2, o.out, o.stream);
   push_result(L, unary(runtime(L), op, box->array, o.out, o.stream), o, 2);
   return 1;
 }

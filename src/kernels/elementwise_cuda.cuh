@@ -186,10 +186,12 @@ __global__ void __launch_bounds__(256) binary_rows(BinaryOp op, Binary2D<S> p, F
 
 // 32 x 32 output tiles, 32 x 8 threads, 4 rows each; a column-major operand (s0 == 1) is read
 // along its columns into shared memory first.
-// At most 32 registers (8 blocks of 256 threads per SM): the kernel holds every operation, and
-// the registers of the heaviest would otherwise halve the blocks in flight for all of them (an
-// f32 add at 48 registers ran at 60% of memcpy on an H100). Heavy operations may spill instead.
-template <class S>
+// Fixed: the operation, for the four arithmetic ones (their own kernels, a few registers each), or
+// void: any operation, chosen at run time. That kernel holds every operation, and is held to 32
+// registers (8 blocks of 256 threads per SM): the heaviest operation's registers would otherwise
+// halve the blocks in flight for all of them (an f32 add at 48 registers ran at 60% of memcpy on
+// an H100; at 32, 67%); heavy operations may spill instead.
+template <class S, class Fixed>
 __global__ void __launch_bounds__(256, 8) binary_tiles(BinaryOp op, Binary2D<S> p) {
   using C = compute_t<S>;
   // Raw storage: element types with constructors cannot be __shared__ variables.
@@ -200,7 +202,7 @@ __global__ void __launch_bounds__(256, 8) binary_tiles(BinaryOp op, Binary2D<S> 
   const S* b = static_cast<const S*>(p.b.data);
   const bool at = a && p.a.s0 == 1 && p.a.s1 != 1 && p.a.s1 != 0;
   const bool bt = b && p.b.s0 == 1 && p.b.s1 != 1 && p.b.s1 != 0;
-  visit_binary(op, [&](auto o) {
+  const auto body = [&](auto o) {
     using Op = decltype(o);
     if constexpr (Op::template valid<C>) {
       using R = decltype(Op::apply(C{}, C{}));
@@ -236,7 +238,12 @@ __global__ void __launch_bounds__(256, 8) binary_tiles(BinaryOp op, Binary2D<S> 
         }
       }
     }
-  });
+  };
+  if constexpr (std::is_void_v<Fixed>) {
+    visit_binary(op, body);
+  } else {
+    body(Fixed{});
+  }
 }
 
 // Runs a binary operation through binary_rows or binary_tiles when its coalesced layout is of
@@ -326,7 +333,15 @@ bool try_binary_2d(const ElementwiseCall& c, const Launch& l, int* result) {
       const dim3 block(32, 8);
       const dim3 grid(static_cast<unsigned>(std::min<int64_t>((p.cols + 31) / 32, 65535)),
                       static_cast<unsigned>(std::min<int64_t>((p.rows + 31) / 32, 65535)));
-      binary_tiles<S><<<grid, block, 0, stream>>>(op, p);
+      visit_binary_host(op, [&](auto o) {
+        using Op = decltype(o);
+        if constexpr (std::is_same_v<Op, AddOp> || std::is_same_v<Op, SubOp> ||
+                      std::is_same_v<Op, MulOp> || std::is_same_v<Op, DivOp>) {
+          binary_tiles<S, Op><<<grid, block, 0, stream>>>(op, p);
+        } else {
+          binary_tiles<S, void><<<grid, block, 0, stream>>>(op, p);
+        }
+      });
     }
     *result = cudaGetLastError();
     return true;

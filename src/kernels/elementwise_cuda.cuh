@@ -212,6 +212,33 @@ __global__ void __launch_bounds__(256, 8) binary_tiles(BinaryOp op, Binary2D<S> 
            r0 += static_cast<int64_t>(gridDim.y) * 32) {
         for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * 32; c0 < p.cols;
              c0 += static_cast<int64_t>(gridDim.x) * 32) {
+          if (r0 + 32 <= p.rows && c0 + 32 <= p.cols) {
+            // A whole tile (the common case): no bounds checks, offsets from the tile's corner.
+            const S* ta = at ? a + r0 + c0 * p.a.s1 : nullptr;
+            const S* tb = bt ? b + r0 + c0 * p.b.s1 : nullptr;
+            const S* da = a && !at ? a + r0 * p.a.s0 + c0 * p.a.s1 : nullptr;
+            const S* db = b && !bt ? b + r0 * p.b.s0 + c0 * p.b.s1 : nullptr;
+            O* o = out + r0 * p.os + c0;
+#pragma unroll
+            for (int j = 0; j < 32; j += 8) {
+              if (ta) tiles[0][ty + j][tx] = ta[tx + (ty + j) * p.a.s1];
+              if (tb) tiles[1][ty + j][tx] = tb[tx + (ty + j) * p.b.s1];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < 32; j += 8) {
+              const int rr = ty + j;
+              const C x = !a   ? p.av
+                          : ta ? to_compute(tiles[0][tx][rr])
+                               : to_compute(da[rr * p.a.s0 + tx * p.a.s1]);
+              const C y = !b   ? p.bv
+                          : tb ? to_compute(tiles[1][tx][rr])
+                               : to_compute(db[rr * p.b.s0 + tx * p.b.s1]);
+              o[rr * p.os + tx] = convert<O>(Op::apply(x, y));
+            }
+            __syncthreads();
+            continue;
+          }
 #pragma unroll
           for (int j = 0; j < 32; j += 8) {
             const int64_t r = r0 + tx, c = c0 + ty + j;

@@ -160,7 +160,7 @@ TEST_CASE("host pool: one stream's tasks run in order, several streams at once",
 
 TEST_CASE("host pool: results do not depend on the pool's size", "[host][pool]") {
   // Sizes that cross the grains: reductions cut into leaves of 16384 elements, matmul into blocks
-  // of 256 x 256, random and elementwise into ranges.
+  // of at least 128 x 128, random and elementwise into ranges.
   const auto results = [](int threads) {
     PoolSize size(threads);
     Runtime rt(host_options());

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 #include <mutex>
+#include <semaphore>
 #include <vector>
 
 #include "core/blas_call.hpp"
@@ -104,6 +105,26 @@ void blas_ready() {
   });
 }
 
+// At most kBlasCalls matrix products inside OpenBLAS at once. Each serial OpenBLAS gemm takes a
+// buffer from a fixed table; with 17 calls at once (16 pool threads and the stream's worker, an
+// 8 x 8 grid of blocks, H100 host, 2026-11-26) Debian's OpenBLAS 0.3.21 printed "BLAS : Bad
+// memory unallocation!". With 16 it did not; 8 leaves a margin.
+constexpr std::ptrdiff_t kBlasCalls = 8;
+
+class BlasSlot {
+ public:
+  BlasSlot() { slots().acquire(); }
+  ~BlasSlot() { slots().release(); }
+  BlasSlot(const BlasSlot&) = delete;
+  BlasSlot& operator=(const BlasSlot&) = delete;
+
+ private:
+  static std::counting_semaphore<kBlasCalls>& slots() {
+    static std::counting_semaphore<kBlasCalls> s(kBlasCalls);
+    return s;
+  }
+};
+
 CBLAS_TRANSPOSE op(bool trans) {
   return trans ? CblasTrans : CblasNoTrans;
 }
@@ -156,18 +177,22 @@ void small_float_gemm(const MatmulCall& c) {
     MatmulCall packed = c;
     packed.a.ld = lda;
     packed.b.ld = ldb;
-    for_each_block(
-        packed, {Item{0, 0, 0}},
-        [&](const Item&, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
-          cblas_sgemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(rows), bi(cols), bi(k), alpha,
-                      a.data() + a_block(packed, i0), bi(lda), b.data() + b_block(packed, j0),
-                      bi(ldb), beta, out.data() + i0 + j0 * ldo, bi(ldo));
-          for (int64_t col = j0; col < j0 + cols; ++col) {
-            for (int64_t row = i0; row < i0 + rows; ++row) {
-              dst[row + col * c.c.ld] = convert<T>(out[static_cast<size_t>(row + col * m)]);
-            }
-          }
-        });
+    for_each_block(packed, {Item{0, 0, 0}},
+                   [&](const Item&, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
+                     {
+                       const BlasSlot slot;
+                       cblas_sgemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(rows), bi(cols),
+                                   bi(k), alpha, a.data() + a_block(packed, i0), bi(lda),
+                                   b.data() + b_block(packed, j0), bi(ldb), beta,
+                                   out.data() + i0 + j0 * ldo, bi(ldo));
+                     }
+                     for (int64_t col = j0; col < j0 + cols; ++col) {
+                       for (int64_t row = i0; row < i0 + rows; ++row) {
+                         dst[row + col * c.c.ld] =
+                             convert<T>(out[static_cast<size_t>(row + col * m)]);
+                       }
+                     }
+                   });
   }
 }
 
@@ -182,6 +207,7 @@ void real_gemm(const MatmulCall& c, Gemm gemm) {
           for (int64_t col = 0; col < cols; ++col)
             std::memset(dst + col * c.c.ld, 0, sizeof(T) * rows);
         }
+        const BlasSlot slot;
         gemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(rows), bi(cols), bi(c.k), alpha,
              at<const T>(c.a.data, item.a + a_block(c, i0)), bi(c.a.ld),
              at<const T>(c.b.data, item.b + b_block(c, j0)), bi(c.b.ld), beta, dst, bi(c.c.ld));
@@ -200,6 +226,7 @@ void complex_gemm(const MatmulCall& c, Gemm gemm) {
             std::memset(static_cast<void*>(dst + col * c.c.ld), 0, sizeof(complex<R>) * rows);
           }
         }
+        const BlasSlot slot;
         gemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(rows), bi(cols), bi(c.k), alpha,
              at<const complex<R>>(c.a.data, item.a + a_block(c, i0)), bi(c.a.ld),
              at<const complex<R>>(c.b.data, item.b + b_block(c, j0)), bi(c.b.ld), beta, dst,

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "host/host_backend.hpp"
+#include "host/host_blas.hpp"
 #include "kernels/host_executor.hpp"
 #include "kernels/host_pool.hpp"
 #if defined(CULUA_HAVE_CUDA)
@@ -45,6 +46,7 @@ std::shared_ptr<Backend> make(const RuntimeOptions& options) {
 
 void check_environment() {
   kernels::host::pool_threads();
+  host::blas_calls();
 }
 
 RuntimeOptions engines(RuntimeOptions options) {

@@ -28,6 +28,7 @@
 #include "core/runtime.hpp"
 #include "core/version.hpp"
 #include "dist/mpi.hpp"
+#include "host/host_blas.hpp"
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"
 #include "lua/sandbox.hpp"
@@ -346,13 +347,13 @@ void print_usage(FILE* out) {
 }
 
 void print_version() {
-  std::printf("culua %s (%s, %s)\n%s\n", CULUA_VERSION, LUA_RELEASE,
+  std::printf("culua %s (%s, %s)\nhost BLAS: %s\n%s\n", CULUA_VERSION, LUA_RELEASE,
 #if defined(CULUA_HAVE_CUDA)
               "CUDA backend and host backend",
 #else
               "host backend only: built without CUDA",
 #endif
-              LUA_COPYRIGHT);
+              culua::detail::host::blas_library().c_str(), LUA_COPYRIGHT);
   std::fflush(stdout);
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <semaphore>
@@ -94,6 +95,60 @@ int64_t b_block(const MatmulCall& c, int64_t j0) {
   return c.b.trans ? j0 : j0 * c.b.ld;
 }
 
+// Which OpenBLAS kernels run. Debian 12's OpenBLAS 0.3.21 (DYNAMIC_ARCH) picks its kernels from
+// the CPU's family and model, and falls back to its Prescott (SSE3) kernels on models it does not
+// know, such as the virtualized Xeons of cloud machines: f32 gemm at 31-32 GFLOP/s a thread where
+// its SkylakeX kernels reach 139-151 (2026-11-26, both the build machine and the H100 machine's
+// host picked Prescott). So before OpenBLAS sets itself up, the core type follows the CPU's
+// features (what the kernels need, checked with the OS's support for the registers): AVX-512
+// F/CD/BW/DQ/VL -> SkylakeX, else AVX2 and FMA -> Haswell, else OpenBLAS's own choice. A user's
+// OPENBLAS_CORETYPE wins. This runs in a constructor of priority 101, before OpenBLAS's own
+// (default priority: it then finds itself set up), while the process has one thread: the variable
+// is set for OpenBLAS's set-up only, then removed, so child processes do not inherit it.
+extern "C" void gotoblas_init(void) __attribute__((weak));
+
+const char* core_for_cpu() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl")) {
+    return "SkylakeX";
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  return nullptr;
+}
+
+__attribute__((constructor(101))) void choose_openblas_core() {
+  if (gotoblas_init == nullptr || std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
+  const char* core = core_for_cpu();
+  if (core == nullptr) return;
+  if (::setenv("OPENBLAS_CORETYPE", core, 0) != 0) return;
+  gotoblas_init();
+  ::unsetenv("OPENBLAS_CORETYPE");
+}
+
+// At most blas_calls() matrix products inside OpenBLAS at once: $CULUA_HOST_BLAS_CALLS (1 to
+// 64), else 16. Each serial OpenBLAS gemm takes a buffer from a table under a lock; with 17 calls
+// at once (16 pool threads and the stream's worker, an 8 x 8 grid of blocks, H100 host,
+// 2026-11-26) Debian's OpenBLAS 0.3.21 printed "BLAS : Bad memory unallocation!" once; with at
+// most 16 it never did (the helper's runs, the suite, and 200 products of 8 x 8 blocks with 16
+// threads, H100 host, 2026-11-26).
+constexpr int kMaxBlasCalls = 64;
+
+class BlasSlot {
+ public:
+  BlasSlot() { slots().acquire(); }
+  ~BlasSlot() { slots().release(); }
+  BlasSlot(const BlasSlot&) = delete;
+  BlasSlot& operator=(const BlasSlot&) = delete;
+
+ private:
+  static std::counting_semaphore<kMaxBlasCalls>& slots() {
+    static std::counting_semaphore<kMaxBlasCalls> s(blas_calls());
+    return s;
+  }
+};
+
 // OpenBLAS sets itself up on its first call; that one runs alone, later ones run concurrently on
 // the pool (Debian's serial OpenBLAS takes its buffers under a lock: built with USE_LOCKING).
 void blas_ready() {
@@ -104,26 +159,6 @@ void blas_ready() {
                 1);
   });
 }
-
-// At most kBlasCalls matrix products inside OpenBLAS at once. Each serial OpenBLAS gemm takes a
-// buffer from a fixed table; with 17 calls at once (16 pool threads and the stream's worker, an
-// 8 x 8 grid of blocks, H100 host, 2026-11-26) Debian's OpenBLAS 0.3.21 printed "BLAS : Bad
-// memory unallocation!". With 16 it did not; 8 leaves a margin.
-constexpr std::ptrdiff_t kBlasCalls = 8;
-
-class BlasSlot {
- public:
-  BlasSlot() { slots().acquire(); }
-  ~BlasSlot() { slots().release(); }
-  BlasSlot(const BlasSlot&) = delete;
-  BlasSlot& operator=(const BlasSlot&) = delete;
-
- private:
-  static std::counting_semaphore<kBlasCalls>& slots() {
-    static std::counting_semaphore<kBlasCalls> s(kBlasCalls);
-    return s;
-  }
-};
 
 CBLAS_TRANSPOSE op(bool trans) {
   return trans ? CblasTrans : CblasNoTrans;
@@ -349,6 +384,31 @@ void blas_matmul(const MatmulCall& c) {
     default:
       fail(ErrorKind::Unsupported, "OpenBLAS has no {} matrix product", name(c.dtype));
   }
+}
+
+int blas_calls() {
+  static const int n = [] {
+    const char* env = std::getenv("CULUA_HOST_BLAS_CALLS");
+    if (env == nullptr || *env == 0) return 16;
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (*end != 0 || v < 1 || v > kMaxBlasCalls) {
+      fail(ErrorKind::Value,
+           "CULUA_HOST_BLAS_CALLS: cannot use '{}' as the number of concurrent BLAS calls (an "
+           "integer from 1 to {})",
+           env, kMaxBlasCalls);
+    }
+    return static_cast<int>(v);
+  }();
+  return n;
+}
+
+std::string blas_library() {
+  std::string config = openblas_get_config();  // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."
+  const size_t name_end = config.find(' ');
+  const size_t version_end =
+      name_end == std::string::npos ? name_end : config.find(' ', name_end + 1);
+  return config.substr(0, version_end) + ", " + openblas_get_corename() + " kernels";
 }
 
 void blas_dot(const DotCall& c) {

@@ -1,6 +1,8 @@
 // Matrix products on the host backend through OpenBLAS (CBLAS).
 #pragma once
 
+#include <string>
+
 namespace culua::detail {
 struct MatmulCall;
 struct DotCall;
@@ -10,5 +12,12 @@ namespace culua::detail::host {
 
 void blas_matmul(const MatmulCall& c);
 void blas_dot(const DotCall& c);
+
+// Matrix products inside OpenBLAS at once: $CULUA_HOST_BLAS_CALLS (1 to 64), else 16; a bad value
+// raises (checked when cu loads).
+int blas_calls();
+
+// The BLAS library and the kernels it runs, such as "OpenBLAS 0.3.21, SkylakeX kernels".
+std::string blas_library();
 
 }  // namespace culua::detail::host

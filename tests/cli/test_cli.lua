@@ -313,6 +313,53 @@ T.case("CULUA_HOST_THREADS sets the host pool's size; a bad value is named befor
   end
 end)
 
+T.case("host BLAS: kernels from the CPU's features, OPENBLAS_CORETYPE wins and is not inherited", function()
+  local out, code = run("-v -e ''", { env = "env -u OPENBLAS_CORETYPE" })
+  T.eq(code, 0, out)
+  local kernels = out:match("host BLAS: OpenBLAS [%d.]+, (%w+) kernels")
+  T.truthy(kernels, out)
+  local cpuinfo = io.open("/proc/cpuinfo")
+  local flags = cpuinfo and (cpuinfo:read("a"):match("\nflags%s*:([^\n]*)") or "") or ""
+  if cpuinfo then cpuinfo:close() end
+  local has = function(f) return (" " .. flags .. " "):find(" " .. f .. " ", 1, true) ~= nil end
+  if has("avx512f") and has("avx512cd") and has("avx512bw") and has("avx512dq") and has("avx512vl") then
+    T.eq(kernels, "SkylakeX", out)
+  elseif has("avx2") and has("fma") then
+    T.eq(kernels, "Haswell", out)
+  end
+  -- The variable was OpenBLAS's alone: neither the script nor its children see it.
+  out, code = run("--backend host -e 'print(os.getenv(\"OPENBLAS_CORETYPE\")); "
+    .. "os.execute(\"echo child:${OPENBLAS_CORETYPE-unset}\")'", { env = "env -u OPENBLAS_CORETYPE" })
+  T.eq(code, 0, out)
+  T.eq(out, "nil\nchild:unset\n")
+  -- A user's choice wins (Prescott runs on every x86-64 CPU).
+  out, code = run("-v -e ''", { env = "OPENBLAS_CORETYPE=Prescott" })
+  T.eq(code, 0, out)
+  T.truthy(out:find("host BLAS: OpenBLAS [%d.]+, Prescott kernels"), out)
+end)
+
+T.case("CULUA_HOST_BLAS_CALLS caps concurrent OpenBLAS products; a bad value is named before anything runs", function()
+  for _, bad in ipairs({ "0", "many", "-2", "65", "1x" }) do
+    local out, code = run("--backend host -e 'print(\"ran\")'", { env = "CULUA_HOST_BLAS_CALLS=" .. bad })
+    T.eq(code, 1, out)
+    T.truthy(out:find("CULUA_HOST_BLAS_CALLS", 1, true), out)
+    T.truthy(not out:find("ran", 1, true), "refused before the script ran: " .. out)
+  end
+  local script = "local a = cu.arange(600 * 500, \"f64\"):reshape({600, 500}) % 7 "
+    .. "local b = cu.ones({500, 700}, \"f64\") local c = cu.matmul(a, b) "
+    .. "local want = 0 for j = 0, 499 do want = want + (599 * 500 + j) % 7 end "
+    .. "print(c[600][700] == want, c:sum():item())"
+  local sums = {}
+  for _, n in ipairs({ 1, 3, 64 }) do
+    local out, code = run("--backend host -e '" .. script .. "'", { env = "CULUA_HOST_BLAS_CALLS=" .. n })
+    T.eq(code, 0, out)
+    T.truthy(out:find("^true\t"), out)
+    sums[#sums + 1] = out
+  end
+  T.eq(sums[2], sums[1])
+  T.eq(sums[3], sums[1])
+end)
+
 T.case("result and trace files that cannot be written stop the run before it starts", function()
   local path = temp_script("print('ran')")
   for _, opt in ipairs({ "--json", "--csv", "--trace" }) do

@@ -88,10 +88,47 @@ typename Op::Acc tree8(const Op& op, const typename Op::Acc* r) {
                     op.combine(op.combine(r[4], r[5]), op.combine(r[6], r[7])));
 }
 
+// B blocks of the recursion side by side: [lo + b * len, lo + (b + 1) * len) for b < B, len a
+// multiple of 8 and at most kBlock. Each block's arithmetic is the one of the loop below (eight
+// partials, then tree8), so the results are the same bits; interleaving them gives the CPU B
+// independent chains of additions where one block alone waits on each addition's latency.
+template <int B, class Op>
+void blocks_side_by_side(const Op& op, const typename Op::In* p, int64_t lo, int64_t len,
+                         typename Op::Acc* out) {
+  using Acc = typename Op::Acc;
+  Acc r[B][8];
+  for (auto& block : r) {
+    for (Acc& x : block) x = op.identity();
+  }
+  for (int64_t i = 0; i < len; i += 8) {
+    for (int b = 0; b < B; ++b) {
+      const int64_t at = lo + b * len + i;
+      for (int k = 0; k < 8; ++k) r[b][k] = op.combine(r[b][k], op.load(p[at + k], at + k));
+    }
+  }
+  for (int b = 0; b < B; ++b) out[b] = tree8(op, r[b]);
+}
+
 template <class Op, class Visit>
 typename Op::Acc pairwise(const Op& op, int64_t lo, int64_t hi, const Visit& visit) {
   using Acc = typename Op::Acc;
   const int64_t n = hi - lo;
+  if (n > kBlock && n <= 4 * kBlock) {
+    // The recursion's split of n into halves (multiples of 8) gives four equal blocks when n is a
+    // multiple of 32 above 2 * kBlock, two when it is a multiple of 16 up to 2 * kBlock.
+    if (const typename Op::In* p = visit.contiguous()) {
+      if (n > 2 * kBlock && n % 32 == 0) {
+        Acc b[4];
+        blocks_side_by_side<4>(op, p, lo, n / 4, b);
+        return op.combine(op.combine(b[0], b[1]), op.combine(b[2], b[3]));
+      }
+      if (n <= 2 * kBlock && n % 16 == 0) {
+        Acc b[2];
+        blocks_side_by_side<2>(op, p, lo, n / 2, b);
+        return op.combine(b[0], b[1]);
+      }
+    }
+  }
   if (n <= kBlock) {
     Acc r[8];
     for (Acc& x : r) x = op.identity();

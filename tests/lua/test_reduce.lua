@@ -392,6 +392,37 @@ T.case("f32 sums are pairwise: arange(1e6) is close to the exact sum", function(
   T.near(a:mean():item(), (n - 1) / 2, (n - 1) / 2 * 1e-6)
 end)
 
+T.case("host backend: f32 sums are numpy's pairwise order, bit for bit", function()
+  if cu.backend ~= "host" then return end -- the GPU adds in a tree of its own
+  -- numpy's pairwise_sum in plain Lua, each f32 addition rounded through string.pack: blocks of
+  -- up to 128 elements into eight partials (then ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))), longer
+  -- ranges split in halves rounded down to a multiple of 8.
+  local function f32(x) return (string.unpack("<f", string.pack("<f", x))) end
+  local function pairwise(v, lo, hi) -- [lo, hi), 1-based lo
+    local n = hi - lo
+    if n <= 128 then
+      local r = { 0, 0, 0, 0, 0, 0, 0, 0 }
+      for i = 0, n - 1 do
+        local k = i % 8 + 1
+        r[k] = f32(r[k] + v[lo + i])
+      end
+      return f32(f32(f32(r[1] + r[2]) + f32(r[3] + r[4])) + f32(f32(r[5] + r[6]) + f32(r[7] + r[8])))
+    end
+    local half = n // 2
+    half = half - half % 8
+    return f32(pairwise(v, lo, lo + half) + pairwise(v, lo + half, hi))
+  end
+  -- Sizes that take the blocks-side-by-side paths (2 and 4 equal blocks), the ones next to them,
+  -- and several leaves of the parallel split (16384 elements).
+  for _, n in ipairs({ 8, 136, 200, 256, 264, 272, 384, 392, 512, 520, 1000, 4096, 4104, 40000 }) do
+    local a = cu.rand({ n }, "f32", { seed = n }) * 1000
+    local v = a:totable()
+    local want = pairwise(v, 1, n + 1)
+    local got = a:sum():item()
+    T.eq(string.format("%a", got), string.format("%a", want), "n = " .. n)
+  end
+end)
+
 T.case("host arrays are reduced into pageable host arrays", function()
   local vals = S.randoms(50, -10, 10)
   local h = cu.host.array(vals, "f64")

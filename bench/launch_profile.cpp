@@ -5,12 +5,12 @@
 //   valgrind --tool=callgrind build/culua-launch-profile scripts/bench/launch_profile.lua 20000
 // (instructions per launch = the difference between two counts, divided by the launches added).
 //   culua-launch-profile --null-device SCRIPT [ARGS...]
-// also makes device allocation, frees and elementwise operations do nothing (allocations come
-// from a fixed arena), so that what remains of `cu.empty(n):free()` or `cu.add(a, b, {out = c})`
-// is culua's own work (scripts/bench/alloc_profile.lua).
-// Built without CUDA (no NVRTC), "compiling" only names the kernels of the source: the parameter
-// types come from the declarations (the fallback of rtc::resolve_params); templates are refused.
-// The launch path after the compile is the same.
+// also makes device allocation, frees, elementwise operations and reductions do nothing
+// (allocations come from a fixed arena), so that what remains of `cu.empty(n):free()` or `cu.add(a,
+// b, {out = c})` is culua's own work (scripts/bench/alloc_profile.lua). Built without CUDA (no
+// NVRTC), "compiling" only names the kernels of the source: the parameter types come from the
+// declarations (the fallback of rtc::resolve_params); templates are refused. The launch path after
+// the compile is the same.
 #include <lua.hpp>
 
 #include <cstdio>
@@ -127,7 +127,9 @@ class ProfileBackend final : public Backend {
   void elementwise(const ElementwiseCall& c, Stream& s) override {
     if (!null_device_) host_->elementwise(c, s);
   }
-  void reduce(const ReduceCall& c, Stream& s) override { host_->reduce(c, s); }
+  void reduce(const ReduceCall& c, Stream& s) override {
+    if (!null_device_) host_->reduce(c, s);
+  }
   void random(const RandomCall& c, Stream& s) override { host_->random(c, s); }
   void matmul(const MatmulCall& c, Stream& s) override { host_->matmul(c, s); }
   void dot(const DotCall& c, Stream& s) override { host_->dot(c, s); }

@@ -620,6 +620,7 @@ measure::PointRun add_row(lua_State* L, const measure::SweepPoint& at,
     lua_pushlstring(L, outcome.error.data(), outcome.error.size());
     lua_setfield(L, row, "error");
   }
+  lua_pushvalue(L, row);  // a failed conversion may have left values above the row
   lua_rawseti(L, rows, static_cast<lua_Integer>(at.index + 1));
   lua_settop(L, top);
   return outcome;
@@ -952,13 +953,22 @@ bool replay_journaled(lua_State* L, Session& session, const std::string& name, i
   lua_pushvalue(L, run);
   push_params(L, at, spec.axes, values);
   const int status = lua_pcall(L, 1, 1, 0);
-  lua_createtable(L, 0, 1);  // {value = what run returned} or {error = why it failed}
   std::string why;
   if (status != LUA_OK) {
-    why = error_text(L, -2);
+    why = error_text(L, -1);
   } else {
-    why = bad_result(L, -2);
+    why = bad_result(L, -1);
+    if (why.empty() && lua_type(L, -1) == LUA_TTABLE) {  // as add_row records it in the parent
+      const int top = lua_gettop(L);
+      try {
+        table_fields(L, top, [](const std::string&) { return false; });
+      } catch (const Error& e) {
+        why = e.what();  // a field JSON cannot hold (a cycle)
+      }
+      lua_settop(L, top);
+    }
   }
+  lua_createtable(L, 0, 1);  // {value = what run returned} or {error = why it failed}
   if (why.empty()) {
     lua_pushvalue(L, -2);
     lua_setfield(L, -2, "value");

@@ -208,6 +208,21 @@ T.case("-e chunks run again in the children", function()
   T.eq(out, "2\t3\tok\n")
 end)
 
+T.case("a result that cannot be recorded fails its point as without isolation", function()
+  local out, err, code = run("-e " .. shell_quote([[
+local r = cu.sweep{quiet = true, isolate = true, axes = {{"n", {1, 2, 3}}}, run = function(p)
+  local t = {ms = 1}
+  if p.n == 1 then t.again = t end
+  if p.n == 3 then return "text" end
+  return t
+end}
+for i = 1, 3 do print(r[i].status, r[i].error) end]]))
+  T.eq(code, 0, out .. err)
+  T.eq(out, "failed\tfield 'again': cannot encode a table that contains itself (a cycle) at .again\n" ..
+    "ok\tnil\nfailed\trun returned a string: return a cu.bench result, a number (milliseconds) or " ..
+    "a table of fields\n")
+end)
+
 T.case("a script from standard input cannot be isolated", function()
   for _, args in ipairs({ "-", "" }) do
     local out, err, code = run(args, { stdin = ISOLATED_E })

@@ -1010,7 +1010,9 @@ int l_sweep(lua_State* L) {
   const int values = lua_gettop(L);
   spec.quiet = opt_boolean(L, 1, "quiet", false);
   spec.outputs = as_argument(1, [&] { return read_outputs(L); });
-  spec.share = sweep_share(opt_boolean(L, 1, "distribute", false));
+  // A child process of an isolated point is no rank of an MPI job: its sweeps are not shared.
+  const bool distribute = opt_boolean(L, 1, "distribute", false);
+  spec.share = sweep_share(distribute && !context(L).run_options.child.active());
   if (spec.share.rank != 0) {  // only rank 0 prints and writes files
     spec.outputs = measure::SweepOutputs{};
     spec.quiet = true;

@@ -232,6 +232,14 @@ T.case("a script from standard input cannot be isolated", function()
   end
 end)
 
+T.case("-i: the -e chunk's sweep is isolated, one typed in the REPL is refused", function()
+  local out, err, code = run("-i -e " .. shell_quote(ISOLATED_E), { stdin = ISOLATED_E .. "\n" })
+  T.eq(code, 0, out .. err)
+  T.truthy(out:find("^2\t3\tok\n"), out)
+  T.truthy((out .. err):find("(option 'isolate': not available here: code typed in the REPL cannot " ..
+    "be run again)", 1, true), out .. err)
+end)
+
 T.case("bad isolate and timeout values name the option", function()
   local cases = {
     { "isolate = 1", "(option 'isolate': boolean expected, got number)" },

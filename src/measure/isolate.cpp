@@ -268,7 +268,12 @@ ChildOutcome run_child(const ChildRun& run) {
   drain();
   ::close(out);
   outcome.seconds = seconds_since(t0);
-  outcome.output = last_lines(captured, 5);
+  // A Lua error's message matters more than its traceback: the lines end before the traceback.
+  std::string_view shown = captured;
+  if (const size_t tb = shown.rfind("\nstack traceback:\n"); tb != std::string_view::npos) {
+    shown = shown.substr(0, tb);
+  }
+  outcome.output = last_lines(shown, 5);
   if (!run.result_path.empty() &&
       (outcome.end == ChildOutcome::End::Exited || outcome.end == ChildOutcome::End::Signaled)) {
     struct stat st {};

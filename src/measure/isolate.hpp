@@ -88,7 +88,7 @@ struct ChildOutcome {
   int code = 0;             // the exit status (Exited) or the signal (Signaled)
   bool has_result = false;  // the result file was written
   std::string result;       // its bytes
-  std::string output;       // the last lines the child wrote on stderr (at most a few)
+  std::string output;       // the last lines (up to 5) it wrote on stderr, before a traceback
   double seconds = 0;       // wall time from start to end
 };
 

@@ -37,6 +37,10 @@ TEST_CASE("run_child: exit status, signal, output tail and the result file") {
   CHECK(exited.output == "one\ntwo");
   CHECK(describe_child_failure(exited, 0) == "exited with status 3 without a result\none\ntwo");
 
+  const ChildOutcome lua_error = run_child(
+      shell("printf 'culua: x.lua:1: boom\\nstack traceback:\\n\\t[C]: in ?\\n' >&2; exit 1"));
+  CHECK(lua_error.output == "culua: x.lua:1: boom");
+
   const ChildOutcome crashed = run_child(shell("echo dying >&2; kill -SEGV $$"));
   CHECK(crashed.end == ChildOutcome::End::Signaled);
   CHECK(crashed.code == SIGSEGV);

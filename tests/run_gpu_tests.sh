@@ -62,6 +62,8 @@ run cli "$build/culua" tests/cli/test_cli.lua "$build/culua"
 # culua as lua 5.4 (the REPL cases then run on the CUDA backend) and the sandbox's CLI cases
 run cli.lua_compat "$build/culua" tests/cli/test_lua_compat.lua "$build/culua"
 run cli.sandbox "$build/culua" tests/cli/test_sandbox.lua "$build/culua"
+# isolated sweep points on the CUDA backend (crashes, exits, timeouts; tests/gpu has the GPU fault)
+run cli.sweep_isolate.cuda "$build/culua" --backend host tests/cli/test_sweep_isolate.lua "$build/culua" cuda
 # the fuzzer's regression scripts (each must end cleanly)
 for t in tests/fuzz/regressions/*.lua; do
   run "fuzz.regression.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"

@@ -108,6 +108,14 @@ function T.skip(reason)
   error(setmetatable({ reason = reason }, Skip), 0)
 end
 
+-- Test hook (for the tests of cu.sweep{isolate = true}): ends this process with SIGSEGV, as a
+-- crashing kernel launch or library does. Runs only when the environment variable
+-- CULUA_TEST_HOOKS is 1; otherwise it raises.
+function T.segfault()
+  local hooks = require "cu.test_hooks"
+  return hooks.segfault()
+end
+
 function T.run()
   local filter = arg and arg[1]
   local passed, failed, skipped = 0, 0, 0

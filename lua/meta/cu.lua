@@ -1562,6 +1562,8 @@ function BenchResult:json(indent) end
 ---@field csv? string write the results as CSV (else the CLI's --csv)
 ---@field plot? string|cu.PlotOptions plot the sweep (a file name or options)
 ---@field distribute? boolean under mpirun, split the points round-robin over the ranks (one device per rank); rank 0 gets every row, prints and writes the files, the other ranks get their own rows. Without MPI (build or mpirun): every point runs here
+---@field isolate? boolean run each point in a child process (its own CUDA context) that runs the script again up to this sweep: a point that crashes, faults the GPU, calls os.exit or times out is a failed row and the sweep goes on (docs/sweep.md#isolated-points). Needs a script run by the culua program (not the REPL or standard input); not with --sandbox or distribute under mpirun
+---@field timeout? number with isolate = true: seconds a point may take; a child still running then is killed (its process group) and the point fails "timed out after N s (killed)". Default: no limit
 
 --- Runs `run` for every point of the cartesian product of the axes (first axis outermost), prints a
 --- markdown table and writes result files. A point whose run raises is recorded as failed and the
@@ -1965,6 +1967,11 @@ function testing.raises(fn, needle, what) end
 --- Ends the current case as skipped.
 ---@param reason string
 function testing.skip(reason) end
+
+--- Test hook for the tests of isolated sweep points (cu.sweep{isolate = true}): ends this process
+--- with SIGSEGV, as a crashing kernel launch or library does. Runs only when the environment
+--- variable CULUA_TEST_HOOKS is 1; otherwise it raises.
+function testing.segfault() end
 
 --- Runs every case (or those whose name contains the script's first argument), prints one line per
 --- case and a summary; returns 0 when all passed, else 1 (for os.exit).

@@ -418,6 +418,7 @@ int run_script(lua_State* L, const Invocation& inv) {
   const std::string& name = inv.argv[index];
   // "-" is standard input, unless "--" came before it (then it names a file).
   const bool from_stdin = name == "-" && inv.argv[index - 1] != "--";
+  if (from_stdin) lua::forbid_rerun(L, "the script was read from standard input");
   int status = luaL_loadfilex(L, from_stdin ? nullptr : name.c_str(), lua::load_mode(L));
   if (status == LUA_OK) {
     const int base = lua_gettop(L);
@@ -479,15 +480,19 @@ bool run_all(lua_State* L, Invocation& inv) {
     if (status != LUA_OK) return false;
   }
   if (inv.script > 0 && run_script(L, inv) != LUA_OK) return false;
+  constexpr char kRepl[] = "code typed in the REPL cannot be run again";
   if (inv.interactive) {
     inv.repl_ran = true;
+    lua::forbid_rerun(L, kRepl);
     run_repl(L);
   } else if (inv.script == 0 && !inv.exec && !inv.version) {
     if (isatty(STDIN_FILENO)) {
       inv.repl_ran = true;
+      lua::forbid_rerun(L, kRepl);
       run_repl(L);
-    } else if (run_chunk(L, luaL_loadfilex(L, nullptr, lua::load_mode(L))) != LUA_OK) {
-      return false;
+    } else {
+      lua::forbid_rerun(L, "the script was read from standard input");
+      if (run_chunk(L, luaL_loadfilex(L, nullptr, lua::load_mode(L))) != LUA_OK) return false;
     }
   }
   return true;
@@ -615,6 +620,16 @@ int main(int argc, char** argv) {
     }
     options.host_memory_limit = host_memory_limit_from_environment();
     backends::check_environment();
+    // A child process of cu.sweep{isolate = true} (docs/sweep.md#isolated-points): the result
+    // files, plots and trace are its parent's to write.
+    inv.run.child = measure::take_point_child_environment();
+    if (inv.run.child.active()) {
+      inv.run.json.clear();
+      inv.run.csv.clear();
+      inv.run.plot.clear();
+      inv.run.trace.clear();
+    }
+    inv.run.rerun = inv.argv;
     // Result and trace files are checked before the script runs, not after an hour-long sweep.
     lua::check_run_outputs(inv.run);
     for (auto [text, bytes, name] :

@@ -4,8 +4,10 @@
 #include <lua.hpp>
 
 #include <string>
+#include <vector>
 
 #include "core/runtime.hpp"
+#include "measure/isolate.hpp"
 
 namespace culua::detail::lua {
 
@@ -17,6 +19,14 @@ struct RunOptions {
   std::string plot;     // ... and a plot (gnuplot; .png or .svg)
   std::string trace;    // the whole run is traced into this Chrome trace file
   bool strict = false;  // implicit synchronizations raise (cu.strict around the whole run)
+  // cu.sweep{isolate = true}: the command line that runs this script again (the CLI's argv), or
+  // empty with why there is none (no_rerun); in a child process, the point it runs.
+  std::vector<std::string> rerun;
+  std::string no_rerun =
+      "it runs each point in a new culua process that runs the script again, and this Lua state "
+      "was not started by the culua program with a script (an embedding application, or cu.so "
+      "in another Lua)";
+  measure::PointChild child;
 };
 
 // Pushes the `cu` module bound to `rt`, registers it as package.loaded.cu and in package.preload
@@ -32,6 +42,10 @@ bool end_run(lua_State* L);
 // Before a run: the files of --json, --csv, --plot and --trace can be written (not a directory, a
 // writable folder; the plot's format and gnuplot). Throws Error naming the option and the file.
 void check_run_outputs(const RunOptions& options);
+
+// From now on cu.sweep{isolate = true} raises, saying `why` (the REPL, a script from standard
+// input: code that cannot be run again).
+void forbid_rerun(lua_State* L, std::string why);
 
 // Leaving early (an error exit, os.exit): Runtime::abandon_queued_work, and on a GPU a note on
 // stderr of the streams whose work is left running.

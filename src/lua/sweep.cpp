@@ -5,24 +5,35 @@
 // `run` and builds each Lua row beside the engine's record of the point; the engine writes the
 // outputs. Afterwards the rows (Lua tables) are the results' source of truth: tostring, :json(),
 // :csv() and :plot() read them back, with whatever the script changed.
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "lua/binding.hpp"
+#include "lua/cu_module.hpp"
 #include "lua/json_value.hpp"
+#include "lua/mpi_values.hpp"
 #include "lua/sandbox.hpp"
+#include "measure/isolate.hpp"
 #include "measure/plot.hpp"
 #include "measure/results.hpp"
 #include "measure/sweep.hpp"
 
 #if defined(CULUA_HAVE_MPI)
 #include "dist/mpi.hpp"
-#include "lua/mpi_values.hpp"
 #endif
 
 namespace culua::detail::lua {
@@ -92,11 +103,18 @@ std::string error_text(lua_State* L, int idx) {
 
 // Files named by several sweeps of one run hold all of them (each write rewrites the whole
 // file); the run's description (script, arguments, date) is taken when the first sweep starts.
+// For isolated points it also counts the cu.sweep calls of each name and keeps the journal of
+// the completed sweeps (the parent), or reads it (a child).
 struct Session {
   bool started = false;
   std::string date;
   Value script;
   measure::SweepSession files;
+  std::map<std::string, int> counts;           // cu.sweep calls of each name
+  std::vector<measure::JournalEntry> journal;  // the completed sweeps (not in a child)
+  bool replay_loaded = false;                  // a child: the parent's journal, read once
+  std::vector<measure::JournalEntry> replay;
+  bool in_target = false;  // a child: its point is running
 };
 
 int session_gc(lua_State* L) {
@@ -523,44 +541,50 @@ measure::SweepOutputs read_outputs(lua_State* L) {
   return out;
 }
 
-// Runs `run` (at index run) for one point under lua_pcall and adds its row to the table at
-// `rows`: the point's own values (from the axes' value tables at `values`), what run returned,
-// status and error. An interruption (Ctrl-C: the CLI's hook raises "interrupted!") leaves its
-// error value at `interruption` and adds no row.
-measure::PointRun run_point(lua_State* L, const measure::SweepPoint& at,
-                            const std::vector<measure::SweepAxis>& axes, int run, int values,
-                            int rows, int interruption) {
+// Pushes p, the parameters of the point `at` (from the axes' value tables at `values`).
+void push_params(lua_State* L, const measure::SweepPoint& at,
+                 const std::vector<measure::SweepAxis>& axes, int values) {
+  check_stack(L, 4, "cu.sweep");
+  lua_createtable(L, 0, static_cast<int>(axes.size()));
+  for (size_t k = 0; k < axes.size(); ++k) {
+    lua_rawgeti(L, values, static_cast<lua_Integer>(k + 1));
+    lua_rawgeti(L, -1, static_cast<lua_Integer>(at.at[k]) + 1);
+    lua_setfield(L, -3, axes[k].name.c_str());
+    lua_pop(L, 1);
+  }
+}
+
+// Why a value run returned cannot be a point's result (empty: it can).
+std::string bad_result(lua_State* L, int idx) {
+  const int t = lua_type(L, idx);
+  if (t == LUA_TNUMBER || t == LUA_TTABLE || t == LUA_TNIL) return {};
+  return fmt::format(
+      "run returned a {}: return a cu.bench result, a number (milliseconds) or a table of fields",
+      luaL_typename(L, idx));
+}
+
+// Adds the row of the point `at` to the table at `rows`: the point's own values, what run
+// returned (ok: the value at `result`) or why it failed (the error value at `result`), status and
+// error; returns the point's outcome.
+measure::PointRun add_row(lua_State* L, const measure::SweepPoint& at,
+                          const std::vector<measure::SweepAxis>& axes, int values, int rows,
+                          bool ok, int result) {
+  result = lua_absindex(L, result);
   const int top = lua_gettop(L);
   check_stack(L, 10, "cu.sweep");
-  lua_createtable(L, 0, static_cast<int>(axes.size()));  // p
-  const int params = lua_gettop(L);
   lua_createtable(L, 0, static_cast<int>(axes.size()) + 4);  // the row
   const int row = lua_gettop(L);
   for (size_t k = 0; k < axes.size(); ++k) {
     lua_rawgeti(L, values, static_cast<lua_Integer>(k + 1));
     lua_rawgeti(L, -1, static_cast<lua_Integer>(at.at[k]) + 1);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, params, axes[k].name.c_str());
     lua_setfield(L, row, axes[k].name.c_str());
     lua_pop(L, 1);
   }
-  lua_pushvalue(L, run);
-  lua_pushvalue(L, params);
-  const int status = lua_pcall(L, 1, 1, 0);
-  const int result = lua_gettop(L);
   measure::PointRun outcome;
-  if (status != LUA_OK) {
-    std::string error = error_text(L, result);
-    const std::string_view tail = "interrupted!";
-    const Sandbox* box = Sandbox::of(L);  // a sandbox limit ends the sweep as Ctrl-C does
-    if ((box && box->limit_reached()) ||
-        (error.size() >= tail.size() &&
-         error.compare(error.size() - tail.size(), tail.size(), tail) == 0)) {
-      lua_replace(L, interruption);  // the error object, raised again after the outputs
-      lua_settop(L, top);
-      return measure::PointRun::interrupted();
-    }
-    outcome = measure::PointRun::failed(std::move(error));
+  if (!ok) {
+    outcome = measure::PointRun::failed(error_text(L, result));
+  } else if (std::string bad = bad_result(L, result); !bad.empty()) {
+    outcome = measure::PointRun::failed(std::move(bad));
   } else if (lua_type(L, result) == LUA_TNUMBER) {
     lua_pushvalue(L, result);
     lua_setfield(L, row, "ms");
@@ -588,22 +612,148 @@ measure::PointRun run_point(lua_State* L, const measure::SweepPoint& at,
       }
       lua_pop(L, 1);
     }
-  } else if (!lua_isnil(L, result)) {
-    outcome = measure::PointRun::failed(fmt::format(
-        "run returned a {}: return a cu.bench result, a number (milliseconds) or a table of fields",
-        luaL_typename(L, result)));
   }
-  const bool ok = outcome.status == measure::PointRun::Status::Ok;
-  lua_pushstring(L, ok ? "ok" : "failed");
+  const bool succeeded = outcome.status == measure::PointRun::Status::Ok;
+  lua_pushstring(L, succeeded ? "ok" : "failed");
   lua_setfield(L, row, "status");
-  if (!ok) {
+  if (!succeeded) {
     lua_pushlstring(L, outcome.error.data(), outcome.error.size());
     lua_setfield(L, row, "error");
   }
-  lua_pushvalue(L, row);
+  lua_pushvalue(L, row);  // a failed conversion may have left values above the row
   lua_rawseti(L, rows, static_cast<lua_Integer>(at.index + 1));
   lua_settop(L, top);
   return outcome;
+}
+
+// Runs `run` (at index run) for one point under lua_pcall and adds its row to the table at
+// `rows` (add_row). An interruption (Ctrl-C: the CLI's hook raises "interrupted!") leaves its
+// error value at `interruption` and adds no row.
+measure::PointRun run_point(lua_State* L, const measure::SweepPoint& at,
+                            const std::vector<measure::SweepAxis>& axes, int run, int values,
+                            int rows, int interruption) {
+  const int top = lua_gettop(L);
+  check_stack(L, 10, "cu.sweep");
+  lua_pushvalue(L, run);
+  push_params(L, at, axes, values);
+  const int status = lua_pcall(L, 1, 1, 0);
+  if (status != LUA_OK) {
+    const std::string error = error_text(L, -1);
+    const std::string_view tail = "interrupted!";
+    const Sandbox* box = Sandbox::of(L);  // a sandbox limit ends the sweep as Ctrl-C does
+    if ((box && box->limit_reached()) ||
+        (error.size() >= tail.size() &&
+         error.compare(error.size() - tail.size(), tail.size(), tail) == 0)) {
+      lua_replace(L, interruption);  // the error object, raised again after the outputs
+      lua_settop(L, top);
+      return measure::PointRun::interrupted();
+    }
+  }
+  measure::PointRun outcome = add_row(L, at, axes, values, rows, status == LUA_OK, -1);
+  lua_settop(L, top);
+  return outcome;
+}
+
+// ---- isolated points (docs/sweep.md#isolated-points, measure/isolate.hpp) ----
+
+// "1st", "2nd", "3rd", "4th", ...
+std::string ordinal(int n) {
+  const int tens = n % 100;
+  const int ones = n % 10;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th"
+                       : ones == 1                ? "st"
+                       : ones == 2                ? "nd"
+                       : ones == 3                ? "rd"
+                                                  : "th";
+  return fmt::format("{}{}", n, suffix);
+}
+
+// Pushes a result value as Lua: objects and lists as tables (null members left out, null in a
+// list as cu.json.null), numbers as integers or floats as they were written.
+void push_value(lua_State* L, const Value& v) {
+  check_stack(L, 3, "cu.sweep");
+  if (v.is_null()) {
+    push_json_null(L);
+  } else if (v.is_bool()) {
+    lua_pushboolean(L, v.as_bool() ? 1 : 0);
+  } else if (v.is_integer()) {
+    lua_pushinteger(L, static_cast<lua_Integer>(v.as_integer()));
+  } else if (v.is_number()) {
+    lua_pushnumber(L, v.as_number());
+  } else if (v.is_string()) {
+    lua_pushlstring(L, v.as_string().data(), v.as_string().size());
+  } else if (v.is_list()) {
+    const Value::List& list = v.as_list();
+    lua_createtable(L, static_cast<int>(list.size()), 0);
+    for (size_t i = 0; i < list.size(); ++i) {
+      push_value(L, list[i]);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+  } else {
+    const Value::Object& o = v.as_object();
+    lua_createtable(L, 0, static_cast<int>(o.size()));
+    for (const auto& [key, member] : o) {
+      if (member.is_null()) continue;
+      push_value(L, member);
+      lua_setfield(L, -2, key.c_str());
+    }
+  }
+}
+
+// The parent's side: runs the point in a child process (measure::run_child) and adds its row.
+struct Isolation {
+  std::vector<std::string> argv;
+  double timeout_s = 0;
+  std::string folder, journal;
+  std::string sweep;
+  int occurrence = 0;
+};
+
+measure::PointRun run_isolated_point(lua_State* L, const measure::SweepPoint& at,
+                                     const std::vector<measure::SweepAxis>& axes, int values,
+                                     int rows, int interruption, const Isolation& iso) {
+  const int top = lua_gettop(L);
+  check_stack(L, 6, "cu.sweep");
+  measure::ChildRun child;
+  child.argv = iso.argv;
+  child.executable = "/proc/self/exe";  // this very program, also when argv[0] is not a path
+  child.timeout_s = iso.timeout_s;
+  child.result_path = fmt::format("{}/point-{}", iso.folder, at.index + 1);
+  child.environment = {{measure::kIsolateSweepVar, iso.sweep},
+                       {measure::kIsolateOccurrenceVar, std::to_string(iso.occurrence)},
+                       {measure::kIsolatePointVar, std::to_string(at.index + 1)},
+                       {measure::kIsolateJournalVar, iso.journal},
+                       {measure::kIsolateResultVar, child.result_path}};
+  std::fflush(nullptr);  // what this process printed comes before anything the child says
+  const measure::ChildOutcome outcome = measure::run_child(child);
+  if (outcome.end == measure::ChildOutcome::End::Interrupted) {
+    lua_pushliteral(L, "interrupted!");
+    lua_replace(L, interruption);
+    return measure::PointRun::interrupted();
+  }
+  bool ok = false;
+  if (outcome.has_result) {
+    try {
+      unpack_value(L, outcome.result);
+      if (lua_type(L, -1) != LUA_TTABLE) fail(ErrorKind::Value, "not a table");
+    } catch (const Error& e) {
+      lua_settop(L, top);
+      lua_pushfstring(L, "the child's result cannot be read: %s", e.what());
+    }
+    if (lua_type(L, -1) == LUA_TTABLE) {
+      ok = lua_getfield(L, -1, "error") == LUA_TNIL;
+      if (ok) {
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "value");
+      }
+    }
+  } else {
+    const std::string why = measure::describe_child_failure(outcome, iso.timeout_s);
+    lua_pushlstring(L, why.data(), why.size());
+  }
+  measure::PointRun result = add_row(L, at, axes, values, rows, ok, -1);
+  lua_settop(L, top);
+  return result;
 }
 
 #if defined(CULUA_HAVE_MPI)
@@ -700,74 +850,9 @@ class RankDevice {
   int previous_ = -1;
 };
 
-int l_sweep(lua_State* L) {
-  if (lua_type(L, 1) != LUA_TTABLE) type_error(L, 1, "table {name=, axes=, run=}");
-  lua_settop(L, 1);
-  check_stack(L, 30, "cu.sweep");
-  check_options(L, 1,
-                {"name", "axes", "run", "order", "quiet", "json", "csv", "plot", "distribute"});
-  measure::SweepSpec spec;
-  spec.name = as_argument(1, [&] { return opt_string(L, 1, "name", ""); });
-  if (spec.name.empty()) spec.name = "sweep";
-  lua_getfield(L, 1, "run");
-  if (lua_type(L, -1) != LUA_TFUNCTION) {
-    option_error(1, "run", ErrorKind::Type,
-                 fmt::format("function expected, got {}", luaL_typename(L, -1)));
-  }
-  const int run = lua_gettop(L);
-  as_argument(1, [&] { read_axes(L, 1, spec.axes); });
-  const int values = lua_gettop(L);
-  spec.quiet = opt_boolean(L, 1, "quiet", false);
-  spec.outputs = as_argument(1, [&] { return read_outputs(L); });
-  spec.share = sweep_share(opt_boolean(L, 1, "distribute", false));
-  if (spec.share.rank != 0) {  // only rank 0 prints and writes files
-    spec.outputs = measure::SweepOutputs{};
-    spec.quiet = true;
-  }
-
-  // Everything that can be known to fail is checked before anything runs.
-  lua_createtable(L, static_cast<int>(std::min<size_t>(measure::point_count(spec.axes), 1 << 20)),
-                  0);
-  const int rows = lua_gettop(L);
-  lua_pushnil(L);
-  const int interruption = lua_gettop(L);
-  spec.run = [&](const measure::SweepPoint& at) {
-    return run_point(L, at, spec.axes, run, values, rows, interruption);
-  };
-#if defined(CULUA_HAVE_MPI)
-  if (spec.share.size > 1) {
-    std::vector<std::string> axis_names;
-    for (const measure::SweepAxis& a : spec.axes) axis_names.push_back(a.name);
-    const size_t total = measure::point_count(spec.axes);
-    spec.share.gather = [&, axis_names, total](const std::vector<size_t>& indices,
-                                               std::vector<measure::Point> points,
-                                               bool& interrupted) {
-      return gather_rows(L, rows, axis_names, total, indices, std::move(points), interrupted);
-    };
-  }
-#endif
-  measure::check_sweep(spec);
-  Session& session = started_session(L);
-  measure::SweepReport report;
-  {
-    RankDevice device(runtime(L), spec.share.size > 1);
-    report = measure::run_sweep(spec, session.files, [&] { return run_description(L, session); });
-  }
-  const measure::Sweep& sweep = report.sweep;
-  if (spec.share.size > 1) {  // rows without holes: rank 0 all, the others those they ran
-    lua_createtable(L, static_cast<int>(sweep.points.size()), 0);
-    const auto n = static_cast<lua_Integer>(measure::point_count(spec.axes));
-    lua_Integer k = 0;
-    for (lua_Integer i = 1; i <= n; ++i) {
-      if (lua_rawgeti(L, rows, i) == LUA_TNIL) {
-        lua_pop(L, 1);
-        continue;
-      }
-      lua_rawseti(L, -2, ++k);
-    }
-    lua_replace(L, rows);
-  }
-
+// Pushes the results object of `sweep` whose rows are the table at `rows`.
+void push_results(lua_State* L, const measure::Sweep& sweep, int rows) {
+  check_stack(L, 6, "cu.sweep");
   lua_createtable(L, 0, 8);
   const int results = lua_gettop(L);
   lua_pushstring(L, sweep.name.c_str());
@@ -788,6 +873,254 @@ int l_sweep(lua_State* L) {
   lua_setfield(L, results, "interrupted");
   lua_rawgetp(L, LUA_REGISTRYINDEX, kResultsType);
   lua_setmetatable(L, results);
+}
+
+// The options isolate= and timeout= (seconds; 0: none).
+struct IsolateOptions {
+  bool isolate = false;
+  double timeout_s = 0;
+};
+
+IsolateOptions read_isolate_options(lua_State* L) {
+  IsolateOptions o;
+  o.isolate = opt_boolean(L, 1, "isolate", false);
+  if (get_option(L, 1, "timeout")) {
+    if (lua_type(L, -1) != LUA_TNUMBER) {
+      option_error(1, "timeout", ErrorKind::Type,
+                   fmt::format("number of seconds expected, got {}", luaL_typename(L, -1)));
+    }
+    o.timeout_s = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s)) {
+      option_error(1, "timeout", ErrorKind::Value,
+                   fmt::format("must be a number of seconds > 0, got {:g}", o.timeout_s));
+    }
+    if (!o.isolate) {
+      option_error(1, "timeout", ErrorKind::Value,
+                   "needs isolate = true (a point that runs in this process cannot be stopped "
+                   "safely; an isolated one runs in a child process, which is killed)");
+    }
+  }
+  return o;
+}
+
+// In a child process of an isolated point, a sweep started before its target: the results the
+// parent journaled for it (the sweep does not run, print or write). Pushes them and returns true,
+// or returns false when the journal has no such sweep.
+bool replay_journaled(lua_State* L, Session& session, const std::string& name, int occurrence) {
+  const measure::PointChild& child = context(L).run_options.child;
+  if (!session.replay_loaded) {
+    session.replay = measure::parse_journal(measure::read_text_file(child.journal),
+                                            "the journal of isolated sweep points");
+    session.replay_loaded = true;
+  }
+  for (const measure::JournalEntry& e : session.replay) {
+    if (e.name != name || e.occurrence != occurrence) continue;
+    for (const auto& [n, count] : e.counts) {  // sweeps that ran inside it count as in the parent
+      int& mine = session.counts[n];
+      mine = std::max(mine, count);
+    }
+    const std::vector<Value> rows = measure::sweep_rows(e.sweep);
+    check_stack(L, 4, "cu.sweep");
+    lua_createtable(L, static_cast<int>(rows.size()), 0);
+    const int table = lua_gettop(L);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      push_value(L, rows[i]);
+      lua_rawseti(L, table, static_cast<lua_Integer>(i + 1));
+    }
+    push_results(L, e.sweep, table);
+    return true;
+  }
+  return false;
+}
+
+// In a child process, the target sweep: runs the one point (its output joins the child's stderr,
+// which the parent reads), writes what run returned (or its error) to the result file and ends
+// the process at once: nothing after the sweep runs.
+[[noreturn]] void run_target_point(lua_State* L, Session& session, const measure::SweepSpec& spec,
+                                   int run, int values) {
+  const measure::PointChild& child = context(L).run_options.child;
+  const size_t total = measure::point_count(spec.axes);
+  if (child.point > total) {
+    fail(ErrorKind::Value, "sweep '{}' has {} points; this child process was asked for point {}",
+         spec.name, total, child.point);
+  }
+  const measure::SweepPoint at = measure::sweep_point(spec.axes, child.point - 1);
+  session.in_target = true;
+  std::fflush(stdout);
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  check_stack(L, 8, "cu.sweep");
+  lua_pushvalue(L, run);
+  push_params(L, at, spec.axes, values);
+  const int status = lua_pcall(L, 1, 1, 0);
+  std::string why;
+  if (status != LUA_OK) {
+    why = error_text(L, -1);
+  } else {
+    why = bad_result(L, -1);
+    if (why.empty() && lua_type(L, -1) == LUA_TTABLE) {  // as add_row records it in the parent
+      const int top = lua_gettop(L);
+      try {
+        table_fields(L, top, [](const std::string&) { return false; });
+      } catch (const Error& e) {
+        why = e.what();  // a field JSON cannot hold (a cycle)
+      }
+      lua_settop(L, top);
+    }
+  }
+  lua_createtable(L, 0, 1);  // {value = what run returned} or {error = why it failed}
+  if (why.empty()) {
+    lua_pushvalue(L, -2);
+    lua_setfield(L, -2, "value");
+  } else {
+    lua_pushlstring(L, why.data(), why.size());
+    lua_setfield(L, -2, "error");
+  }
+  std::string bytes;
+  try {
+    bytes = pack_value(L, -1, "the point's result", true);
+  } catch (const Error& e) {
+    lua_newtable(L);
+    lua_pushfstring(L, "run's result cannot be sent to the parent process: %s", e.what());
+    lua_setfield(L, -2, "error");
+    bytes = pack_value(L, -1, "the point's result", true);
+  }
+  measure::write_file_atomically(child.result, bytes);
+  std::fflush(nullptr);
+  std::_Exit(0);
+}
+
+int l_sweep(lua_State* L) {
+  if (lua_type(L, 1) != LUA_TTABLE) type_error(L, 1, "table {name=, axes=, run=}");
+  lua_settop(L, 1);
+  check_stack(L, 30, "cu.sweep");
+  check_options(L, 1,
+                {"name", "axes", "run", "order", "quiet", "json", "csv", "plot", "distribute",
+                 "isolate", "timeout"});
+  measure::SweepSpec spec;
+  spec.name = as_argument(1, [&] { return opt_string(L, 1, "name", ""); });
+  if (spec.name.empty()) spec.name = "sweep";
+  lua_getfield(L, 1, "run");
+  if (lua_type(L, -1) != LUA_TFUNCTION) {
+    option_error(1, "run", ErrorKind::Type,
+                 fmt::format("function expected, got {}", luaL_typename(L, -1)));
+  }
+  const int run = lua_gettop(L);
+  as_argument(1, [&] { read_axes(L, 1, spec.axes); });
+  const int values = lua_gettop(L);
+  spec.quiet = opt_boolean(L, 1, "quiet", false);
+  spec.outputs = as_argument(1, [&] { return read_outputs(L); });
+  // A child process of an isolated point is no rank of an MPI job: its sweeps are not shared.
+  const bool distribute = opt_boolean(L, 1, "distribute", false);
+  spec.share = sweep_share(distribute && !context(L).run_options.child.active());
+  if (spec.share.rank != 0) {  // only rank 0 prints and writes files
+    spec.outputs = measure::SweepOutputs{};
+    spec.quiet = true;
+  }
+  const IsolateOptions isolate = read_isolate_options(L);
+  Session& session = started_session(L);
+  const RunOptions& options = context(L).run_options;
+  // In a child process, the sweeps that run inside its point run here (they are isolated
+  // already), printing and writing nothing: the outputs are the parent's.
+  const bool isolated = isolate.isolate && !session.in_target;
+  if (session.in_target) {
+    spec.outputs = measure::SweepOutputs{};
+    spec.quiet = true;
+  }
+  if (isolated) {
+    if (options.rerun.empty()) {
+      option_error(1, "isolate", ErrorKind::Unsupported,
+                   fmt::format("not available here: {}", options.no_rerun));
+    }
+    if (Sandbox::of(L)) {
+      option_error(1, "isolate", ErrorKind::Unsupported,
+                   "not available in --sandbox (each child process would have limits of its own)");
+    }
+    if (spec.share.size > 1) {
+      option_error(1, "isolate", ErrorKind::Unsupported,
+                   "cannot be combined with distribute = true under mpirun (a child process "
+                   "cannot join the MPI job); run the isolated sweep without distribute");
+    }
+  }
+
+  // Everything that can be known to fail is checked before anything runs.
+  lua_createtable(L, static_cast<int>(std::min<size_t>(measure::point_count(spec.axes), 1 << 20)),
+                  0);
+  const int rows = lua_gettop(L);
+  lua_pushnil(L);
+  const int interruption = lua_gettop(L);
+  spec.run = [&](const measure::SweepPoint& at) {
+    return run_point(L, at, spec.axes, run, values, rows, interruption);
+  };
+  measure::check_sweep(spec);
+
+  // Sweeps are known by their name and which call of that name they are (1st, 2nd, ...): a child
+  // process finds the journaled ones and its target so.
+  const int occurrence = ++session.counts[spec.name];
+  if (options.child.active() && !session.in_target) {
+    if (replay_journaled(L, session, spec.name, occurrence)) return 1;
+    if (spec.name == options.child.sweep && occurrence == options.child.occurrence) {
+      run_target_point(L, session, spec, run, values);
+    }
+    fail(ErrorKind::Value,
+         "the {} sweep named '{}' ran in the child process of an isolated point (of the {} sweep "
+         "named '{}'), but not in its parent before that sweep: a script with cu.sweep{{isolate = "
+         "true}} must call the same sweeps in the same order up to the isolated one, since every "
+         "child runs the script again from the start",
+         ordinal(occurrence), spec.name, ordinal(options.child.occurrence), options.child.sweep);
+  }
+
+  std::optional<measure::TempFolder> folder;
+  Isolation iso;
+  if (isolated) {
+    folder.emplace("culua-sweep-");
+    iso.argv = options.rerun;
+    iso.timeout_s = isolate.timeout_s;
+    iso.folder = folder->path();
+    iso.journal = iso.folder + "/journal.json";
+    iso.sweep = spec.name;
+    iso.occurrence = occurrence;
+    measure::write_file_atomically(iso.journal, measure::journal_json(session.journal));
+    spec.run = [&](const measure::SweepPoint& at) {
+      return run_isolated_point(L, at, spec.axes, values, rows, interruption, iso);
+    };
+  }
+#if defined(CULUA_HAVE_MPI)
+  if (spec.share.size > 1) {
+    std::vector<std::string> axis_names;
+    for (const measure::SweepAxis& a : spec.axes) axis_names.push_back(a.name);
+    const size_t total = measure::point_count(spec.axes);
+    spec.share.gather = [&, axis_names, total](const std::vector<size_t>& indices,
+                                               std::vector<measure::Point> points,
+                                               bool& interrupted) {
+      return gather_rows(L, rows, axis_names, total, indices, std::move(points), interrupted);
+    };
+  }
+#endif
+  measure::SweepReport report;
+  {
+    RankDevice device(runtime(L), spec.share.size > 1);
+    report = measure::run_sweep(spec, session.files, [&] { return run_description(L, session); });
+  }
+  folder.reset();
+  const measure::Sweep& sweep = report.sweep;
+  if (!options.child.active()) {
+    session.journal.push_back({spec.name, occurrence, session.counts, sweep});
+  }
+  if (spec.share.size > 1) {  // rows without holes: rank 0 all, the others those they ran
+    lua_createtable(L, static_cast<int>(sweep.points.size()), 0);
+    const auto n = static_cast<lua_Integer>(measure::point_count(spec.axes));
+    lua_Integer k = 0;
+    for (lua_Integer i = 1; i <= n; ++i) {
+      if (lua_rawgeti(L, rows, i) == LUA_TNIL) {
+        lua_pop(L, 1);
+        continue;
+      }
+      lua_rawseti(L, -2, ++k);
+    }
+    lua_replace(L, rows);
+  }
+  push_results(L, sweep, rows);
 
   if (sweep.interrupted) {
     for (const std::string& f : report.failures) std::fprintf(stderr, "culua: %s\n", f.c_str());
@@ -797,6 +1130,32 @@ int l_sweep(lua_State* L) {
   if (!report.failures.empty()) {
     fail(ErrorKind::Value, "{}", measure::write_failure_message(sweep.name, report.failures));
   }
+  return 1;
+}
+
+// The test hook behind cu.testing.segfault (require "cu.test_hooks"): ends the process with
+// SIGSEGV, as a crashing kernel launch or library does, for the tests of isolated sweep points.
+// Only when the environment variable CULUA_TEST_HOOKS is 1.
+int l_test_segfault(lua_State* L) {
+  (void)L;
+  const char* on = std::getenv("CULUA_TEST_HOOKS");
+  if (!on || std::strcmp(on, "1") != 0) {
+    fail(ErrorKind::Unsupported,
+         "is a test hook that crashes the process (SIGSEGV); it runs only when the environment "
+         "variable CULUA_TEST_HOOKS is 1");
+  }
+  std::fflush(nullptr);
+  rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);  // no core file
+  std::signal(SIGSEGV, SIG_DFL);
+  std::raise(SIGSEGV);
+  return 0;
+}
+
+int open_test_hooks(lua_State* L) {
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, entry<l_test_segfault>);
+  lua_setfield(L, -2, "segfault");
   return 1;
 }
 
@@ -910,7 +1269,17 @@ void check_run_outputs(const RunOptions& options) {
   if (!options.trace.empty()) measure::check_writable(options.trace, "--trace file");
 }
 
+void forbid_rerun(lua_State* L, std::string why) {
+  RunOptions& options = context(L).run_options;
+  options.rerun.clear();
+  options.no_rerun = std::move(why);
+}
+
 void register_sweep(lua_State* L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, entry<open_test_hooks>);
+  lua_setfield(L, -2, "cu.test_hooks");
+  lua_pop(L, 1);
   new_metatable(L, kResultsType);
   const luaL_Reg methods[] = {{"json", entry<results_json>},
                               {"csv", entry<results_csv>},

@@ -155,6 +155,24 @@ size_t point_count(const std::vector<SweepAxis>& axes) {
   return total;
 }
 
+SweepPoint sweep_point(const std::vector<SweepAxis>& axes, size_t index) {
+  SweepPoint at;
+  at.index = index;
+  at.at.assign(axes.size(), 0);
+  size_t rest = index;
+  for (size_t k = axes.size(); k-- > 0;) {
+    at.at[k] = rest % axes[k].values.size();
+    rest /= axes[k].values.size();
+  }
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const SweepAxis& a = axes[k];
+    if (k) at.label += ' ';
+    at.label.append(a.name).append(1, '=').append(to_text(a.values[at.at[k]]));
+    at.params.emplace_back(a.name, a.values[at.at[k]]);
+  }
+  return at;
+}
+
 void check_sweep(const SweepSpec& spec) {
   if (!spec.run) fail(ErrorKind::Value, "sweep '{}' has no run function", spec.name);
   std::vector<SweepAxis> seen;

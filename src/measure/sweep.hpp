@@ -98,6 +98,9 @@ void check_axis_name(const std::vector<SweepAxis>& axes, const std::string& name
 void check_sweep(const SweepSpec& spec);
 // The number of points of the axes.
 size_t point_count(const std::vector<SweepAxis>& axes);
+// The point `index` (0-based, in iteration order: the last axis fastest) of the axes, as the run
+// function sees it (an isolated point's child process runs that one point).
+SweepPoint sweep_point(const std::vector<SweepAxis>& axes, size_t index);
 
 // Runs the sweep (check_sweep first): every point, a progress bar on stderr when it is a
 // terminal, a warning on stderr for colliding fields, then the outputs: the markdown table on

@@ -157,6 +157,15 @@ T.case("cu.time, cu.ledger, cu.range, cu.bench", function()
   T.truthy(res.samples >= 3, tostring(res.samples))
 end)
 
+T.case("isolated sweep points need the culua program (a script it can run again)", function()
+  if had_global then T.skip("culua itself runs isolated points (tests/cli/test_sweep_isolate.lua)") end
+  T.raises(function()
+    cu.sweep{axes = {n = {1}}, isolate = true, run = function() end}
+  end, "(option 'isolate': not available here: it runs each point in a new culua process that " ..
+    "runs the script again, and this Lua state was not started by the culua program")
+  T.eq(cu.sweep{axes = {n = {1}}, quiet = true, run = function(p) return p.n end}[1].ms, 1)
+end)
+
 T.case("a coroutine created before the require", function()
   local ok, v = coroutine.resume(early, cu)
   T.truthy(ok, tostring(v))

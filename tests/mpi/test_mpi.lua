@@ -348,4 +348,10 @@ T.case("distribute=true with fewer points than ranks", function()
   T.eq(#res.rows, rank == 0 and 1 or 0)
 end)
 
+T.case("isolate=true cannot be combined with distribute=true (a child cannot join the job)", function()
+  T.raises(function()
+    cu.sweep { axes = { n = { 1, 2 } }, distribute = true, isolate = true, run = function() end }
+  end, "(option 'isolate': cannot be combined with distribute = true under mpirun")
+end)
+
 os.exit(T.run())

@@ -262,9 +262,11 @@ local function list_of_strings(v, what)
   return out
 end
 
--- The NVRTC options of one candidate of `source =`: the spec's options, -DNAME=value for every
--- parameter named in capitals, and the parameter `options` (a string or a list) as they are.
+-- The NVRTC options of one candidate of `source =`: the spec's options (or what options(p)
+-- returns), -DNAME=value for every parameter named in capitals, and the parameter `options` (a
+-- string or a list) as they are.
 local function compile_options(spec_options, axes, p)
+  if type(spec_options) == "function" then spec_options = spec_options(copy_params(axes, p)) end
   local opts = list_of_strings(spec_options, "options")
   for _, a in ipairs(axes) do
     local v = p[a.name]
@@ -735,7 +737,12 @@ local function source_of(s, spec)
   elseif s.form == "template" then
     return "template=" .. fnv1a64(s.module.source) .. "|" .. s.kernel
   end
-  return "source=" .. fnv1a64(s.source) .. "|" .. s.kernel .. "|" .. table.concat(s.options_list, " ")
+  local options = table.concat(s.options_list, " ")
+  if type(s.options) == "function" then
+    local info = getinfo and getinfo(s.options, "S")
+    options = "options=" .. (info and (info.short_src .. ":" .. info.linedefined) or "function")
+  end
+  return "source=" .. fnv1a64(s.source) .. "|" .. s.kernel .. "|" .. options
 end
 
 function M.tune(spec, env)
@@ -780,8 +787,12 @@ function M.tune(spec, env)
   end
   if s.form ~= "source" and spec.options ~= nil then opt_error("options", "NVRTC options are for source=") end
   if s.form == "source" then
-    local ok, list = pcall(list_of_strings, spec.options, "options")
-    if not ok then opt_error("options", list) end
+    local list = {}
+    if type(spec.options) ~= "function" then
+      local ok
+      ok, list = pcall(list_of_strings, spec.options, "options")
+      if not ok then opt_error("options", list) end
+    end
     s.options, s.options_list = spec.options, list
   end
   if s.form == "function" then

@@ -319,6 +319,12 @@ local function run_candidate(s, p)
     if type(cfg) == "function" then cfg = cfg(copy_params(s.axes, p)) end
     if type(cfg) ~= "table" then error("launch(p) must return a table {grid=, block=}, got " .. typename(cfg), 0) end
     local args = s.args
+    if type(args) == "function" then
+      args = args(copy_params(s.axes, p))
+      if type(args) ~= "table" then
+        error("args(p) must return the list of kernel arguments, got " .. typename(args), 0)
+      end
+    end
     local kc = k:configure(cfg)
     local n = #args
     fn = function() kc(table.unpack(args, 1, n)) end
@@ -711,6 +717,7 @@ local KNOWN = {}
 for _, k in ipairs(OPTIONS) do KNOWN[k] = true end
 
 local function describe_args(args)
+  if type(args) == "function" then return "function" end
   local parts = {}
   for i, a in ipairs(args) do
     if is_type(a, "cu.Array") then
@@ -803,8 +810,8 @@ function M.tune(spec, env)
     end
     s.launch = spec.launch
   end
-  if spec.args ~= nil and type(spec.args) ~= "table" then
-    opt_error("args", "list of kernel arguments expected, got " .. typename(spec.args))
+  if spec.args ~= nil and type(spec.args) ~= "table" and type(spec.args) ~= "function" then
+    opt_error("args", "list of kernel arguments or function(p) expected, got " .. typename(spec.args))
   end
   s.args = spec.args or {}
   if spec.check ~= nil and not callable(spec.check) then

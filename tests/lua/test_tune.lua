@@ -436,7 +436,7 @@ T.case("bad options raise before anything runs", function()
     { { kernel = "scale", source = "x", launch = { grid = 1 }, options = { 1 } },
       "(option 'options': options[1] must be a string, got number)" },
     { { options = "-G" }, "(option 'options': NVRTC options are for source=)" },
-    { { args = 3 }, "(option 'args': list of kernel arguments expected, got number)" },
+    { { args = 3 }, "(option 'args': list of kernel arguments or function(p) expected, got number)" },
     { { check = 3 }, "(option 'check': function(result, p) expected, got number)" },
     { { bench = 3 }, "(option 'bench': table of cu.bench options expected, got number)" },
     { { metric = 3 }, "(option 'metric': a field of the bench result such as \"gpu.median\" expected, got 3)" },

@@ -576,6 +576,7 @@ end
 -- ---- the results object ----
 
 local Results = {}
+local space_of = setmetatable({}, { __mode = "k" }) -- results -> the axes of their space
 Results.__index = function(t, k)
   if math.type(k) == "integer" then return rawget(t, "rows")[k] end
   return Results[k]
@@ -655,7 +656,7 @@ function Results:markdown()
   end
   if self.best then
     lines[#lines + 1] = ""
-    lines[#lines + 1] = string.format("best: %s, %s = %s%s", label_of(self._axes, self.best), self.metric,
+    lines[#lines + 1] = string.format("best: %s, %s = %s%s", label_of(space_of[self], self.best), self.metric,
       sig4(self.best.metric * scale), unit:gsub("[()]", ""))
   end
   return table.concat(lines, "\n")
@@ -758,7 +759,9 @@ function M.tune(spec, env)
     arg_error("table {kernel=, space=, ...} expected, got " .. (env.none and "no value" or typename(spec)))
   end
   for k in pairs(spec) do
-    if not KNOWN[k] then arg_error("unknown option '" .. tostring(k) .. "'") end
+    if not KNOWN[k] then
+      arg_error("unknown option '" .. tostring(k) .. "'; the options are " .. table.concat(OPTIONS, ", "))
+    end
   end
   local s = { rows = {}, round = 0 }
   s.axes = read_space(spec.space, spec.order)
@@ -928,8 +931,9 @@ function M.tune(spec, env)
     "metric=" .. s.metric }, "|")
   s.key, s.key_hash = key, fnv1a64(key)
 
-  local tbl = setmetatable({ name = s.name, axes = names, _axes = s.axes, search = search, metric = s.metric,
+  local tbl = setmetatable({ name = s.name, axes = names, search = search, metric = s.metric,
     key = key, cached = false, rows = s.rows }, Results)
+  space_of[tbl] = s.axes
 
   local path, dir
   if spec.cache then

@@ -458,7 +458,7 @@ T.case("bad options raise before anything runs", function()
     { { json = 1 }, "(option 'json': file name expected, got number)" },
     { { plot = 1 }, "(option 'plot': file name or cu.plot options expected, got number)" },
     { { cache = 1 }, "(option 'cache': boolean or file name expected, got number)" },
-    { { spaec = {} }, "bad argument #1 to 'tune' (unknown option 'spaec')" },
+    { { spaec = {} }, "bad argument #1 to 'tune' (unknown option 'spaec'; the options are name, kernel, space, " },
   }
   for _, c in ipairs(cases) do
     local msg = T.raises(function() cu.tune(with(c[1])) end, c[2])

@@ -376,7 +376,16 @@ local function run_round(s, candidates, natural)
     sweep.axes = { { "candidate", labels } }
     sweep.run = function(pt) return run_candidate(s, by_label[pt.candidate]) end
   end
-  local results = cu.sweep(sweep)
+  local ok, results = pcall(cu.sweep, sweep)
+  if not ok then
+    -- cu.sweep checks isolate= and timeout=: its message becomes tune's own
+    local option, why
+    if type(results) == "string" then
+      option, why = results:match("bad argument #1 to 'sweep' %(option '([%w_]+)': (.*)%)$")
+    end
+    if option == "isolate" or option == "timeout" then opt_error(option, why) end
+    error(results, 0)
+  end
   local rows = {}
   for i, r in ipairs(results.rows) do
     local row = copy_params(s.axes, candidates[i])
@@ -553,7 +562,7 @@ local function cache_write(path, dir, key, entry)
     warn("the cache entry cannot be written as JSON (" .. tostring(text) .. ")")
     return
   end
-  local tmp = string.format("%s.tmp.%s.%d", path, tostring({}):match("0x(%x+)") or "0",
+  local tmp = string.format("%s.tmp.%s.%d.%d", path, tostring({}):match("0x(%x+)") or "0", os.time(),
     math.floor((os.clock() * 1e6) % 1e9))
   local f = io.open(tmp, "wb")
   if not f and dir and os.execute then
@@ -668,7 +677,9 @@ Results.__tostring = Results.markdown
 function Results:list(raw)
   local out = {}
   for i, r in ipairs(rawget(self, "rows")) do
-    local c = { status = r.status, metric = r.metric, error = r.error, round = r.round }
+    local err = r.error
+    if raw and err and not utf8.len(err) then err = err:gsub("[\128-\255]", "?") end -- JSON needs UTF-8
+    local c = { status = r.status, metric = r.metric, error = err, round = r.round }
     for _, a in ipairs(self.axes) do
       local v = r[a]
       c[a] = (type(v) == "table" and not raw) and value_text(v) or v

@@ -469,6 +469,21 @@ T.case("bad options raise before anything runs", function()
   T.eq(#calls, 0, "no candidate ran")
   -- options that cu.sweep checks are passed to it
   T.raises(function() cu.tune(with({ json = "/nonexistent/dir/x.json" })) end, "/nonexistent/dir/x.json")
+  -- cu.sweep's own checks of isolate= and timeout= read as tune's; its other errors pass unchanged
+  local real_sweep = cu.sweep
+  local raised
+  rawset(cu, "sweep", function() error(raised, 0) end)
+  local ok_run, msg = pcall(function()
+    raised = "x.lua:1: bad argument #1 to 'sweep' (option 'timeout': positive number expected, got -1)"
+    T.raises(function() cu.tune(with({ timeout = -1 })) end,
+      "bad argument #1 to 'tune' (option 'timeout': positive number expected, got -1)")
+    raised = { "an error object" }
+    local ok2, err = pcall(cu.tune, with({}))
+    T.eq(ok2, false)
+    T.truthy(rawequal(err, raised), "the same error value")
+  end)
+  rawset(cu, "sweep", real_sweep)
+  T.truthy(ok_run, msg)
   -- kernel(p) returning something that cannot be timed: a failed candidate
   T.raises(function()
     cu.tune { kernel = function() return 5 end, space = { n = { 1 } }, quiet = true }

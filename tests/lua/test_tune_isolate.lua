@@ -105,4 +105,15 @@ print("CACHED " .. tostring(tbl.cached))
   os.remove(path)
 end)
 
+T.case("isolate= and timeout= are checked by cu.sweep, reported as tune's options", function()
+  need_isolate()
+  local function tune(extra)
+    local spec = { kernel = function() return function() end end, space = { n = { 1 } }, quiet = true }
+    for k, v in pairs(extra) do spec[k] = v end
+    return cu.tune(spec)
+  end
+  T.raises(function() tune({ isolate = "yes" }) end, "bad argument #1 to 'tune' (option 'isolate': ")
+  T.raises(function() tune({ isolate = true, timeout = -1 }) end, "bad argument #1 to 'tune' (option 'timeout': ")
+end)
+
 os.exit(T.run())

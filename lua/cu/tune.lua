@@ -336,6 +336,7 @@ local function run_candidate(s, p)
   end
   if s.check then
     local result = checked()
+    cu.sync() -- a fault of the candidate is its own error, not the check's
     local ok, passed, reason = pcall(s.check, result, copy_params(s.axes, p))
     if not ok then error("check raised: " .. tostring(passed), 0) end
     if not passed then

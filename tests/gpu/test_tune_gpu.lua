@@ -121,8 +121,8 @@ T.case("the cache of a compiled kernel: the second tune is a hit", function()
 end)
 
 T.case("isolate = true: a candidate that faults the GPU is a failed row, the others run", function()
-  local ok, err = pcall(cu.sweep, { axes = { n = { 1 } }, run = function() end, isolate = false, quiet = true })
-  if not ok and tostring(err):find("unknown option 'isolate'", 1, true) then
+  local _, err = pcall(cu.sweep, { isolate = false }) -- an error either way (no run=): which one
+  if tostring(err):find("unknown option 'isolate'", 1, true) then
     T.skip("cu.sweep does not support isolate= in this build")
   end
   local script = os.tmpname()

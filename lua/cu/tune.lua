@@ -381,8 +381,9 @@ local function run_round(s, candidates, natural)
   if not ok then
     -- cu.sweep checks isolate= and timeout=: its message becomes tune's own
     local option, why
-    if type(results) == "string" then
-      option, why = results:match("bad argument #1 to 'sweep' %(option '([%w_]+)': (.*)%)$")
+    local shown, text = pcall(tostring, results) -- a message, or a cu.Error object
+    if shown and type(text) == "string" then
+      option, why = text:match("bad argument #1 to '[%w_.]*sweep' %(option '([%w_]+)': (.*)%)$")
     end
     if option == "isolate" or option == "timeout" then opt_error(option, why) end
     error(results, 0)

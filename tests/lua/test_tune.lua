@@ -474,7 +474,7 @@ T.case("bad options raise before anything runs", function()
   local raised
   rawset(cu, "sweep", function() error(raised, 0) end)
   local ok_run, msg = pcall(function()
-    raised = "x.lua:1: bad argument #1 to 'sweep' (option 'timeout': positive number expected, got -1)"
+    raised = "x.lua:1: bad argument #1 to 'cu.sweep' (option 'timeout': positive number expected, got -1)"
     T.raises(function() cu.tune(with({ timeout = -1 })) end,
       "bad argument #1 to 'tune' (option 'timeout': positive number expected, got -1)")
     raised = { "an error object" }

@@ -61,9 +61,28 @@ report(best, tbl)
   T.eq(rows["1"].status, "failed", out)
   T.eq(rows["2"].status, "failed", out)
   T.truthy(rows["2"].error:find("raised by candidate 2", 1, true), out)
+  T.truthy(rows["1"].error:find("exited with status 3", 1, true), out)
   T.eq(rows["3"].status, "failed", out)
+  T.truthy(rows["3"].error:find("timed out after 5 s", 1, true), out)
   T.eq(rows["8"].status, "ok", out)
   T.eq(rows["32"].status, "ok", out)
+  T.truthy(out:find("BEST 8\n", 1, true), out)
+end)
+
+T.case("isolated: a candidate that crashes the process (a segfault) is a failed row", function()
+  need_isolate()
+  local out, code = S.run_child(PRELUDE .. [[
+local best, tbl = cu.tune{kernel = function(p)
+  if p.reps == 2 then require("cu.testing").segfault() end
+  return work(p)
+end, space = {reps = {2, 8}}, check = check, bench = BENCH, isolate = true, quiet = true}
+report(best, tbl)
+]], "CULUA_TEST_HOOKS=1")
+  T.eq(code, 0, out)
+  local rows = rows_of(out)
+  T.eq(rows["2"].status, "failed", out)
+  T.truthy(rows["2"].error:find("crashed: signal 11", 1, true), out)
+  T.eq(rows["8"].status, "ok", out)
   T.truthy(out:find("BEST 8\n", 1, true), out)
 end)
 
@@ -90,7 +109,7 @@ T.case("isolated with a cache: the second run hits without starting children", f
   os.remove(path)
   local script = PRELUDE .. string.format([[
 local best, tbl = cu.tune{kernel = work, space = {reps = {2, 8}}, bench = BENCH, isolate = true, cache = %q,
-  quiet = true}
+  quiet = true, key = "work v1"} -- each run is a new temporary file: the key names the kernel
 report(best, tbl)
 print("CACHED " .. tostring(tbl.cached))
 ]], path)

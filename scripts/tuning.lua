@@ -183,15 +183,6 @@ result("matmul_rejected", counts.rejected)
 result("matmul_best", (gpu and ("TILE:" .. best_mm.TILE .. ",block:" .. best_mm.block[1] .. "x" .. best_mm.block[2])
   or ("bands:" .. best_mm.bands .. ",streams:" .. best_mm.streams)))
 result("matmul_best_ms", string.format("%.6f", tbl_mm.best.metric))
-if plot_file then
-  local ok, why = pcall(tbl_mm.plot, tbl_mm, { file = plot_file })
-  if ok then
-    print("Plot written to " .. plot_file)
-    result("plot", plot_file)
-  else
-    print("No plot: " .. tostring(why))
-  end
-end
 
 -- 2. the sum
 local m = flags.quick and (1 << 20) or (1 << 24)
@@ -226,6 +217,17 @@ else
     end,
     space = { chunk = flags.quick and { 16, 256, 4096 } or { 16, 64, 256, 1024, 4096, 16384 } }, size = m,
     check = check_sum, bench = bench, isolate = isolate or nil }
+end
+-- After both tunings: with isolate = true each candidate's child process runs the script up to its
+-- own sweep and ends there, so what follows runs once, in the parent.
+if plot_file then
+  local ok, why = pcall(tbl_mm.plot, tbl_mm, { file = plot_file })
+  if ok then
+    print("Plot written to " .. plot_file)
+    result("plot", plot_file)
+  else
+    print("No plot: " .. tostring(why))
+  end
 end
 result("sum_candidates", #tbl_sum.rows)
 result("sum_best", gpu and ("BLOCK:" .. best_sum.BLOCK .. ",per_sm:" .. best_sum.per_sm)

@@ -552,6 +552,7 @@ local function cached_best(s, entry)
 end
 
 local function warn(msg)
+  if not io then return end
   io.stderr:write("culua: warning: cu.tune: " .. msg .. "\n")
   io.stderr:flush()
 end
@@ -950,6 +951,7 @@ function M.tune(spec, env)
 
   local path, dir
   if spec.cache then
+    if not io then opt_error("cache", "not available without the io library (the sandbox has none)") end
     if src == nil then
       opt_error("cache", "a Lua function's source is unknown here (no debug library): give key=")
     end

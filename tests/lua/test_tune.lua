@@ -379,6 +379,23 @@ T.case("cache = true: the file tune.json under CULUA_CACHE_DIR; an unwritable ca
   T.truthy(out:find("warning: cu.tune: cannot write the cache file /nonexistent/dir/t.json", 1, true), out)
 end)
 
+T.case("under --sandbox: tuning works, the cache (files) is refused", function()
+  local script = tmp(".lua")
+  write(script, [[
+local best = cu.tune{kernel = function(p) return function() return p.n end end, space = {n = {1, 2}},
+  bench = {min_samples = 2, min_time = 0.001, max_time = 0.2, hot = false}, quiet = true}
+print("best n=" .. best.n)
+print(pcall(cu.tune, {kernel = function() return function() end end, space = {n = {1}}, cache = true, key = "k"}))
+]])
+  local p = assert(io.popen(string.format("%s --backend host --sandbox %s 2>&1", S.shell_quote(S.culua_path()),
+    S.shell_quote(script))))
+  local out = p:read("a")
+  p:close()
+  T.truthy(out:find("best n=1", 1, true), out)
+  T.truthy(out:find("false\tbad argument #1 to 'tune' (option 'cache': not available without the io library", 1,
+    true), out)
+end)
+
 T.case("kernels that need a GPU: source= and module= run inside the candidates", function()
   if cu.backend ~= "host" then T.skip("the GPU side is tests/gpu/test_tune_gpu.lua") end
   local msg = T.raises(function()

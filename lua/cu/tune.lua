@@ -338,7 +338,11 @@ local function run_candidate(s, p)
     local result = checked()
     cu.sync() -- a fault of the candidate is its own error, not the check's
     local ok, passed, reason = pcall(s.check, result, copy_params(s.axes, p))
-    if not ok then error("check raised: " .. tostring(passed), 0) end
+    if not ok then
+      local kind = cu.error_kind(passed)
+      if kind == "interrupted" or kind == "fatal" or kind == "limit" then error(passed, 0) end -- not the check's
+      error("check raised: " .. tostring(passed), 0)
+    end
     if not passed then
       return { rejected = reason ~= nil and tostring(reason) or "check returned " .. tostring(passed) }
     end

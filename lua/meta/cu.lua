@@ -1624,6 +1624,93 @@ function SweepResults:plot(opts) end
 ---@return string
 function cu.plot(rows, opts) end
 
+-- ## Tuning
+
+--- The argument of cu.tune (see docs/tuning.md).
+---@class cu.TuneSpec
+---@field kernel function|cu.Kernel|string what a candidate runs: function(p) returning the function to time; a cu.Kernel (with launch= and args=); or a kernel name or template expression such as "scale<float, T>" (names of the space are substituted) of module= or of source=
+---@field space table the parameters: a map {name = {values}} (sorted by name, or in order=) or a list of {name, values} pairs; values are numbers, strings, booleans or tables
+---@field order? string[] the order of the parameters of a map
+---@field args? any[]|fun(p:table):any[] the kernel's arguments (launched kernels), or a function of the parameters returning them; their dtypes and shapes are part of the cache key
+---@field launch? cu.LaunchConfig|fun(p:table):cu.LaunchConfig the launch configuration of a kernel, or a function of the parameters returning it
+---@field module? cu.Module the module whose kernel or template kernel= names
+---@field source? string CUDA C++ compiled per candidate (cu.compile) with -DNAME=value for every parameter named in capitals and the parameter `options` as NVRTC options
+---@field options? string|string[]|fun(p:table):string[] NVRTC options of source= (fixed, or a function of the parameters)
+---@field check? fun(result:any, p:table):boolean?,string? called after one run of the candidate, before timing: result is what the timed function returned (kernel functions) or the args list after the launch (kernels; float outputs are NaN-filled first); false or nil (and a reason) rejects the candidate, an error fails it
+---@field bench? cu.BenchOptions options of the cu.bench that times each candidate
+---@field metric? string the bench result's field to minimize (default "gpu.median"; GBps, TFLOPs and GFLOPs are maximized)
+---@field search? "exhaustive"|"random"|"descent" how candidates are chosen (default "exhaustive")
+---@field budget? integer the most candidates to run (needed by "random")
+---@field seed? integer the seed of search "random" (default 1; the same seed picks the same candidates)
+---@field start? table the starting point of search "descent" (default: the middle value of each parameter)
+---@field name? string the name in tables and of the sweeps (default: the kernel's name, or "tune")
+---@field key? string what identifies the kernel in the cache key (default: the source text, template, kernel signature, or a Lua function's file and line)
+---@field size? number|string|table the problem size, for the cache key (besides the args' dtypes and shapes)
+---@field cache? boolean|string reuse and store the winner in a file: true for tune.json under $CULUA_CACHE_DIR (else $XDG_CACHE_HOME/culua, ~/.cache/culua), or a path (default false)
+---@field isolate? boolean run each candidate in a child process (cu.sweep's isolate=)
+---@field timeout? number seconds an isolated candidate may take (cu.sweep's timeout=)
+---@field quiet? boolean no table on stdout
+---@field json? string the rounds' sweeps written as JSON (else the CLI's --json)
+---@field csv? string the rounds' sweeps written as CSV (else the CLI's --csv)
+---@field plot? string|cu.PlotOptions plot the results (tbl:plot)
+
+--- Finds the fastest configuration of a kernel: each candidate (a point of the space, chosen by
+--- the search) is set up, run once and checked, then timed with cu.bench, all inside a point of
+--- cu.sweep (isolate = true: in a child process, so a candidate that faults the GPU, exits or hangs
+--- is a failed row). Returns the winning parameters and the table of every candidate. No candidate
+--- passing is an error listing why. With cache=, a winner tuned before for the same device, driver,
+--- culua version, kernel, problem size, space and search is returned at once.
+---@param spec cu.TuneSpec
+---@return table best the winning parameters (a fresh table: name = value)
+---@return cu.TuneResults tbl every candidate's row
+function cu.tune(spec) end
+
+--- What cu.tune returns second. tostring(tbl) is the markdown table; tbl[i], #tbl and ipairs(tbl)
+--- read the rows.
+---@class cu.TuneResults
+---@field name string
+---@field axes string[] the parameter names in order
+---@field rows cu.TuneRow[] one per candidate run, in the order they ran
+---@field best cu.TuneRow the winning row
+---@field best_index integer its index in rows
+---@field search string the search used
+---@field metric string the bench result's field compared
+---@field key string the cache key (device, driver, culua version, kernel, problem size, space, search)
+---@field cached boolean true when the winner came from the cache (rows are then those stored)
+---@field cache_file? string the cache file (with cache=)
+---@field tuned? string when the cached winner was tuned (UTC)
+---@field rounds? integer the sweeps run (descent: one per parameter line)
+---@field seconds? integer wall seconds of the search
+local TuneResults = {}
+
+--- The markdown table (the same as tostring).
+---@return string
+function TuneResults:markdown() end
+
+--- The rows as plain tables: parameters (tables as text such as 16x16 unless raw), status,
+--- metric, error, round.
+---@param raw? boolean keep table parameters as tables
+---@return table[]
+function TuneResults:list(raw) end
+
+--- The results as JSON text (name, search, metric, cached, best, rows).
+---@return string
+function TuneResults:json() end
+
+--- Plots the metric of the ok rows (x = the first parameter, one line per value of the others,
+--- unless opts say otherwise); returns the file.
+---@param opts string|cu.PlotOptions a file name or options
+---@return string
+function TuneResults:plot(opts) end
+
+--- A row of cu.tune's table: the candidate's parameters (name = value) and these fields.
+---@class cu.TuneRow
+---@field status "ok"|"rejected"|"failed" ok: checked and timed; rejected: the check said no; failed: it raised, crashed, faulted, timed out or did not compile
+---@field metric? number the metric's value (ok rows)
+---@field error? string why it was rejected or failed
+---@field round? integer the sweep it ran in
+---@field bench? table the sweep's row: the whole cu.bench result (ok rows)
+
 -- ## JSON
 
 --- JSON text to Lua values and back, for JSON lines printed by other programs and for files of

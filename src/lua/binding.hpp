@@ -399,6 +399,8 @@ void register_kernel_templates(lua_State* L);
 void register_measure(lua_State* L);
 void register_bench(lua_State* L);
 void register_sweep(lua_State* L);
+// cu.tune (tune.cpp): calls the embedded Lua module cu.tune.
+void register_tune(lua_State* L);
 // cu.json: encode, decode and null (json.cpp).
 void register_json(lua_State* L);
 // cu.nccl (nccl.cpp); push_nccl_comm pushes a cu.NcclComm owning `comm` (cu.nccl.comm_world).

@@ -285,6 +285,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_measure(L);
   register_bench(L);
   register_sweep(L);
+  register_tune(L);
   register_json(L);
   register_nccl(L);
   register_device_use(L);

@@ -350,6 +350,16 @@ T.case("cu.sweep results", function()
   check_object(r, "cu.SweepResults", H.methods_of("cu.SweepResults"))
 end)
 
+T.case("cu.tune results and rows", function()
+  local _, tbl = cu.tune { kernel = function(p) return function() return p.n end end, space = { n = { 1, 2 } },
+    check = function(_, p) return p.n == 2, "not 2" end, quiet = true,
+    bench = { min_samples = 2, min_time = 0.001, max_time = 0.2, hot = false } }
+  check_record(tbl, "cu.TuneResults")
+  check_object(tbl, "cu.TuneResults", { markdown = true, list = true, json = true, plot = true })
+  check_record(tbl.rows[1], "cu.TuneRow", false)
+  check_record(tbl.rows[2], "cu.TuneRow", false)
+end)
+
 T.case("cu.elementwise and cu.reduction objects", function()
   local ew = cu.elementwise("f32 x -> f32 y", "y = x")
   check_object(ew, "cu.ElementwiseKernel")
@@ -445,6 +455,7 @@ local OPTION_CALLS = {
   ["cu.bench"] = function() cu.bench(function() end, { zz_bogus = 1 }) end,
   ["cu.sweep"] = function() cu.sweep({ zz_bogus = 1 }) end,
   ["cu.plot"] = function() cu.plot({}, { zz_bogus = 1 }) end,
+  ["cu.tune"] = function() cu.tune({ zz_bogus = 1 }) end,
   ["cu.help"] = function() cu.help("zeros", { zz_bogus = 1 }) end,
   ["cu.json.encode"] = function() cu.json.encode({}, { zz_bogus = 1 }) end,
   ["cu.Array:contiguous"] = function() cu.zeros(1):contiguous({ zz_bogus = 1 }) end,

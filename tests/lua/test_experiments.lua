@@ -411,4 +411,41 @@ T.case("graphs: per-node cost of a graph against eager launches, every node ran"
   end
 end)
 
+T.case("tuning: every candidate reported, the faulting and wrong ones never win, a plot", function()
+  local plot
+  if os.execute("command -v gnuplot >/dev/null 2>&1") then
+    plot = os.tmpname()
+    os.remove(plot)
+    plot = plot .. ".png"
+  end
+  local r, out = run_script("tuning", "--quick --results" .. (plot and " plot=" .. shell_quote(plot) or ""))
+  local total = num(r, "matmul_candidates")
+  T.eq(num(r, "matmul_ok") + num(r, "matmul_failed") + num(r, "matmul_rejected"), total, "every candidate has a status")
+  T.truthy(num(r, "matmul_ok") >= 1, "some candidates ran")
+  T.truthy(num(r, "matmul_best_ms") > 0 and num(r, "sum_best_ms") > 0, "times")
+  if cu.backend == "host" then
+    T.eq(total, 15)
+    T.eq(num(r, "matmul_rejected"), 3, "3 bands do not divide the rows: rejected")
+    T.eq(num(r, "matmul_failed"), 0)
+    T.truthy(not r.matmul_best:find("bands:3,", 1, true), r.matmul_best)
+    T.eq(num(r, "sum_candidates"), 3)
+  else
+    -- TILE 16 with 32x8 threads stops the compile; TILE 64 (isolated runs only) faults
+    T.truthy(num(r, "matmul_failed") >= 1, "failed candidates")
+    T.truthy(not r.matmul_best:find("TILE:64", 1, true), r.matmul_best)
+    if out:find("isolated (one child process each)", 1, true) then
+      T.truthy(num(r, "matmul_failed") >= 5, "the 4 faulting TILE 64 candidates and the compile error")
+    end
+    T.eq(num(r, "sum_candidates"), 10)
+  end
+  T.truthy(out:find("| status", 1, true) and out:find("ok, best", 1, true), "the tables are printed")
+  if plot then
+    T.eq(r.plot, plot)
+    local f = io.open(plot, "rb")
+    T.truthy(f and f:read(4) == "\x89PNG", "a PNG")
+    if f then f:close() end
+    os.remove(plot)
+  end
+end)
+
 os.exit(T.run())

@@ -904,7 +904,13 @@ function M.tune(spec, env)
   if spec.name ~= nil and (type(spec.name) ~= "string" or spec.name == "") then
     opt_error("name", "non-empty string expected, got " .. value_text(spec.name))
   end
-  s.name = spec.name or (s.form == "function" and "tune" or kernel:match("^[%w_]+") or "tune")
+  local default_name = "tune"
+  if s.form == "kernel" then
+    default_name = tostring(kernel.name):match("^[%w_]+") or "tune"
+  elseif s.form ~= "function" then
+    default_name = kernel:match("^[%w_]+") or "tune"
+  end
+  s.name = spec.name or default_name
   if spec.key ~= nil and type(spec.key) ~= "string" then
     opt_error("key", "string expected, got " .. typename(spec.key))
   end

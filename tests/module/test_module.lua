@@ -237,7 +237,7 @@ T.case("an error in cu.time's function", function()
   raises_at(function() cu.bench(function() error("inside bench") end, { cold = false }) end,
     "inside bench")
   local res = cu.bench(function() local _ = cu.ones(10) + 1 end,
-    { min_samples = 3, min_time = 0.001, max_time = 0.5 })
+    { min_samples = 3, min_time = 0.001, max_time = 10 }) -- valgrind on a loaded machine: 0.5 s gave fewer than 3
   T.truthy(res.samples >= 3, "cu.bench works afterwards")
 end)
 

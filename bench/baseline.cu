@@ -30,7 +30,8 @@
 //                                           record per line (docs/performance.md); options
 //                                           --ops LIST --reps R --launches N --bw-sizes LIST
 //                                           --transfer-sizes LIST --alloc-sizes LIST
-//                                           --matmul-sizes LIST (bench/baseline_suite.cu)
+//                                           --matmul-sizes LIST --sort-keys N --fft-points N
+//                                           --reduce-bytes BYTES (bench/baseline_suite.cu)
 //   culua-baseline nccl [options]           allreduce/allgather/reducescatter over all visible GPUs
 //                                           with NCCL (dlopen), one JSON record per line: time,
 //                                           algbw and busbw as nccl-tests computes them
@@ -133,6 +134,20 @@ const Cublas* load_cublas(std::string* error) {
        slot("cublasSetStream_v2", api.set_stream), slot("cublasSetMathMode", api.set_math_mode),
        slot("cublasGemmEx", api.gemm_ex), slot("cublasGetStatusName", api.status_name),
        slot("cublasGetProperty", api.get_property)});
+  if (!failure.empty()) {
+    if (error) *error = failure;
+    return nullptr;
+  }
+  return &api;
+}
+
+const Cufft* load_cufft(std::string* error) {
+  static Cufft api;
+  static const std::string failure = open_library(
+      {"libcufft.so.12", "/usr/local/cuda/lib64/libcufft.so.12"},
+      {slot("cufftCreate", api.create), slot("cufftDestroy", api.destroy),
+       slot("cufftMakePlanMany64", api.make_plan_many_64), slot("cufftSetStream", api.set_stream),
+       slot("cufftExecC2C", api.exec_c2c), slot("cufftGetVersion", api.get_version)});
   if (!failure.empty()) {
     if (error) *error = failure;
     return nullptr;

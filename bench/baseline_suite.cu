@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 #include <nvrtc.h>
 
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 
 #include <algorithm>
@@ -40,7 +41,8 @@ namespace culua_baseline {
 const char* const kSuiteUsage =
     "usage: culua-baseline suite [--ops LIST] [--reps R] [--launches N] [--bw-sizes LIST]\n"
     "                            [--transfer-sizes LIST] [--alloc-sizes LIST]\n"
-    "                            [--matmul-sizes LIST]\n"
+    "                            [--matmul-sizes LIST] [--sort-keys N] [--fft-points N]\n"
+    "                            [--reduce-bytes BYTES]\n"
     "The native figures of the performance suite (docs/performance.md): one JSON record per\n"
     "line on standard output, impl \"native\", device 0, one non-blocking stream.\n"
     "  --ops LIST             comma-separated groups (default: all of them, startup first):\n"
@@ -57,6 +59,9 @@ const char* const kSuiteUsage =
     "                         transfer   h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable\n"
     "                         alloc      cudaMallocAsync + cudaFreeAsync at every --alloc-sizes\n"
     "                         matmul     matmul_f32, matmul_bf16, matmul_f64 (cublasGemmEx)\n"
+    "                         arrays     sort_f32, sort_i32, argsort_f32, argsort_i32 (CUB's\n"
+    "                                    radix sort), fft_c64 (cuFFT), arrays_copy (cudaMemcpy\n"
+    "                                    at --reduce-bytes: the bound of cumsum, any, std)\n"
     "                         startup    context, first_kernel\n"
     "  --reps R               repetitions per figure (default 11)\n"
     "  --launches N           back-to-back launches per launch_* repetition (default 10000);\n"
@@ -67,6 +72,9 @@ const char* const kSuiteUsage =
     "  --transfer-sizes LIST  bytes (default 4K,16K,...,1G)\n"
     "  --alloc-sizes LIST     bytes (default 4K,16K,...,1G)\n"
     "  --matmul-sizes LIST    N of the N x N x N products (default 1024,2048,4096,8192)\n"
+    "  --sort-keys N          keys sorted (default 67108864 = 2^26)\n"
+    "  --fft-points N         points of the c64 transform (default 16777216 = 2^24)\n"
+    "  --reduce-bytes BYTES   size of arrays_copy (default 1G)\n"
     "An info record comes first (device, versions, clocks). Status 2 for bad options, 1 when\n"
     "there is no usable device or the device fails beyond recovery.\n";
 
@@ -314,22 +322,26 @@ enum Group {
   kTransfer,
   kAlloc,
   kMatmul,
+  kArrays,
   kStartup,
   kNumGroups
 };
-constexpr const char* kGroupNames[kNumGroups] = {"launch",   "add1k", "graph",  "bandwidth",
-                                                 "transfer", "alloc", "matmul", "startup"};
+constexpr const char* kGroupNames[kNumGroups] = {
+    "launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul", "arrays", "startup"};
 
-constexpr const char* kOptionNames[] = {"--ops",         "--reps",           "--launches",
-                                        "--bw-sizes",    "--transfer-sizes", "--alloc-sizes",
-                                        "--matmul-sizes"};
+constexpr const char* kOptionNames[] = {
+    "--ops",         "--reps",         "--launches",  "--bw-sizes",   "--transfer-sizes",
+    "--alloc-sizes", "--matmul-sizes", "--sort-keys", "--fft-points", "--reduce-bytes"};
 
 struct Options {
-  bool groups[kNumGroups] = {true, true, true, true, true, true, true, true};
+  bool groups[kNumGroups] = {true, true, true, true, true, true, true, true, true};
   int reps = 11;
   int launches = 10000;
   std::vector<size_t> bw_sizes, transfer_sizes, alloc_sizes;
   std::vector<int> matmul_sizes = {1024, 2048, 4096, 8192};
+  size_t sort_keys = size_t{1} << 26;
+  size_t fft_points = size_t{1} << 24;
+  size_t reduce_bytes = size_t{1} << 30;
 };
 
 std::vector<size_t> steps_of_4(size_t from, size_t to) {
@@ -451,6 +463,16 @@ int parse_options(int argc, char** argv, Options& o) {
         }
         o.matmul_sizes.push_back(static_cast<int>(v));
       }
+    } else if (name == "--sort-keys" || name == "--fft-points") {
+      unsigned long long v = 0;
+      if (!parse_size(value, false, v) || v > (1ull << 31) - 1) {
+        return usage_error(name + " needs a count in 1..2^31-1");
+      }
+      (name == "--sort-keys" ? o.sort_keys : o.fft_points) = static_cast<size_t>(v);
+    } else if (name == "--reduce-bytes") {
+      unsigned long long v = 0;
+      if (!parse_size(value, true, v)) return usage_error("--reduce-bytes needs a byte size");
+      o.reduce_bytes = static_cast<size_t>(v);
     } else {
       return usage_error("unknown option " + name);
     }
@@ -501,7 +523,8 @@ __device__ inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Uniform in [-1, 1): 2u - 1 with u = k / 2^24 (float; bfloat16 rounds that float to nearest) or
+// int32_t: the high 32 bits of the hash (uniform over the range). Others uniform in [-1, 1):
+// 2u - 1 with u = k / 2^24 (float; bfloat16 rounds that float to nearest) or
 // k / 2^53 (double), k from a hash of the seed and the index. scripts/bench/suite.lua fills culua's
 // operands with the same formula (cu.compile), so that both sides multiply identical data: the
 // tensor cores' throughput depends on the data through the power drawn.
@@ -512,6 +535,8 @@ __global__ void fill_uniform(T* p, size_t n, uint64_t seed) {
     const uint64_t x = splitmix64(seed ^ (i * 0xd1b54a32d192ed03ull));
     if constexpr (std::is_same_v<T, double>) {
       p[i] = 2.0 * (static_cast<double>(x >> 11) * 0x1.0p-53) - 1.0;
+    } else if constexpr (std::is_same_v<T, int32_t>) {
+      p[i] = static_cast<int32_t>(static_cast<uint32_t>(x >> 32));  // the whole range
     } else {
       const float v = 2.0f * (static_cast<float>(x >> 40) * 0x1.0p-24f) - 1.0f;
       if constexpr (std::is_same_v<T, float>) {
@@ -1451,6 +1476,257 @@ void matmul_group(const Context& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// arrays: CUB's radix sort and cuFFT as a C++ program calls them, on the numbers culua sorts and
+// transforms (fill_uniform with the suite's seeds), and the copy bandwidth that bounds cumsum,
+// any and std (docs/performance.md, "The arrays group").
+
+constexpr uint64_t kSeedF32 = 0x243f6a8885a308d3ull, kSeedI32 = 0x13198a2e03707344ull;
+constexpr uint64_t kSeedRe = 0x452821e638d01377ull, kSeedIm = 0x0be5466cf34e90c6ull;
+
+std::string exact(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// A JSON array of exact numbers: the records' `check` (scripts/bench/suite.lua compares it).
+std::string check_list(const std::vector<double>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? "," : "") + exact(values[i]);
+  return s + "]";
+}
+
+// The 0-based indices of the five 1-based positions 1, n/4, n/2, 3n/4, n that the suite compares.
+std::vector<size_t> check_positions(size_t n) {
+  std::vector<size_t> v;
+  for (size_t p : {size_t{1}, n / 4, n / 2, 3 * n / 4, n}) v.push_back(std::max<size_t>(p, 1) - 1);
+  return v;
+}
+
+__global__ void positions_kernel(int64_t* out, size_t n) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(blockDim.x) * gridDim.x) {
+    out[i] = static_cast<int64_t>(i) + 1;
+  }
+}
+
+__global__ void interleave_kernel(const float* re, const float* im, float2* out, size_t n) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(blockDim.x) * gridDim.x) {
+    out[i] = make_float2(re[i], im[i]);
+  }
+}
+
+template <class T>
+std::vector<T> copy_back(const T* p, size_t n) {
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// The sorted keys are the input's, in order: non-decreasing, with the same sum (modulo 2^64) and
+// the same xor of the bit patterns, both independent of the order (a permutation test that costs
+// one pass; a sum in double is not: 2^26 i32 keys exceed its 53 bits and round by order).
+template <class T>
+void verify_sorted(const std::vector<T>& in, const std::vector<T>& out, const std::string& what) {
+  for (size_t i = 1; i < out.size(); ++i) {
+    if (out[i] < out[i - 1]) throw Failure(what + " is not sorted at element " + std::to_string(i));
+  }
+  auto digest = [](const std::vector<T>& v) {
+    uint64_t sum = 0;
+    uint32_t bits = 0;
+    for (const T x : v) {
+      uint32_t b;
+      std::memcpy(&b, &x, 4);
+      sum += b;
+      bits ^= b * 0x9e3779b9u + (b >> 7);
+    }
+    return std::make_pair(sum, bits);
+  };
+  if (digest(in) != digest(out)) throw Failure(what + " is not a permutation of the keys");
+}
+
+template <class T>
+void sort_rows(const Context& c, const char* dtype, uint64_t seed) {
+  const size_t n = c.opt.sort_keys;
+  const auto sz = static_cast<long long>(n);
+  const std::string sort_op = std::string("sort_") + dtype,
+                    argsort_op = "argsort_" + sort_op.substr(5);
+  std::optional<DeviceBuffer> keys, out, pos, pos_out, temp;
+  size_t temp_bytes = 0;
+  const int count = static_cast<int>(n);
+  const std::string setup = attempt([&] {
+    keys.emplace(n * sizeof(T));
+    out.emplace(n * sizeof(T));
+    pos.emplace(n * sizeof(int64_t));
+    pos_out.emplace(n * sizeof(int64_t));
+    fill_uniform<T><<<c.blocks(n), kBlock, 0, c.s>>>(keys->as<T>(), n, seed);
+    CK(cudaGetLastError());
+    size_t a = 0, b = 0;
+    CK(cub::DeviceRadixSort::SortKeys(nullptr, a, keys->as<T>(), out->as<T>(), count, 0,
+                                      int{sizeof(T) * 8}, c.s));
+    CK(cub::DeviceRadixSort::SortPairs(nullptr, b, keys->as<T>(), out->as<T>(), pos->as<int64_t>(),
+                                       pos_out->as<int64_t>(), count, 0, int{sizeof(T) * 8}, c.s));
+    temp_bytes = std::max(a, b);
+    temp.emplace(temp_bytes);
+    CK(cudaStreamSynchronize(c.s));
+  });
+  if (!setup.empty()) {
+    emit_error(sort_op, sz, setup);
+    emit_error(argsort_op, sz, setup);
+    return;
+  }
+  const T* k = keys->as<T>();
+  T* o = out->as<T>();
+  const std::string keys_text =
+      std::string(dtype) +
+      (std::is_same_v<T, float> ? " uniform in [-1, 1)" : " uniform over the range") +
+      " (the suite's fill formula and seed), temporary storage and output allocated once";
+  guarded(sort_op, sz, [&] {
+    const Batched t = time_batched(c.s, c.opt.reps, [&] {
+      size_t bytes = temp_bytes;
+      CK(cub::DeviceRadixSort::SortKeys(temp->as(), bytes, k, o, count, 0, int{sizeof(T) * 8},
+                                        c.s));
+    });
+    CK(cudaStreamSynchronize(c.s));
+    const std::vector<T> in = copy_back(k, n), sorted = copy_back<T>(o, n);
+    verify_sorted(in, sorted, "cub::DeviceRadixSort::SortKeys's output");
+    std::vector<double> check;
+    for (size_t i : check_positions(n)) check.push_back(static_cast<double>(sorted[i]));
+    Object r = figures(sort_op, sz, "ms", t.per_op_ms, t.batch,
+                       std::string("cub::DeviceRadixSort::SortKeys<") +
+                           (std::is_same_v<T, float> ? "float" : "int32_t") + ">, " + keys_text);
+    r.add("check", check_list(check));
+    emit(r);
+  });
+  guarded(argsort_op, sz, [&] {
+    int64_t* p = pos->as<int64_t>();
+    int64_t* po = pos_out->as<int64_t>();
+    const Batched t = time_batched(c.s, c.opt.reps, [&] {
+      positions_kernel<<<c.blocks(n), kBlock, 0, c.s>>>(p, n);
+      CK(cudaGetLastError());
+      size_t bytes = temp_bytes;
+      CK(cub::DeviceRadixSort::SortPairs(temp->as(), bytes, k, o, p, po, count, 0,
+                                         int{sizeof(T) * 8}, c.s));
+    });
+    CK(cudaStreamSynchronize(c.s));
+    const std::vector<T> in = copy_back(k, n);
+    const std::vector<int64_t> idx = copy_back<int64_t>(po, n);
+    std::vector<bool> seen(n);
+    std::vector<T> gathered(n);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t j = idx[i] - 1;
+      if (j < 0 || static_cast<size_t>(j) >= n || seen[j]) {
+        throw Failure("the positions are not a permutation of 1..n");
+      }
+      seen[j] = true;
+      gathered[i] = in[j];
+    }
+    verify_sorted(in, gathered, "the keys in SortPairs's order");
+    emit_figures(argsort_op, sz, "ms", t.per_op_ms, t.batch,
+                 "1-based positions (a grid-stride kernel) then cub::DeviceRadixSort::SortPairs<" +
+                     std::string(std::is_same_v<T, float> ? "float" : "int32_t") + ", int64_t>, " +
+                     keys_text);
+  });
+}
+
+// X[k] of x (interleaved re, im) by the definition, in double.
+std::pair<double, double> dft_at(const std::vector<float>& x, size_t k) {
+  const size_t n = x.size() / 2;
+  double re = 0, im = 0;
+  for (size_t j = 0; j < n; ++j) {
+    const double angle = -2.0 * M_PI * static_cast<double>((j * k) % n) / static_cast<double>(n);
+    const double c = std::cos(angle), s = std::sin(angle);
+    re += x[2 * j] * c - x[2 * j + 1] * s;
+    im += x[2 * j] * s + x[2 * j + 1] * c;
+  }
+  return {re, im};
+}
+
+void fft_row(const Context& c) {
+  const size_t n = c.opt.fft_points;
+  const auto sz = static_cast<long long>(n);
+  guarded("fft_c64", sz, [&] {
+    std::string error;
+    const Cufft* fft = load_cufft(&error);
+    if (!fft) throw Failure(error);
+    DeviceBuffer re(n * 4), im(n * 4), in(n * 8), out(n * 8);
+    fill_uniform<float><<<c.blocks(n), kBlock, 0, c.s>>>(re.as<float>(), n, kSeedRe);
+    fill_uniform<float><<<c.blocks(n), kBlock, 0, c.s>>>(im.as<float>(), n, kSeedIm);
+    interleave_kernel<<<c.blocks(n), kBlock, 0, c.s>>>(re.as<float>(), im.as<float>(),
+                                                       in.as<float2>(), n);
+    CK(cudaGetLastError());
+    cufftHandle plan = 0;
+    auto ck_fft = [](cufftResult r, const char* what) {
+      if (r != CUFFT_SUCCESS)
+        throw Failure(std::string(what) + ": cuFFT status " + std::to_string(r));
+    };
+    ck_fft(fft->create(&plan), "cufftCreate");
+    struct Destroy {
+      const Cufft* api;
+      cufftHandle h;
+      ~Destroy() { api->destroy(h); }
+    } destroy{fft, plan};
+    long long len = static_cast<long long>(n);
+    size_t work = 0;
+    ck_fft(fft->make_plan_many_64(plan, 1, &len, nullptr, 1, 0, nullptr, 1, 0, CUFFT_C2C, 1, &work),
+           "cufftMakePlanMany64");
+    ck_fft(fft->set_stream(plan, c.s), "cufftSetStream");
+    auto* x = in.as<cufftComplex>();
+    auto* y = out.as<cufftComplex>();
+    const Batched t = time_batched(
+        c.s, c.opt.reps, [&] { ck_fft(fft->exec_c2c(plan, x, y, CUFFT_FORWARD), "cufftExecC2C"); });
+    CK(cudaStreamSynchronize(c.s));
+    const std::vector<float> xs = copy_back(in.as<float>(), 2 * n);
+    const std::vector<float> ys = copy_back(out.as<float>(), 2 * n);
+    // suite.lua's fft_tolerance: the rounding grows as log2(n) times the spectrum's scale, sqrt(n).
+    const double tol =
+        1e-5 * std::sqrt(static_cast<double>(n)) * std::log2(static_cast<double>(n)) + 1e-3;
+    std::vector<double> check;
+    for (size_t k : {size_t{0}, size_t{1}, n / 2, n - 1}) {
+      const auto [wr, wi] = dft_at(xs, k);
+      if (std::fabs(ys[2 * k] - wr) + std::fabs(ys[2 * k + 1] - wi) > tol) {
+        throw Failure("cufftExecC2C gave X[" + std::to_string(k) + "] = " + number(ys[2 * k]) +
+                      ", " + number(ys[2 * k + 1]) + ", not " + number(wr) + ", " + number(wi));
+      }
+      check.push_back(ys[2 * k]);
+      check.push_back(ys[2 * k + 1]);
+    }
+    int version = 0;
+    fft->get_version(&version);
+    Object r = figures("fft_c64", sz, "ms", t.per_op_ms, t.batch,
+                       "cufftExecC2C forward, out of place, a 1-D plan of n points "
+                       "(cufftMakePlanMany64, made once, automatic work area), cuFFT " +
+                           std::to_string(version) +
+                           ", real and imaginary parts uniform in [-1, 1) (the suite's formula)");
+    r.add("check", check_list(check));
+    emit(r);
+  });
+}
+
+void arrays_group(const Context& c) {
+  sort_rows<float>(c, "f32", kSeedF32);
+  sort_rows<int32_t>(c, "i32", kSeedI32);
+  fft_row(c);
+  const size_t size = c.opt.reduce_bytes;
+  guarded("arrays_copy", static_cast<long long>(size), [&] {
+    DeviceBuffer a(size), b(size);
+    fill(c, a.as<float>(), size / 4);
+    const Batched t = time_batched(c.s, c.opt.reps, [&] {
+      CK(cudaMemcpyAsync(b.as(), a.as(), size, cudaMemcpyDeviceToDevice, c.s));
+    });
+    CK(cudaStreamSynchronize(c.s));
+    if (copy_back(b.as<unsigned char>(), size) != copy_back(a.as<unsigned char>(), size)) {
+      throw Failure("the copy is wrong");
+    }
+    emit_figures("arrays_copy", static_cast<long long>(size), "GB/s",
+                 rates(t.per_op_ms, 2.0 * static_cast<double>(size), 1e9), t.batch,
+                 "cudaMemcpyAsync device to device (2 x size moved): the bound of the arrays "
+                 "group's cumsum, any and std");
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // info
 
 std::string version_text(int v) {  // 13000 -> "13.0"
@@ -1580,6 +1856,7 @@ int suite(int argc, char** argv) {
   if (c.opt.groups[kTransfer]) transfer_group(c);
   if (c.opt.groups[kAlloc]) alloc_group(c);
   if (c.opt.groups[kMatmul]) matmul_group(c);
+  if (c.opt.groups[kArrays]) arrays_group(c);
   settle();
   cudaStreamDestroy(c.s);
   return 0;

@@ -5,6 +5,7 @@
 
 #include <cublas_v2.h>
 #include <cuda.h>
+#include <cufft.h>
 #include <nvrtc.h>
 
 #include <cstddef>
@@ -60,8 +61,18 @@ struct Nvrtc {
   decltype(&::nvrtcGetCUBINSize) get_cubin_size = nullptr;
   decltype(&::nvrtcGetCUBIN) get_cubin = nullptr;
 };
+// cuFFT, loaded on first use as culua loads it (src/cuda/cufft_api.cpp).
+struct Cufft {
+  decltype(&::cufftCreate) create = nullptr;
+  decltype(&::cufftDestroy) destroy = nullptr;
+  decltype(&::cufftMakePlanMany64) make_plan_many_64 = nullptr;
+  decltype(&::cufftSetStream) set_stream = nullptr;
+  decltype(&::cufftExecC2C) exec_c2c = nullptr;
+  decltype(&::cufftGetVersion) get_version = nullptr;
+};
 // The loaded functions, or nullptr with what failed in *error.
 const Cublas* load_cublas(std::string* error);
+const Cufft* load_cufft(std::string* error);
 const Nvrtc* load_nvrtc(std::string* error);
 
 // "2G", "512M", "1048576" -> bytes; 0 when unreadable.

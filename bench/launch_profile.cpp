@@ -130,9 +130,17 @@ class ProfileBackend final : public Backend {
   void reduce(const ReduceCall& c, Stream& s) override {
     if (!null_device_) host_->reduce(c, s);
   }
+  void sort(const SortCall& c, Stream& s) override {
+    if (!null_device_) host_->sort(c, s);
+  }
+  void scan(const ScanCall& c, Stream& s) override {
+    if (!null_device_) host_->scan(c, s);
+  }
   void random(const RandomCall& c, Stream& s) override { host_->random(c, s); }
+  void gather(const GatherCall& c, Stream& s) override { host_->gather(c, s); }
   void matmul(const MatmulCall& c, Stream& s) override { host_->matmul(c, s); }
   void dot(const DotCall& c, Stream& s) override { host_->dot(c, s); }
+  void fft(const FftCall& c, Stream& s) override { host_->fft(c, s); }
   void begin_capture(Stream& s) override { host_->begin_capture(s); }
   std::unique_ptr<GraphRecording> end_capture(Stream& s) override { return host_->end_capture(s); }
   void abort_capture(Stream& s) noexcept override { host_->abort_capture(s); }

@@ -57,3 +57,20 @@ set_target_properties(culua::openblas PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES ${OPENBLAS_SERIAL_INCLUDE_DIR}
   INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${OPENBLAS_SERIAL_INCLUDE_DIR}
   INTERFACE_LINK_LIBRARIES "Threads::Threads;m")
+
+# kissfft (BSD-3-Clause; libkissfft-dev) for the host backend's cu.fft: its C++ header kissfft.hh
+# is a template for any precision (Debian builds only the float variant of the C library, so
+# neither library is linked). Optional: without it the host backend's FFTs raise at run time,
+# naming the package. Never FFTW (GPL).
+find_path(KISSFFT_INCLUDE_DIR kissfft.hh PATHS /usr/include/kissfft /usr/local/include/kissfft)
+if(KISSFFT_INCLUDE_DIR)
+  add_library(culua::kissfft INTERFACE IMPORTED)
+  set_target_properties(culua::kissfft PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES ${KISSFFT_INCLUDE_DIR}
+    INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${KISSFFT_INCLUDE_DIR}
+    INTERFACE_COMPILE_DEFINITIONS CULUA_HAVE_KISSFFT=1)
+  message(STATUS "kissfft: ${KISSFFT_INCLUDE_DIR}/kissfft.hh (host FFTs)")
+else()
+  add_library(culua::kissfft INTERFACE IMPORTED)
+  message(STATUS "kissfft not found (libkissfft-dev): the host backend's cu.fft will raise")
+endif()

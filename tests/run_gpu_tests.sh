@@ -81,13 +81,17 @@ run module.cuda.stock_lua_host env CULUA_BACKEND=cuda "$build/tests/stock_lua_ho
 run module.cuda.culua "$build/culua" --backend cuda "$module_test"
 run quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
 run unit "$build/tests/culua_unit_tests" --warn NoTests
-# Issue 25: cuFFT's plan cache and the CUB sorts against a C++ reference, where they are built.
+# Issue 25: cuFFT's plan cache, the CUB sorts against a C++ reference, and the Array API functions
+# against numpy on the GPU (the GPU machine's python3 has numpy).
 if [[ -x $build/tests/culua_gpu_fft_tests ]]; then
   run gpu.cufft "$build/tests/culua_gpu_fft_tests" --warn NoTests
 fi
 if [[ -x $build/tests/culua_sort_cub_check ]]; then
   run gpu.sort_cub_check "$build/tests/culua_sort_cub_check" 0
 fi
+for t in tests/numpy/test_*_numpy.lua; do
+  run "numpy.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"
+done
 # The REPL through a pseudo-terminal needs tmux, which a GPU machine may lack: then it is
 # reported as skipped (not failed: the GPU is not the reason).
 if command -v tmux >/dev/null 2>&1; then

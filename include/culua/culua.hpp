@@ -34,7 +34,8 @@ struct CUstream_st;  // cudaStream_t is CUstream_st*
 namespace culua {
 
 enum class Backend { Auto, Host, Cuda };
-enum class DType { F32, F64, F16, BF16, I8, I16, I32, I64, U8, U32, Bool, C64, C128 };
+// New dtypes are added at the end so that the existing values keep their numbers.
+enum class DType { F32, F64, F16, BF16, I8, I16, I32, I64, U8, U32, Bool, C64, C128, U16, U64 };
 
 CULUA_API std::string_view dtype_name(DType t);  // "f32", ...
 CULUA_API size_t itemsize(DType t);              // bytes per element

@@ -354,7 +354,8 @@ local function render_function(db, e, out)
 end
 
 local OPERATORS = { add = "+", sub = "-", mul = "*", div = "/", idiv = "//", mod = "%", pow = "^",
-  unm = "unary -", len = "#", concat = "..", call = "()" }
+  unm = "unary -", len = "#", concat = "..", call = "()", band = "&", bor = "|", bxor = "~", shl = "<<",
+  shr = ">>", bnot = "unary ~" }
 
 local function render_class(c, out, header)
   out[#out + 1] = header or c.name

@@ -14,7 +14,8 @@
 -- ## Types
 
 --- An element type. Aliases are accepted too: float32 float64 float16 bfloat16 int8 int16 int32
---- int64 uint8 uint32 complex64 complex128 double.
+--- int64 uint8 uint16 uint32 uint64 complex64 complex128 double. A u64 element from 2^63 up reads
+--- back into Lua as the nearest float (a Lua integer is signed).
 ---@alias cu.DType
 ---| "f32"  # 32-bit float (the default)
 ---| "f64"  # 64-bit float
@@ -25,7 +26,9 @@
 ---| "i32"
 ---| "i64"
 ---| "u8"
+---| "u16"
 ---| "u32"
+---| "u64"  # elements from 2^63 up read back as floats
 ---| "bool"
 ---| "c64"  # complex of two f32
 ---| "c128" # complex of two f64
@@ -38,7 +41,9 @@
 ---| "int32"
 ---| "int64"
 ---| "uint8"
+---| "uint16"
 ---| "uint32"
+---| "uint64"
 ---| "complex64"
 ---| "complex128"
 ---| "double"
@@ -64,11 +69,16 @@
 ---@class cu
 ---@field backend "cuda"|"host" the backend in use; reading it creates the backend
 ---@field version string culua's version, such as "0.1.0"
+---@field e number Euler's number (the Array API standard's constant)
+---@field pi number π (math.pi)
+---@field inf number positive infinity (math.huge)
+---@field nan number a quiet NaN (0/0)
 ---@field host cu.host functions that create arrays in host memory
 ---@field trace cu.trace the timeline recorder
 ---@field json cu.json JSON text to Lua values and back
 ---@field nccl cu.nccl NCCL collectives between GPUs
 ---@field mpi cu.mpi MPI: processes started by mpirun (see docs/mpi.md)
+---@field fft cu.fft discrete Fourier transforms (numpy.fft; cuFFT on the GPU, kissfft on the host)
 cu = {}
 
 --- The devices of the backend, each {index=, name=, sm_count=, memory=, l2=, cc=, peers=} (cc
@@ -213,12 +223,13 @@ function cu.array(values, dtype, opts) end
 ---@overload fun(start:number,stop:number,step?:number,dtype?:cu.DType,opts?:cu.CreateOptions):cu.Array
 function cu.arange(n, dtype, opts) end
 
---- `count` evenly spaced values from start to stop, both ends included.
+--- `count` evenly spaced values from start to stop, both ends included (stop excluded with
+--- endpoint = false).
 ---@param start number
 ---@param stop number
 ---@param count integer
 ---@param dtype? cu.DType default "f32"
----@param opts? cu.CreateOptions
+---@param opts? cu.LinspaceOptions
 ---@return cu.Array
 function cu.linspace(start, stop, count, dtype, opts) end
 
@@ -256,6 +267,8 @@ function cu.copy(dst, src, opts) end
 ---@field strides integer[] the step between neighbours of each dimension, in elements
 ---@field is_contiguous boolean true when the elements are dense in row-major order
 ---@field freed boolean true once the array (or the array it views) was freed
+---@field mT cu.Array a view with the last two axes swapped (cu.matrix_transpose)
+---@field T cu.Array the transposed view of a 2-D array (the standard's x.T; an error for other ranks)
 ---@field [integer] number|boolean|cu.Complex|cu.Array
 ---@operator add(cu.Operand):cu.Array
 ---@operator sub(cu.Operand):cu.Array
@@ -265,6 +278,12 @@ function cu.copy(dst, src, opts) end
 ---@operator mod(cu.Operand):cu.Array
 ---@operator pow(cu.Operand):cu.Array
 ---@operator unm:cu.Array
+---@operator band(cu.Operand):cu.Array
+---@operator bor(cu.Operand):cu.Array
+---@operator bxor(cu.Operand):cu.Array
+---@operator shl(cu.Operand):cu.Array
+---@operator shr(cu.Operand):cu.Array
+---@operator bnot:cu.Array
 ---@operator len:integer
 local Array = {}
 
@@ -276,11 +295,13 @@ local Array = {}
 function Array:view(shape) end
 
 --- The array with another shape: a view when the layout allows it, else a contiguous copy
---- (queued). One size may be -1. The shape is a table or the sizes as arguments.
+--- (queued). One size may be -1. The shape is a table or the sizes as arguments. Also
+--- cu.reshape(a, shape, opts) (copy = true/false: see cu.ReshapeOptions).
 ---@param shape integer[]
+---@param opts? cu.ReshapeOptions
 ---@return cu.Array
 ---@overload fun(self:cu.Array,...:integer):cu.Array
-function Array:reshape(shape) end
+function Array:reshape(shape, opts) end
 
 --- A view of `len` elements of dimension `dim` from `start` (both 1-based). No copy.
 ---@param dim integer 1-based dimension
@@ -763,11 +784,630 @@ function Array:real(opts) end
 ---@return cu.Array
 function Array:imag(opts) end
 
+-- ## Element-wise functions of the Array API standard
+
+-- (issue 25) The functions of the standard that culua lacked, and the standard's names of those it
+-- has under shorter ones. Every one broadcasts, promotes as numpy and takes cu.MathOptions; docs/
+-- array-api.md lists them all with the differences from the standard and numpy.
+
+--- The inverse cosine (complex: the principal value, C99's special values). Also a:acos().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.acos(a, opts) end
+
+--- The inverse hyperbolic cosine. Also a:acosh().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.acosh(a, opts) end
+
+--- The inverse sine. Also a:asin().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.asin(a, opts) end
+
+--- The inverse hyperbolic sine. Also a:asinh().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.asinh(a, opts) end
+
+--- The inverse tangent. Also a:atan().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.atan(a, opts) end
+
+--- The inverse hyperbolic tangent. Also a:atanh().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.atanh(a, opts) end
+
+--- The hyperbolic cosine. Also a:cosh().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.cosh(a, opts) end
+
+--- The hyperbolic sine. Also a:sinh().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.sinh(a, opts) end
+
+--- The tangent. Also a:tan().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.tan(a, opts) end
+
+--- e^a - 1, accurate near 0 (complex: numpy's formula). Also a:expm1().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.expm1(a, opts) end
+
+--- log(1 + a), accurate near 0 (complex: numpy's formula). Also a:log1p().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.log1p(a, opts) end
+
+--- The base-2 logarithm. Also a:log2().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.log2(a, opts) end
+
+--- The base-10 logarithm. Also a:log10().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.log10(a, opts) end
+
+--- a * a (integers wrap; bools square in i8, as numpy). Also a:square().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.square(a, opts) end
+
+--- +a: a copy (an error for bool). Also a:positive().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.positive(a, opts) end
+
+--- -1, 0 or 1 (0 for -0.0, NaN for NaN); complex z / |z|, the standard's (numpy 1.24 took the real part's sign). An error for bool. Also a:sign().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.sign(a, opts) end
+
+--- Rounds down. Integers keep their dtype (the standard; numpy 1.24 returns floats); an error for bool and complex. Also a:floor().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.floor(a, opts) end
+
+--- Rounds up (integers kept; an error for bool and complex). Also a:ceil().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.ceil(a, opts) end
+
+--- Rounds toward zero (integers kept; an error for bool and complex). Also a:trunc().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.trunc(a, opts) end
+
+--- Rounds to the nearest whole number, halves to even (numpy's round with decimals = 0); complex: both parts; integers kept; an error for bool. Also a:round().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.round(a, opts) end
+
+--- Whether the sign bit is set (true for -0.0 and a NaN with its sign bit), a bool array; integers: a < 0. An error for complex. Also a:signbit().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.signbit(a, opts) end
+
+--- Whether each element is NaN (complex: either part), a bool array; false for integers. Also a:isnan().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.isnan(a, opts) end
+
+--- Whether each element is +-inf (complex: either part), a bool array. Also a:isinf().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.isinf(a, opts) end
+
+--- Whether each element is neither inf nor NaN (complex: both parts), a bool array. Also a:isfinite().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.isfinite(a, opts) end
+
+--- ~a: the bits inverted (integers); not, for bools. An error for floats. Also the operator ~a. Also a:bitwise_invert().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.bitwise_invert(a, opts) end
+
+--- not a, a bool array (nonzero is true, NaN too; any dtype as numpy). Also a:logical_not().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.logical_not(a, opts) end
+
+--- The angle of the point (b, a): atan(a / b) in the right quadrant, signed zeros as C99. Real floats; integers compute in numpy's float type. Also a:atan2(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.atan2(a, b, opts) end
+
+--- |a| with the sign of b (also of -0.0 and NaN). Real floats. Also a:copysign(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.copysign(a, b, opts) end
+
+--- sqrt(a^2 + b^2) without overflow; hypot(inf, NaN) = inf. Real floats. Also a:hypot(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.hypot(a, b, opts) end
+
+--- log(e^a + e^b) without overflow (numpy's algorithm). Real floats. Also a:logaddexp(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.logaddexp(a, b, opts) end
+
+--- a & b: integers and bools (an error for floats). Also the operator a & b. Also a:bitwise_and(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.bitwise_and(a, b, opts) end
+
+--- a | b: integers and bools. Also the operator a | b. Also a:bitwise_or(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.bitwise_or(a, b, opts) end
+
+--- a xor b: integers and bools. Also the operator a ~ b. Also a:bitwise_xor(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.bitwise_xor(a, b, opts) end
+
+--- a << b as numpy: bits past the top are lost, a count below 0 or of the width or more gives 0; bools shift as i8. Also the operator a << b. Also a:bitwise_left_shift(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.bitwise_left_shift(a, b, opts) end
+
+--- a >> b as numpy: arithmetic for signed types, a count below 0 or of the width or more gives 0 (-1 for a negative a). Also the operator a >> b. Also a:bitwise_right_shift(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.bitwise_right_shift(a, b, opts) end
+
+--- a and b, a bool array (nonzero is true; any dtype as numpy). Also a:logical_and(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.logical_and(a, b, opts) end
+
+--- a or b, a bool array. Also a:logical_or(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.logical_or(a, b, opts) end
+
+--- a xor b of truth values, a bool array. Also a:logical_xor(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.logical_xor(a, b, opts) end
+
+--- a * b: the standard's name of cu.mul. Also a:multiply(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.multiply(a, b, opts) end
+
+--- a - b: the standard's name of cu.sub. Also a:subtract(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.subtract(a, b, opts) end
+
+--- a / b, true division: the standard's name of cu.div. Also a:divide(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.divide(a, b, opts) end
+
+--- a // b: the standard's name of cu.floordiv. Also a:floor_divide(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.floor_divide(a, b, opts) end
+
+--- a % b, with the divisor's sign: the standard's name of cu.mod. Also a:remainder(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.remainder(a, b, opts) end
+
+--- a == b elementwise: the standard's name of cu.eq. Also a:equal(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.equal(a, b, opts) end
+
+--- a ~= b elementwise: the standard's name of cu.ne. Also a:not_equal(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.not_equal(a, b, opts) end
+
+--- a < b elementwise: the standard's name of cu.lt. Also a:less(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.less(a, b, opts) end
+
+--- a <= b elementwise: the standard's name of cu.le. Also a:less_equal(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.less_equal(a, b, opts) end
+
+--- a > b elementwise: the standard's name of cu.gt. Also a:greater(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.greater(a, b, opts) end
+
+--- a >= b elementwise: the standard's name of cu.ge. Also a:greater_equal(b).
+---@param a cu.Operand
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.greater_equal(a, b, opts) end
+
+--- -a: the standard's name of cu.neg. Also a:negative().
+---@param a cu.Array
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.negative(a, opts) end
+
+--- x limited to [min, max]: minimum(maximum(x, min), max) as numpy's clip (NaN propagates; min > max
+--- gives max). Either bound may be nil (neither: a copy); bounds are numbers or arrays, broadcast with x,
+--- and take part in the promotion as numpy's. Also x:clip(min, max).
+---@param x cu.Array
+---@param min? cu.Operand
+---@param max? cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function cu.clip(x, min, max, opts) end
+
+--- The method form of cu.acos.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:acos(opts) end
+
+--- The method form of cu.acosh.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:acosh(opts) end
+
+--- The method form of cu.asin.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:asin(opts) end
+
+--- The method form of cu.asinh.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:asinh(opts) end
+
+--- The method form of cu.atan.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:atan(opts) end
+
+--- The method form of cu.atanh.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:atanh(opts) end
+
+--- The method form of cu.cosh.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:cosh(opts) end
+
+--- The method form of cu.sinh.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:sinh(opts) end
+
+--- The method form of cu.tan.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:tan(opts) end
+
+--- The method form of cu.expm1.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:expm1(opts) end
+
+--- The method form of cu.log1p.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:log1p(opts) end
+
+--- The method form of cu.log2.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:log2(opts) end
+
+--- The method form of cu.log10.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:log10(opts) end
+
+--- The method form of cu.square.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:square(opts) end
+
+--- The method form of cu.positive.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:positive(opts) end
+
+--- The method form of cu.sign.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:sign(opts) end
+
+--- The method form of cu.floor.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:floor(opts) end
+
+--- The method form of cu.ceil.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:ceil(opts) end
+
+--- The method form of cu.trunc.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:trunc(opts) end
+
+--- The method form of cu.round.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:round(opts) end
+
+--- The method form of cu.signbit.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:signbit(opts) end
+
+--- The method form of cu.isnan.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:isnan(opts) end
+
+--- The method form of cu.isinf.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:isinf(opts) end
+
+--- The method form of cu.isfinite.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:isfinite(opts) end
+
+--- The method form of cu.bitwise_invert.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:bitwise_invert(opts) end
+
+--- The method form of cu.logical_not.
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:logical_not(opts) end
+
+--- The method form of cu.atan2.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:atan2(b, opts) end
+
+--- The method form of cu.copysign.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:copysign(b, opts) end
+
+--- The method form of cu.hypot.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:hypot(b, opts) end
+
+--- The method form of cu.logaddexp.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:logaddexp(b, opts) end
+
+--- The method form of cu.bitwise_and.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:bitwise_and(b, opts) end
+
+--- The method form of cu.bitwise_or.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:bitwise_or(b, opts) end
+
+--- The method form of cu.bitwise_xor.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:bitwise_xor(b, opts) end
+
+--- The method form of cu.bitwise_left_shift.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:bitwise_left_shift(b, opts) end
+
+--- The method form of cu.bitwise_right_shift.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:bitwise_right_shift(b, opts) end
+
+--- The method form of cu.logical_and.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:logical_and(b, opts) end
+
+--- The method form of cu.logical_or.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:logical_or(b, opts) end
+
+--- The method form of cu.logical_xor.
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:logical_xor(b, opts) end
+
+--- See cu.multiply (= cu.mul).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:multiply(b, opts) end
+
+--- See cu.subtract (= cu.sub).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:subtract(b, opts) end
+
+--- See cu.divide (= cu.div).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:divide(b, opts) end
+
+--- See cu.floor_divide (= cu.floordiv).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:floor_divide(b, opts) end
+
+--- See cu.remainder (= cu.mod).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:remainder(b, opts) end
+
+--- See cu.equal (= cu.eq).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:equal(b, opts) end
+
+--- See cu.not_equal (= cu.ne).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:not_equal(b, opts) end
+
+--- See cu.less (= cu.lt).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:less(b, opts) end
+
+--- See cu.less_equal (= cu.le).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:less_equal(b, opts) end
+
+--- See cu.greater (= cu.gt).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:greater(b, opts) end
+
+--- See cu.greater_equal (= cu.ge).
+---@param b cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:greater_equal(b, opts) end
+
+--- See cu.negative (= cu.neg).
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:negative(opts) end
+
+--- The method form of cu.clip.
+---@param min? cu.Operand
+---@param max? cu.Operand
+---@param opts? cu.MathOptions
+---@return cu.Array
+function Array:clip(min, max, opts) end
+
 -- ## Reductions
 
 --- Options of the reductions.
 ---@class cu.ReduceOptions
----@field axis? integer reduce along this dimension only (1-based; negative counts from the end)
+---@field axis? integer|integer[] reduce along this dimension only (1-based; negative counts from the end), or several {1, 3} (not for norm, argmax, argmin)
 ---@field keepdims? boolean keep the reduced dimension with size 1 (default false)
 ---@field out? cu.Array write the result here; returned
 ---@field stream? cu.Stream the stream to queue on
@@ -776,7 +1416,7 @@ function Array:imag(opts) end
 --- synchronizes (queued; fetch with :item()). Integers and bool give i64 (wrapping); f16/bf16
 --- accumulate in f32; pairwise/tree-shaped, so the order depends only on the shape. Also a:sum().
 ---@param a cu.Array
----@param opts? cu.ReduceOptions
+---@param opts? cu.SumOptions
 ---@return cu.Array
 function cu.sum(a, opts) end
 
@@ -801,7 +1441,7 @@ function cu.min(a, opts) end
 
 --- The product of the elements (i64 for integers; 1 for an empty array). Queued. Also a:prod().
 ---@param a cu.Array
----@param opts? cu.ReduceOptions
+---@param opts? cu.SumOptions
 ---@return cu.Array
 function cu.prod(a, opts) end
 
@@ -825,7 +1465,7 @@ function cu.argmax(a, opts) end
 function cu.argmin(a, opts) end
 
 --- The sum of the elements, a 0-d array or along axis; no synchronization (see cu.sum).
----@param opts? cu.ReduceOptions
+---@param opts? cu.SumOptions
 ---@return cu.Array
 function Array:sum(opts) end
 
@@ -845,7 +1485,7 @@ function Array:max(opts) end
 function Array:min(opts) end
 
 --- The product (see cu.prod).
----@param opts? cu.ReduceOptions
+---@param opts? cu.SumOptions
 ---@return cu.Array
 function Array:prod(opts) end
 
@@ -863,6 +1503,347 @@ function Array:argmax(opts) end
 ---@param opts? cu.ReduceOptions
 ---@return cu.Array
 function Array:argmin(opts) end
+
+-- ## Sorting, searching and sets
+
+--- Options of cu.sort and cu.argsort.
+---@class cu.SortOptions
+---@field axis? integer sort along this dimension (1-based; negative counts from the end; default -1)
+---@field descending? boolean largest first (default false); NaNs then come first, ties keep their order
+---@field stable? boolean accepted for the Array API standard: every sort is stable
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.nonzero and cu.unique_*.
+---@class cu.SetOptions
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.count_nonzero.
+---@class cu.CountNonzeroOptions
+---@field axis? integer|integer[] count along these dimensions only (1-based; negative from the end)
+---@field keepdims? boolean keep the counted dimensions with size 1 (default false)
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.searchsorted.
+---@class cu.SearchsortedOptions
+---@field side? "left"|"right" where equal elements put the position (default "left")
+---@field sorter? cu.Array integer 1-based positions that sort x1 (as cu.argsort gives)
+---@field stream? cu.Stream the stream to queue on
+
+--- The result of cu.unique_all, cu.unique_counts and cu.unique_inverse (each has its fields).
+---@class cu.UniqueResult
+---@field values cu.Array the distinct elements, sorted (NaNs each on their own, -0.0 == 0.0)
+---@field indices? cu.Array i64 1-based flat position of each value's first occurrence (unique_all)
+---@field inverse_indices? cu.Array i64 for each element of x, the 1-based position of its value (x's shape)
+---@field counts? cu.Array i64 occurrences of each value (unique_all, unique_counts)
+
+--- A sorted copy of a along axis (default the last): numpy's order, stable; NaN last (first
+--- when descending), -0.0 equal to 0.0, complex numbers by real then imaginary part. Every dtype.
+--- Queued, no synchronization. CUB radix sorts on the GPU (merge sort for complex). Also a:sort().
+---@param a cu.Array
+---@param opts? cu.SortOptions
+---@return cu.Array
+function cu.sort(a, opts) end
+
+--- The 1-based positions (i64) that sort a along axis: cu.sort's order, ties in input order
+--- (numpy's argsort(kind="stable") + 1). Queued. Also a:argsort().
+---@param a cu.Array
+---@param opts? cu.SortOptions
+---@return cu.Array
+function cu.argsort(a, opts) end
+
+--- The nonzero elements' 1-based coordinates: a table with one i64 array per dimension of a, in
+--- row-major order (NaN counts as nonzero). Synchronizes (the count sets the size). cu.where(cond)
+--- with one argument is the same. Also a:nonzero().
+---@param a cu.Array
+---@param opts? cu.SetOptions
+---@return cu.Array[]
+function cu.nonzero(a, opts) end
+
+--- The number of nonzero elements (i64): a 0-d array, or counts along axis. Queued. Also
+--- a:count_nonzero().
+---@param a cu.Array
+---@param opts? cu.CountNonzeroOptions
+---@return cu.Array
+function cu.count_nonzero(a, opts) end
+
+--- For each element v of x2 (an array or a number), the 1-based position p at which v would be
+--- inserted into the sorted 1-D x1 to keep it sorted: x1[p-1] < v <= x1[p] (side "left") or
+--- x1[p-1] <= v < x1[p] ("right"); p runs 1..#x1+1. Compared in the promoted dtype with cu.sort's
+--- order. i64, x2's shape; queued (a sorter is range-checked, which synchronizes). Also
+--- x1:searchsorted(x2).
+---@param x1 cu.Array
+---@param x2 cu.Array|number
+---@param opts? cu.SearchsortedOptions
+---@return cu.Array
+function cu.searchsorted(x1, x2, opts) end
+
+--- The distinct elements of a (flattened), sorted. NaNs are distinct (the Array API standard);
+--- -0.0 and 0.0 are one value. Synchronizes. Also a:unique_values().
+---@param a cu.Array
+---@param opts? cu.SetOptions
+---@return cu.Array
+function cu.unique_values(a, opts) end
+
+--- {values =, counts =}: the distinct elements and how often each occurs. Synchronizes.
+---@param a cu.Array
+---@param opts? cu.SetOptions
+---@return cu.UniqueResult
+function cu.unique_counts(a, opts) end
+
+--- {values =, inverse_indices =}: the distinct elements, and for each element of a the 1-based
+--- position of its value (a's shape): values[inverse_indices] rebuilds a. Synchronizes.
+---@param a cu.Array
+---@param opts? cu.SetOptions
+---@return cu.UniqueResult
+function cu.unique_inverse(a, opts) end
+
+--- {values =, indices =, inverse_indices =, counts =}: all of the above, and the 1-based flat
+--- position of each value's first occurrence. Synchronizes. Also a:unique_all().
+---@param a cu.Array
+---@param opts? cu.SetOptions
+---@return cu.UniqueResult
+function cu.unique_all(a, opts) end
+
+--- A sorted copy (see cu.sort).
+---@param opts? cu.SortOptions
+---@return cu.Array
+function Array:sort(opts) end
+
+--- The positions that sort the array (see cu.argsort).
+---@param opts? cu.SortOptions
+---@return cu.Array
+function Array:argsort(opts) end
+
+--- The coordinates of the nonzero elements (see cu.nonzero).
+---@param opts? cu.SetOptions
+---@return cu.Array[]
+function Array:nonzero(opts) end
+
+--- The number of nonzero elements (see cu.count_nonzero).
+---@param opts? cu.CountNonzeroOptions
+---@return cu.Array
+function Array:count_nonzero(opts) end
+
+--- Insertion positions of x2 in this sorted 1-D array (see cu.searchsorted).
+---@param x2 cu.Array|number
+---@param opts? cu.SearchsortedOptions
+---@return cu.Array
+function Array:searchsorted(x2, opts) end
+
+--- The distinct elements (see cu.unique_values).
+---@param opts? cu.SetOptions
+---@return cu.Array
+function Array:unique_values(opts) end
+
+--- The distinct elements and their counts (see cu.unique_counts).
+---@param opts? cu.SetOptions
+---@return cu.UniqueResult
+function Array:unique_counts(opts) end
+
+--- The distinct elements and the inverse positions (see cu.unique_inverse).
+---@param opts? cu.SetOptions
+---@return cu.UniqueResult
+function Array:unique_inverse(opts) end
+
+--- Distinct elements, first positions, inverse positions and counts (see cu.unique_all).
+---@param opts? cu.SetOptions
+---@return cu.UniqueResult
+function Array:unique_all(opts) end
+-- ## Statistics and scans
+
+--- Options of cu.sum, cu.prod, cu.nansum and cu.nanprod with dtype= (cu.ReduceOptions and:).
+---@class cu.SumOptions
+---@field axis? integer|integer[] the axis or axes to reduce (1-based; negative from the end)
+---@field keepdims? boolean keep the reduced dimensions with size 1 (default false)
+---@field dtype? cu.DType convert the elements to this dtype first; the result has it (integers wrap)
+---@field out? cu.Array write the result here; returned
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.var, cu.std, cu.nanvar and cu.nanstd.
+---@class cu.VarOptions
+---@field axis? integer|integer[] the axis or axes to reduce (1-based; negative from the end)
+---@field keepdims? boolean keep the reduced dimensions with size 1 (default false)
+---@field correction? number subtracted from the count in the divisor (0: population, 1: sample; >= 0)
+---@field ddof? number numpy's name for correction (give one of them)
+---@field out? cu.Array write the result here; returned
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of the scans cu.cumulative_sum, cu.cumulative_prod, cu.cumsum and cu.cumprod.
+---@class cu.ScanOptions
+---@field axis? integer the axis to scan (1-based; negative from the end). cumulative_*: required for more than one dimension; cumsum/cumprod: without it the array is flattened
+---@field dtype? cu.DType convert the elements to this dtype first; the result has it (integers wrap)
+---@field include_initial? boolean start each scan with the identity (0 or 1): the axis gets one more element
+---@field out? cu.Array write the result here; returned
+---@field stream? cu.Stream the stream to queue on
+
+--- The variance (mean squared deviation from the mean; complex: of |x - mean|) over every element
+--- or `axis` (one or several); divisor max(n - correction, 0). One pass of Welford moments merged
+--- by Chan's formula; f16/bf16/f32 accumulate in f32, others (c64 too) in f64. Integers and bool give
+--- f64, complex their real type. Queued. Also a:var().
+---@param a cu.Array
+---@param opts? cu.VarOptions
+---@return cu.Array
+function cu.var(a, opts) end
+
+--- The standard deviation sqrt(var) (see cu.var). Queued. Also a:std().
+---@param a cu.Array
+---@param opts? cu.VarOptions
+---@return cu.Array
+function cu.std(a, opts) end
+
+--- Whether any element is nonzero (NaN counts as nonzero): a bool array. Empty: false. Also a:any().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.any(a, opts) end
+
+--- Whether every element is nonzero: a bool array. Empty: true. Queued. Also a:all().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.all(a, opts) end
+
+--- The sum with NaN elements counted as 0 (integers: cu.sum). Queued. Also a:nansum().
+---@param a cu.Array
+---@param opts? cu.SumOptions
+---@return cu.Array
+function cu.nansum(a, opts) end
+
+--- The product with NaN elements counted as 1 (integers: cu.prod). Queued. Also a:nanprod().
+---@param a cu.Array
+---@param opts? cu.SumOptions
+---@return cu.Array
+function cu.nanprod(a, opts) end
+
+--- The mean of the elements that are not NaN (NaN when there are none). Queued. Also a:nanmean().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.nanmean(a, opts) end
+
+--- The variance of the elements that are not NaN (see cu.var). Queued. Also a:nanvar().
+---@param a cu.Array
+---@param opts? cu.VarOptions
+---@return cu.Array
+function cu.nanvar(a, opts) end
+
+--- The standard deviation of the elements that are not NaN. Queued. Also a:nanstd().
+---@param a cu.Array
+---@param opts? cu.VarOptions
+---@return cu.Array
+function cu.nanstd(a, opts) end
+
+--- The largest element that is not NaN (NaN when all are). Queued. Also a:nanmax().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.nanmax(a, opts) end
+
+--- The smallest element that is not NaN (NaN when all are). Queued. Also a:nanmin().
+---@param a cu.Array
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function cu.nanmin(a, opts) end
+
+--- The cumulative sum along `axis` (the Array API's cumulative_sum): integers and bool give i64
+--- (wrapping), f16/bf16 accumulate in f32. GPU: CUB's device scan. Queued. Also a:cumulative_sum().
+---@param a cu.Array
+---@param opts? cu.ScanOptions
+---@return cu.Array
+function cu.cumulative_sum(a, opts) end
+
+--- The cumulative product along `axis` (see cu.cumulative_sum). Queued. Also a:cumulative_prod().
+---@param a cu.Array
+---@param opts? cu.ScanOptions
+---@return cu.Array
+function cu.cumulative_prod(a, opts) end
+
+--- numpy's cumsum: cu.cumulative_sum, the array flattened when `axis` is not given. Also a:cumsum().
+---@param a cu.Array
+---@param opts? cu.ScanOptions
+---@return cu.Array
+function cu.cumsum(a, opts) end
+
+--- numpy's cumprod: cu.cumulative_prod, flattened without `axis`. Also a:cumprod().
+---@param a cu.Array
+---@param opts? cu.ScanOptions
+---@return cu.Array
+function cu.cumprod(a, opts) end
+
+--- The variance (see cu.var).
+---@param opts? cu.VarOptions
+---@return cu.Array
+function Array:var(opts) end
+
+--- The standard deviation (see cu.std).
+---@param opts? cu.VarOptions
+---@return cu.Array
+function Array:std(opts) end
+
+--- Whether any element is nonzero (see cu.any).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:any(opts) end
+
+--- Whether every element is nonzero (see cu.all).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:all(opts) end
+
+--- The sum skipping NaN (see cu.nansum).
+---@param opts? cu.SumOptions
+---@return cu.Array
+function Array:nansum(opts) end
+
+--- The product skipping NaN (see cu.nanprod).
+---@param opts? cu.SumOptions
+---@return cu.Array
+function Array:nanprod(opts) end
+
+--- The mean skipping NaN (see cu.nanmean).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:nanmean(opts) end
+
+--- The variance skipping NaN (see cu.nanvar).
+---@param opts? cu.VarOptions
+---@return cu.Array
+function Array:nanvar(opts) end
+
+--- The standard deviation skipping NaN (see cu.nanstd).
+---@param opts? cu.VarOptions
+---@return cu.Array
+function Array:nanstd(opts) end
+
+--- The largest element skipping NaN (see cu.nanmax).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:nanmax(opts) end
+
+--- The smallest element skipping NaN (see cu.nanmin).
+---@param opts? cu.ReduceOptions
+---@return cu.Array
+function Array:nanmin(opts) end
+
+--- The cumulative sum (see cu.cumulative_sum).
+---@param opts? cu.ScanOptions
+---@return cu.Array
+function Array:cumulative_sum(opts) end
+
+--- The cumulative product (see cu.cumulative_prod).
+---@param opts? cu.ScanOptions
+---@return cu.Array
+function Array:cumulative_prod(opts) end
+
+--- numpy's cumsum (see cu.cumsum).
+---@param opts? cu.ScanOptions
+---@return cu.Array
+function Array:cumsum(opts) end
+
+--- numpy's cumprod (see cu.cumprod).
+---@param opts? cu.ScanOptions
+---@return cu.Array
+function Array:cumprod(opts) end
 
 -- ## Random numbers
 
@@ -951,6 +1932,401 @@ function Array:matmul(b, opts) end
 ---@param opts? cu.DotOptions
 ---@return cu.Array
 function Array:dot(y, opts) end
+
+-- ## Manipulation, creation and indexing
+
+--- The Array API standard's manipulation, creation, indexing and small linear algebra functions
+--- (docs/array-api.md). Axes are 1-based (negative ones count from the end), index values too.
+--- Views (no copy, writes show in the original) where numpy returns views: flip, permute_dims,
+--- moveaxis, expand_dims, squeeze, broadcast_to, matrix_transpose (a.mT), unstack and slices
+--- a[{lo, hi, step}]; new arrays otherwise. Indexing: a[{lo, hi, step}] slices dimension 1 (1-based,
+--- hi included, negative bounds count from the end, a negative step walks backwards, out-of-range
+--- bounds are clamped as string.sub's); a[{2, {1, -1, 2}, {}}] indexes dimension after dimension
+--- (an integer selects, a table slices, {} keeps all); a[mask] with a bool array of a's shape (or
+--- of its leading dimensions) gives the selected elements as a new 1-D array (rows: 2-D, ...), and
+--- a[mask] = v sets them (v a scalar or an array broadcast to the selection); a[idx] with an
+--- integer array gathers rows (cu.take along axis 1) and a[idx] = v scatters to them. Index arrays
+--- are checked on the device: an index out of range raises an error naming it, and nothing is read
+--- or written through it. A mask is read on the host (the count of true elements decides the
+--- result's shape).
+---@class cu.AxisOption
+---@field axis? integer|integer[] the axis (axes) to work on, 1-based; negative from the end
+
+--- Options of the manipulation functions that queue copies.
+---@class cu.AxisStreamOptions
+---@field axis? integer|integer[]|false the axis, 1-based (false: the flattened array, numpy's None)
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.linspace.
+---@class cu.LinspaceOptions
+---@field dtype? cu.DType the element type (instead of the dtype argument)
+---@field endpoint? boolean include stop as the last value (default true)
+---@field stream? cu.Stream allocate (stream-ordered) and fill on this stream
+
+--- Options of cu.eye.
+---@class cu.EyeOptions
+---@field k? integer the diagonal: 0 the main one (default), > 0 above, < 0 below
+---@field dtype? cu.DType default "f32"
+---@field stream? cu.Stream allocate and fill on this stream
+
+--- Options of cu.tril and cu.triu.
+---@class cu.TriangleOptions
+---@field k? integer the diagonal that bounds the triangle (default 0)
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.meshgrid.
+---@class cu.MeshgridOptions
+---@field indexing? "xy"|"ij" "xy" (default) swaps the first two output dimensions, as numpy's
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.reshape.
+---@class cu.ReshapeOptions
+---@field copy? boolean true: always a copy; false: never (an error when a copy is needed); absent:
+--- a view when the array is contiguous, else a copy
+---@field stream? cu.Stream the stream to queue a copy on
+
+--- Options of cu.asarray.
+---@class cu.AsarrayOptions
+---@field dtype? cu.DType convert to this dtype
+---@field copy? boolean true: always a copy; false: never (an error when one is needed)
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.tensordot.
+---@class cu.TensordotOptions
+---@field axes? integer|integer[][] n: the last n axes of a with the first n of b (default 2); or
+--- {{axes of a}, {axes of b}}, 1-based
+---@field stream? cu.Stream the stream to queue on
+
+--- A view of `a` broadcast to `shape` (stride 0 along new and stretched dimensions). Also
+--- a:broadcast_to(shape).
+---@param a cu.Array
+---@param shape cu.Shape
+---@return cu.Array
+function cu.broadcast_to(a, shape) end
+
+--- Views of the arrays broadcast to one shape (numpy's rules); returns as many arrays as given.
+---@param a cu.Array
+---@param ... cu.Array
+---@return cu.Array ...
+function cu.broadcast_arrays(a, ...) end
+
+--- The arrays joined along an existing axis (default 1; axis = false flattens them first), in
+--- their promoted dtype. A new array.
+---@param arrays cu.Array[]
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function cu.concat(arrays, opts) end
+
+--- The arrays (of one shape) joined along a new axis (default 1; 1..ndim+1), in their promoted
+--- dtype. A new array.
+---@param arrays cu.Array[]
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function cu.stack(arrays, opts) end
+
+--- The slices along an axis (default 1), as views; returns one array per slice.
+---@param a cu.Array
+---@param opts? cu.AxisOption
+---@return cu.Array ...
+function cu.unstack(a, opts) end
+
+--- A view with a new dimension of size 1 at position `axis` (1..ndim+1, default 1; -1 appends).
+---@param a cu.Array
+---@param axis? integer|cu.AxisOption
+---@return cu.Array
+function cu.expand_dims(a, axis) end
+
+--- A view without the given size-1 axes (all size-1 axes when none are given). Squeezing an axis
+--- of another size is an error.
+---@param a cu.Array
+---@param axis? integer|integer[]|cu.AxisOption
+---@return cu.Array
+function cu.squeeze(a, axis) end
+
+--- A view with the order of elements reversed along the given axes (all when none): negative
+--- strides, no copy.
+---@param a cu.Array
+---@param axis? integer|integer[]|cu.AxisOption
+---@return cu.Array
+function cu.flip(a, axis) end
+
+--- A view with the axes permuted: result axis i is axis axes[i] of a (1-based; numpy's transpose
+--- with axes + 1).
+---@param a cu.Array
+---@param axes integer[]
+---@return cu.Array
+function cu.permute_dims(a, axes) end
+
+--- A view with axes moved from `source` to `destination` (integers or tables; the other axes keep
+--- their order).
+---@param a cu.Array
+---@param source integer|integer[]
+---@param destination integer|integer[]
+---@return cu.Array
+function cu.moveaxis(a, source, destination) end
+
+--- A view with the last two axes swapped (also a.mT); needs at least 2 dimensions.
+---@param a cu.Array
+---@return cu.Array
+function cu.matrix_transpose(a) end
+
+--- The array in a new shape (one size may be -1): a view of a contiguous array, else a copy;
+--- copy = true always copies, copy = false refuses to.
+---@param a cu.Array
+---@param shape integer[]
+---@param opts? cu.ReshapeOptions
+---@return cu.Array
+function cu.reshape(a, shape, opts) end
+
+--- The elements shifted by `shift` along the given axes (one shift, or one per axis), wrapping
+--- around; without axes the flattened array shifts and keeps its shape. A new array.
+---@param a cu.Array
+---@param shift integer|integer[]
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function cu.roll(a, shift, opts) end
+
+--- The standard's repeat (a Lua keyword): each element `repeats` times along the axis (without
+--- one: of the flattened array), or repeats[i] times for element i (a table or an integer array).
+--- A new array.
+---@param a cu.Array
+---@param repeats integer|integer[]|cu.Array
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function cu.repeat_each(a, repeats, opts) end
+
+--- The array repeated reps[i] times along axis i (an integer: the last axis; missing leading
+--- axes count as 1, as numpy's). A new array.
+---@param a cu.Array
+---@param reps integer|integer[]
+---@param opts? cu.StreamOption
+---@return cu.Array
+function cu.tile(a, reps, opts) end
+
+--- A new uninitialized array of a's shape, location and device (dtype: a's unless given).
+---@param a cu.Array
+---@param dtype? cu.DType
+---@param opts? cu.CreateOptions
+---@return cu.Array
+function cu.empty_like(a, dtype, opts) end
+
+--- A new array of zeros of a's shape, location and device (dtype: a's unless given).
+---@param a cu.Array
+---@param dtype? cu.DType
+---@param opts? cu.CreateOptions
+---@return cu.Array
+function cu.zeros_like(a, dtype, opts) end
+
+--- A new array of ones of a's shape, location and device (dtype: a's unless given).
+---@param a cu.Array
+---@param dtype? cu.DType
+---@param opts? cu.CreateOptions
+---@return cu.Array
+function cu.ones_like(a, dtype, opts) end
+
+--- A new array filled with `value`, of a's shape, location and device (dtype: a's unless given).
+---@param a cu.Array
+---@param value cu.Scalar
+---@param dtype? cu.DType
+---@param opts? cu.CreateOptions
+---@return cu.Array
+function cu.full_like(a, value, dtype, opts) end
+
+--- A device array of n_rows x n_cols (default n_rows) with ones on diagonal k, zeros elsewhere.
+---@param n_rows integer
+---@param n_cols? integer
+---@param dtype? cu.DType
+---@param opts? cu.EyeOptions
+---@return cu.Array
+function cu.eye(n_rows, n_cols, dtype, opts) end
+
+--- The lower triangle of the last two dimensions (elements on and below diagonal k; others 0).
+---@param a cu.Array
+---@param opts? cu.TriangleOptions
+---@return cu.Array
+function cu.tril(a, opts) end
+
+--- The upper triangle of the last two dimensions (elements on and above diagonal k; others 0).
+---@param a cu.Array
+---@param opts? cu.TriangleOptions
+---@return cu.Array
+function cu.triu(a, opts) end
+
+--- Coordinate arrays from 1-D arrays (new arrays, one per input, each of its own dtype).
+---@param a cu.Array
+---@param ... cu.Array|cu.MeshgridOptions
+---@return cu.Array ...
+function cu.meshgrid(a, ...) end
+
+--- An array from Lua values (as cu.array) or the array itself when no conversion or copy is asked.
+---@param values table|cu.Scalar|cu.Array
+---@param dtype? cu.DType
+---@param opts? cu.AsarrayOptions
+---@return cu.Array
+function cu.asarray(values, dtype, opts) end
+
+--- The elements at the 1-based indices (an integer array of any shape; negative ones count from
+--- the end) along the axis (required unless a is 1-D): a's shape with that axis replaced by the
+--- index's shape. An index out of range is an error. A new array.
+---@param a cu.Array
+---@param indices cu.Array
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function cu.take(a, indices, opts) end
+
+--- numpy's take_along_axis: indices has a's number of dimensions (others broadcast); default
+--- axis -1. A new array.
+---@param a cu.Array
+---@param indices cu.Array
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function cu.take_along_axis(a, indices, opts) end
+
+--- The sum of conj(a) * b along an axis of the broadcast shape (default -1), in the promoted dtype
+--- (bool: any of a and b).
+---@param a cu.Array
+---@param b cu.Array
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function cu.vecdot(a, b, opts) end
+
+--- The outer product of two 1-D arrays: [i, j] = a[i] * b[j].
+---@param a cu.Array
+---@param b cu.Array
+---@param opts? cu.StreamOption
+---@return cu.Array
+function cu.outer(a, b, opts) end
+
+--- The tensor contraction of a and b over the given axes (a matrix product of the permuted,
+--- reshaped operands, cu.matmul's dtypes).
+---@param a cu.Array
+---@param b cu.Array
+---@param opts? cu.TensordotOptions
+---@return cu.Array
+function cu.tensordot(a, b, opts) end
+
+--- The method form of cu.broadcast_to.
+---@param shape cu.Shape
+---@return cu.Array
+function Array:broadcast_to(shape) end
+
+--- The method form of cu.unstack.
+---@param opts? cu.AxisOption
+---@return cu.Array ...
+function Array:unstack(opts) end
+
+--- The method form of cu.expand_dims.
+---@param axis? integer|cu.AxisOption
+---@return cu.Array
+function Array:expand_dims(axis) end
+
+--- The method form of cu.squeeze.
+---@param axis? integer|integer[]|cu.AxisOption
+---@return cu.Array
+function Array:squeeze(axis) end
+
+--- The method form of cu.flip.
+---@param axis? integer|integer[]|cu.AxisOption
+---@return cu.Array
+function Array:flip(axis) end
+
+--- The method form of cu.permute_dims.
+---@param axes integer[]
+---@return cu.Array
+function Array:permute_dims(axes) end
+
+--- The method form of cu.moveaxis.
+---@param source integer|integer[]
+---@param destination integer|integer[]
+---@return cu.Array
+function Array:moveaxis(source, destination) end
+
+--- The method form of cu.matrix_transpose.
+---@return cu.Array
+function Array:matrix_transpose() end
+
+--- The method form of cu.roll.
+---@param shift integer|integer[]
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function Array:roll(shift, opts) end
+
+--- The method form of cu.repeat_each.
+---@param repeats integer|integer[]|cu.Array
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function Array:repeat_each(repeats, opts) end
+
+--- The method form of cu.tile.
+---@param reps integer|integer[]
+---@param opts? cu.StreamOption
+---@return cu.Array
+function Array:tile(reps, opts) end
+
+--- The method form of cu.empty_like.
+---@param dtype? cu.DType
+---@param opts? cu.CreateOptions
+---@return cu.Array
+function Array:empty_like(dtype, opts) end
+
+--- The method form of cu.zeros_like.
+---@param dtype? cu.DType
+---@param opts? cu.CreateOptions
+---@return cu.Array
+function Array:zeros_like(dtype, opts) end
+
+--- The method form of cu.ones_like.
+---@param dtype? cu.DType
+---@param opts? cu.CreateOptions
+---@return cu.Array
+function Array:ones_like(dtype, opts) end
+
+--- The method form of cu.full_like.
+---@param value cu.Scalar
+---@param dtype? cu.DType
+---@param opts? cu.CreateOptions
+---@return cu.Array
+function Array:full_like(value, dtype, opts) end
+
+--- The method form of cu.tril.
+---@param opts? cu.TriangleOptions
+---@return cu.Array
+function Array:tril(opts) end
+
+--- The method form of cu.triu.
+---@param opts? cu.TriangleOptions
+---@return cu.Array
+function Array:triu(opts) end
+
+--- The method form of cu.take.
+---@param indices cu.Array
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function Array:take(indices, opts) end
+
+--- The method form of cu.take_along_axis.
+---@param indices cu.Array
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function Array:take_along_axis(indices, opts) end
+
+--- The method form of cu.vecdot.
+---@param b cu.Array
+---@param opts? cu.AxisStreamOptions
+---@return cu.Array
+function Array:vecdot(b, opts) end
+
+--- The method form of cu.outer.
+---@param b cu.Array
+---@param opts? cu.StreamOption
+---@return cu.Array
+function Array:outer(b, opts) end
+
+--- The method form of cu.tensordot.
+---@param b cu.Array
+---@param opts? cu.TensordotOptions
+---@return cu.Array
+function Array:tensordot(b, opts) end
 
 -- ## Complex scalars
 
@@ -2005,6 +3381,205 @@ function NcclComm:sync() end
 --- Waits for the communicator's queued work and destroys it; later use is an error. Idempotent.
 --- Raises while a graph captured with it is alive (free the graph first).
 function NcclComm:free() end
+
+-- ## Fourier transforms (cu.fft) and data-type functions
+
+--- Discrete Fourier transforms as numpy.fft (the Array API standard's fft extension) on device
+--- arrays: cuFFT on the GPU (loaded at run time, plans cached per shape), kissfft on the host
+--- backend. f16, bf16, f32 and c64 input computes in f32 and gives c64 (f32 for irfft/hfft); f64,
+--- c128, integers and bool compute in f64 and give c128 (f64). Results are new contiguous arrays;
+--- inputs are cropped or zero-padded to n points, non-contiguous ones copied first. Queued.
+---@class cu.fft
+cu.fft = {}
+
+--- Options of the 1-D transforms (cu.fft.fft, ifft, rfft, irfft, hfft, ihfft).
+---@class cu.FftOptions
+---@field n? integer points of the transform (default: the axis's length; for irfft and hfft 2*(m-1)); the input is cropped or zero-padded
+---@field axis? integer the axis to transform (1-based, negative from the end; default -1)
+---@field norm? "backward"|"ortho"|"forward" the scaling: backward (default) divides the inverse by n, ortho both by sqrt(n), forward the forward one by n
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of the n-D transforms (cu.fft.fftn, ifftn, rfftn, irfftn, fft2, ifft2, rfft2, irfft2).
+---@class cu.FftnOptions
+---@field s? integer[] points per transformed axis (-1: the axis's length; for irfftn's last axis 2*(m-1)); alone it picks the last #s axes
+---@field axes? integer|integer[] the axes to transform, distinct (default: all; the last two for the *2 functions)
+---@field norm? "backward"|"ortho"|"forward" the scaling, over the product of the lengths
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.fft.fftshift and cu.fft.ifftshift.
+---@class cu.FftShiftOptions
+---@field axes? integer|integer[] the axes to shift (default: all)
+---@field stream? cu.Stream the stream to queue on
+
+--- Options of cu.fft.fftfreq and cu.fft.rfftfreq.
+---@class cu.FftFreqOptions
+---@field d? number the sample spacing (default 1)
+---@field dtype? "f32"|"f64" the result's dtype (default "f64")
+---@field stream? cu.Stream the stream to copy on
+
+--- The 1-D discrete Fourier transform along one axis: X[k] = sum_j x[j] exp(-2 pi i jk/n).
+---@param a cu.Array
+---@param opts? cu.FftOptions
+---@return cu.Array
+function cu.fft.fft(a, opts) end
+
+--- The inverse of fft (divided by n with the default norm).
+---@param a cu.Array
+---@param opts? cu.FftOptions
+---@return cu.Array
+function cu.fft.ifft(a, opts) end
+
+--- The fft of real input: the n/2+1 non-negative frequencies. Complex input is an error.
+---@param a cu.Array
+---@param opts? cu.FftOptions
+---@return cu.Array
+function cu.fft.rfft(a, opts) end
+
+--- The inverse of rfft: n real values (default n = 2*(m-1)) from m Hermitian frequencies; the
+--- imaginary parts of the zero and (even n) the last frequency are ignored.
+---@param a cu.Array
+---@param opts? cu.FftOptions
+---@return cu.Array
+function cu.fft.irfft(a, opts) end
+
+--- The fft of a Hermitian-symmetric signal given by its first half: real, n = 2*(m-1) by default
+--- (irfft of the conjugate, with the norm's directions swapped).
+---@param a cu.Array
+---@param opts? cu.FftOptions
+---@return cu.Array
+function cu.fft.hfft(a, opts) end
+
+--- The inverse of hfft, from real input: n/2+1 values (the conjugate of rfft, norms swapped).
+---@param a cu.Array
+---@param opts? cu.FftOptions
+---@return cu.Array
+function cu.fft.ihfft(a, opts) end
+
+--- The n-D fft over `axes` (default all), one axis after another.
+---@param a cu.Array
+---@param opts? cu.FftnOptions
+---@return cu.Array
+function cu.fft.fftn(a, opts) end
+
+--- The inverse of fftn.
+---@param a cu.Array
+---@param opts? cu.FftnOptions
+---@return cu.Array
+function cu.fft.ifftn(a, opts) end
+
+--- The n-D fft of real input: rfft over the last of `axes`, then fft over the others.
+---@param a cu.Array
+---@param opts? cu.FftnOptions
+---@return cu.Array
+function cu.fft.rfftn(a, opts) end
+
+--- The inverse of rfftn: ifft over all but the last of `axes`, then irfft over the last.
+---@param a cu.Array
+---@param opts? cu.FftnOptions
+---@return cu.Array
+function cu.fft.irfftn(a, opts) end
+
+--- fftn over the last two axes (numpy's fft2).
+---@param a cu.Array
+---@param opts? cu.FftnOptions
+---@return cu.Array
+function cu.fft.fft2(a, opts) end
+
+--- ifftn over the last two axes.
+---@param a cu.Array
+---@param opts? cu.FftnOptions
+---@return cu.Array
+function cu.fft.ifft2(a, opts) end
+
+--- rfftn over the last two axes.
+---@param a cu.Array
+---@param opts? cu.FftnOptions
+---@return cu.Array
+function cu.fft.rfft2(a, opts) end
+
+--- irfftn over the last two axes.
+---@param a cu.Array
+---@param opts? cu.FftnOptions
+---@return cu.Array
+function cu.fft.irfft2(a, opts) end
+
+--- Moves the zero frequency to the centre: a roll by floor(n/2) along each of `axes` (default
+--- all). A new array; any location and dtype.
+---@param a cu.Array
+---@param opts? cu.FftShiftOptions
+---@return cu.Array
+function cu.fft.fftshift(a, opts) end
+
+--- The inverse of fftshift: a roll by -floor(n/2) along each axis.
+---@param a cu.Array
+---@param opts? cu.FftShiftOptions
+---@return cu.Array
+function cu.fft.ifftshift(a, opts) end
+
+--- The sample frequencies of an n-point fft, as numpy: 0, 1, ..., (n-1)/2, -(n/2), ..., -1, each
+--- divided by n*d. A device array (f64 by default).
+---@param n integer
+---@param d? number|cu.FftFreqOptions the sample spacing (default 1), or the options
+---@return cu.Array
+function cu.fft.fftfreq(n, d) end
+
+--- The n/2+1 sample frequencies of rfft: 0, 1, ..., n/2, each divided by n*d.
+---@param n integer
+---@param d? number|cu.FftFreqOptions the sample spacing (default 1), or the options
+---@return cu.Array
+function cu.fft.rfftfreq(n, d) end
+
+--- Options of cu.can_cast.
+---@class cu.CanCastOptions
+---@field casting? "no"|"equiv"|"safe"|"same_kind"|"unsafe" numpy's casting rule (default "safe": every value of `from` is kept)
+
+--- Whether a `from` (a dtype or an array's) casts to `to` under numpy's casting rule: by default
+--- "safe", true when the promotion of the two is `to`.
+---@param from cu.DType|cu.Array
+---@param to cu.DType
+---@param opts? cu.CanCastOptions
+---@return boolean
+function cu.can_cast(from, to, opts) end
+
+--- The dtype the operations give for these operands: arrays and dtype names promote as arrays;
+--- numbers, booleans and cu.complex values are weak scalars (they keep the others' type within
+--- their kind). At least one array or dtype.
+---@param ... cu.Array|cu.DType|number|boolean|cu.Complex
+---@return cu.DType
+function cu.result_type(...) end
+
+--- The limits of a floating dtype (a complex dtype gives its real part's).
+---@class cu.FInfo
+---@field bits integer the size in bits
+---@field eps number the gap between 1 and the next value
+---@field max number the largest finite value
+---@field min number the smallest finite value (-max)
+---@field smallest_normal number the smallest positive normal value
+---@field dtype cu.DType the real dtype described
+
+--- The limits of an integer dtype.
+---@class cu.IInfo
+---@field bits integer the size in bits
+---@field max integer the largest value
+---@field min integer the smallest value
+---@field dtype cu.DType the dtype described
+
+--- The machine limits of a floating or complex dtype.
+---@param t cu.DType|cu.Array
+---@return cu.FInfo
+function cu.finfo(t) end
+
+--- The limits of an integer dtype.
+---@param t cu.DType|cu.Array
+---@return cu.IInfo
+function cu.iinfo(t) end
+
+--- Whether dtype `t` is of `kind`: "bool", "signed integer", "unsigned integer", "integral",
+--- "real floating", "complex floating", "numeric", a dtype name, or a table of these (any).
+---@param t cu.DType|cu.Array
+---@param kind string|string[]
+---@return boolean
+function cu.isdtype(t, kind) end
 
 -- ## Test helpers
 

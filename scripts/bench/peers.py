@@ -6,6 +6,7 @@ measured, and the command line, which is the same as `culua-baseline suite`'s:
 
     python3 scripts/bench/peers.py --impl cupy|torch [--ops LIST] [--reps R] [--launches N]
         [--bw-sizes LIST] [--transfer-sizes LIST] [--alloc-sizes LIST] [--matmul-sizes LIST]
+        [--sort-keys N] [--fft-points N] [--reduce-bytes BYTES]
 
 Standard output carries one JSON record per line and nothing else: an `info` record first, then
 one record per measurement (figures, `error` or `absent`). Without the module or without a GPU
@@ -24,7 +25,8 @@ import statistics
 import sys
 import time
 
-GROUPS = ("launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul", "startup")
+GROUPS = ("launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul", "arrays",
+          "startup")
 EMPTY_SOURCE = r"""extern "C" __global__ void empty0() {}
 extern "C" __global__ void empty4(float* a, const float* b, float c, int n) {}
 extern "C" __global__ void empty8(float* a, const float* b, float c, int n, float* d, const float* e, double f, long long g) {}
@@ -102,6 +104,9 @@ def parse_args(argv):
     p.add_argument("--transfer-sizes", type=size_list, default=[4096 << 2 * i for i in range(10)])
     p.add_argument("--alloc-sizes", type=size_list, default=[4096 << 2 * i for i in range(10)])
     p.add_argument("--matmul-sizes", type=count_list, default=[1024, 2048, 4096, 8192])
+    p.add_argument("--sort-keys", type=positive, default=1 << 26)
+    p.add_argument("--fft-points", type=positive, default=1 << 24)
+    p.add_argument("--reduce-bytes", type=parse_size, default=1 << 30)
     return p.parse_args(argv)  # exits with status 2 on bad arguments
 
 
@@ -327,6 +332,84 @@ def run_groups(peer, args):
         for n in args.matmul_sizes:
             for dtype in ("f32", "bf16", "f64"):
                 guarded(peer, "matmul_" + dtype, n, lambda: m_matmul(peer, dtype, n, args))
+    if "arrays" in groups:
+        log("arrays")
+        for op in ("sort_f32", "argsort_f32", "sort_i32", "argsort_i32", "fft_c64", "cumsum", "any",
+                   "any_bool", "std"):
+            size = (args.fft_points if op == "fft_c64" else
+                    args.sort_keys if "sort" in op else args.reduce_bytes)
+            guarded(peer, op, size, lambda: m_arrays(peer, op, size, args))
+
+
+# ------------------------------------------------------------------------------------------------
+# The arrays group: the numbers of culua-baseline's fill_uniform (a splitmix64 hash of the index
+# and a seed), made with numpy or CuPy (xp), so that every side sorts and transforms the same keys
+# and the suite can compare the results (the records' `check`).
+
+SEEDS = {"f32": 0x243f6a8885a308d3, "i32": 0x13198a2e03707344, "re": 0x452821e638d01377,
+         "im": 0x0be5466cf34e90c6}
+
+
+def hash_bits(xp, n, seed):
+    u = xp.uint64
+    x = u(seed) ^ (xp.arange(n, dtype=xp.uint64) * u(0xd1b54a32d192ed03))
+    x = x + u(0x9e3779b97f4a7c15)
+    x = (x ^ (x >> u(30))) * u(0xbf58476d1ce4e5b9)
+    x = (x ^ (x >> u(27))) * u(0x94d049bb133111eb)
+    return x ^ (x >> u(31))
+
+
+def fill_keys(xp, n, dtype, seed):
+    """float32 uniform in [-1, 1) (2 k / 2^24 - 1, k the hash's top 24 bits) or int32 (the hash's
+    top 32 bits), as culua-baseline's fill_uniform."""
+    x = hash_bits(xp, n, seed)
+    if dtype == "i32":
+        return (x >> xp.uint64(32)).astype(xp.uint32).view(xp.int32)
+    f = xp.float32
+    return f(2) * ((x >> xp.uint64(40)).astype(f) * f(2.0 ** -24)) - f(1)
+
+
+def check_positions(n):
+    """The 0-based indices of the 1-based positions 1, n/4, n/2, 3n/4, n (suite.lua's)."""
+    return [max(p, 1) - 1 for p in (1, n // 4, n // 2, 3 * n // 4, n)]
+
+
+def m_arrays(peer, op, size, args):
+    """sort_*, argsort_* and fft_c64: ms per call; cumsum, any, any_bool, std: GB/s. Each result
+    is checked once before timing."""
+    fn, how, moved, check = peer.arrays(op, size)
+    batch, ms = batched_ms(peer, fn, args.reps)
+    if moved is None:
+        rec = figures("ms", ms, how + "; events around a batch", batch)
+    else:
+        rec = figures("GB/s", [moved / (t * 1e-3) / 1e9 for t in ms],
+                      "%s; %d bytes moved; events around a batch" % (how, moved), batch)
+    if check is not None:
+        rec["check"] = check
+    return rec
+
+
+def arrays_check(xp, op, a, result):
+    """Checks a sort, argsort or fft result of the peer's array module xp; returns the values the
+    suite compares with the native side's (None for argsort)."""
+    n = a.shape[0]
+    if op.startswith("sort"):
+        if n > 1 and not bool((result[1:] >= result[:-1]).all()):
+            raise RuntimeError("the sort's output is not sorted")
+        return [float(result[i]) for i in check_positions(n)]
+    if op.startswith("argsort"):
+        if not bool((a[result] == xp.sort(a)).all()):
+            raise RuntimeError("a[argsort(a)] is not sorted")
+        return None
+    back = xp.fft.ifft(result)
+    err = float(abs(back - a).max())
+    if not err <= 1e-4:
+        raise RuntimeError("ifft(fft(x)) differs from x by %g" % err)
+    out = []
+    for k in (0, 1, n // 2, n - 1):
+        z = complex(result[k])
+        out += [z.real, z.imag]
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -549,6 +632,44 @@ class CupyPeer:
         return functools.partial(cp.matmul, a, b, out=c), how
 
 
+    def arrays(self, op, size):
+        """(fn, how, bytes moved or None for a time, check values) of an arrays-group operation."""
+        cp = self.cp
+        if "sort" in op or op == "fft_c64":
+            if op == "fft_c64":
+                a = cp.empty(size, dtype=cp.complex64)
+                a.real[...] = fill_keys(cp, size, "f32", SEEDS["re"])
+                a.imag[...] = fill_keys(cp, size, "f32", SEEDS["im"])
+                fn, how = functools.partial(cp.fft.fft, a), "cupy.fft.fft(a), complex64"
+            else:
+                dtype = op.split("_")[1]
+                a = fill_keys(cp, size, dtype, SEEDS[dtype])
+                f = cp.sort if op.startswith("sort") else cp.argsort
+                fn, how = functools.partial(f, a), "cupy.%s(a), %s" % (f.__name__, dtype)
+            self.stream.synchronize()
+            check = arrays_check(cp, op, a, fn())
+            return fn, how + " (the suite's fill formula; a new array each call)", None, check
+        n = size // 4
+        if op == "cumsum":
+            a, c = cp.random.random(n, dtype=cp.float32), cp.empty(n, dtype=cp.float32)
+            fn = functools.partial(cp.cumsum, a, out=c)
+            fn()
+            if abs(float(c[-1]) - float(a.sum())) > 1e-3 * float(a.sum()):
+                raise RuntimeError("cumsum's last element is not the sum")
+            return fn, "cupy.cumsum(a, out=c), float32 uniform in [0, 1)", 2 * a.nbytes, None
+        if op in ("any", "any_bool"):
+            a = cp.zeros(n if op == "any" else size, dtype=cp.float32 if op == "any" else cp.bool_)
+            if bool(a.any()):
+                raise RuntimeError("any() of zeros is true")
+            return a.any, "a.any(), %s zeros, into a new 0-d device array" % a.dtype, a.nbytes, None
+        if op == "std":
+            a = cp.random.random(n, dtype=cp.float32)
+            if abs(float(a.std()) - (1 / 12) ** 0.5) > 0.02:
+                raise RuntimeError("std() of uniform [0, 1) is %g" % float(a.std()))
+            return a.std, "a.std(), float32 uniform in [0, 1), into a new 0-d device array", \
+                a.nbytes, None
+        raise ValueError(op)
+
 def _text(name):
     return name.decode(errors="replace") if isinstance(name, bytes) else str(name)
 
@@ -727,6 +848,63 @@ class TorchPeer:
         how = "torch.matmul(a, b, out=c), %s, operands uniform in [-1, 1), %s" % (dtype, flags)
         return functools.partial(t.matmul, a, b, out=c), how
 
+
+    def arrays(self, op, size):
+        """(fn, how, bytes moved or None for a time, check values) of an arrays-group operation.
+        The keys come from numpy on the host (PyTorch has no uint64 arithmetic to hash with)."""
+        t, dev = self.torch, self.dev
+        import numpy
+        if "sort" in op or op == "fft_c64":
+            if op == "fft_c64":
+                re = t.from_numpy(fill_keys(numpy, size, "f32", SEEDS["re"])).to(dev)
+                im = t.from_numpy(fill_keys(numpy, size, "f32", SEEDS["im"])).to(dev)
+                a = t.complex(re, im)
+                fn, how = functools.partial(t.fft.fft, a), "torch.fft.fft(a), complex64"
+            else:
+                dtype = op.split("_")[1]
+                a = t.from_numpy(fill_keys(numpy, size, dtype, SEEDS[dtype])).to(dev)
+                if op.startswith("sort"):
+                    fn = lambda: t.sort(a).values
+                    how = "torch.sort(a) (values and indices), %s" % dtype
+                else:
+                    fn, how = functools.partial(t.argsort, a), "torch.argsort(a), %s" % dtype
+            self.stream.synchronize()
+            check = arrays_check(TorchModule(t), op, a, fn())
+            return fn, how + " (the suite's fill formula; new tensors each call)", None, check
+        n = size // 4
+        if op == "cumsum":
+            a, c = t.rand(n, device=dev), t.empty(n, device=dev)
+            fn = functools.partial(t.cumsum, a, 0, out=c)
+            fn()
+            if abs(float(c[-1]) - float(a.sum())) > 1e-3 * float(a.sum()):
+                raise RuntimeError("cumsum's last element is not the sum")
+            return fn, "torch.cumsum(a, 0, out=c), float32 uniform in [0, 1)", 2 * n * 4, None
+        if op in ("any", "any_bool"):
+            a = t.zeros(n if op == "any" else size, device=dev,
+                        dtype=t.float32 if op == "any" else t.bool)
+            if bool(a.any()):
+                raise RuntimeError("any() of zeros is true")
+            return a.any, "a.any(), %s zeros, into a new 0-d tensor" % a.dtype, \
+                a.element_size() * a.numel(), None
+        if op == "std":
+            a = t.rand(n, device=dev)
+            fn = functools.partial(t.std, a, correction=0)
+            if abs(float(fn()) - (1 / 12) ** 0.5) > 0.02:
+                raise RuntimeError("std of uniform [0, 1) is %g" % float(fn()))
+            return fn, "torch.std(a, correction=0), float32 uniform in [0, 1), into a new 0-d " \
+                "tensor", n * 4, None
+        raise ValueError(op)
+
+
+class TorchModule:
+    """The few array-module functions arrays_check calls, for PyTorch."""
+
+    def __init__(self, torch):
+        self.fft = torch.fft
+        self._torch = torch
+
+    def sort(self, a):
+        return self._torch.sort(a).values
 
 # ------------------------------------------------------------------------------------------------
 

@@ -12,7 +12,8 @@
 -- from the JSON on another machine). DIR defaults to bench-results. --quick: tiny sizes and few
 -- repetitions (CI runs it on the host backend so that the suite cannot rot).
 
-local GROUPS = { "startup", "launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul", "host" }
+local GROUPS = { "startup", "launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul", "arrays",
+  "host" }
 
 -- Command line --------------------------------------------------------------------------------
 
@@ -93,6 +94,7 @@ if opt.quick then
     alloc = { 4 * KiB, 1 * MiB }, matmul = { 64, 128 },
     large = 1 * MiB, startup_runs = 3,
     host_sizes = { 64 * KiB, 1 * MiB }, host_matmul = { 64, 128 },
+    sort_keys = 1 << 12, fft_points = 1 << 12, reduce_bytes = 1 * MiB,
   }
 else
   cfg = {
@@ -101,6 +103,7 @@ else
     alloc = powers4(4 * KiB, 1 * GiB), matmul = { 1024, 2048, 4096, 8192 },
     large = 1 * GiB, startup_runs = 21,
     host_sizes = powers4(1 * MiB, 256 * MiB), host_matmul = { 512, 1024, 2048 },
+    sort_keys = 1 << 26, fft_points = 1 << 24, reduce_bytes = 1 * GiB,
   }
 end
 cfg.reps = opt.reps or cfg.reps
@@ -200,8 +203,10 @@ end
 local have_python = opt.peers and os.execute("command -v python3 >/dev/null 2>&1")
 local function peers_args(ops)
   return string.format(
-    "--ops %s --reps %d --launches %d --bw-sizes %s --transfer-sizes %s --alloc-sizes %s --matmul-sizes %s",
-    ops, cfg.reps, cfg.launches, list(cfg.bw), list(cfg.transfer), list(cfg.alloc), list(cfg.matmul))
+    "--ops %s --reps %d --launches %d --bw-sizes %s --transfer-sizes %s --alloc-sizes %s --matmul-sizes %s" ..
+    " --sort-keys %d --fft-points %d --reduce-bytes %d",
+    ops, cfg.reps, cfg.launches, list(cfg.bw), list(cfg.transfer), list(cfg.alloc), list(cfg.matmul),
+    cfg.sort_keys, cfg.fft_points, cfg.reduce_bytes)
 end
 local function run_others(ops)
   if ops == "host" then return end -- the host group runs its own producers (culua_groups.host)
@@ -604,8 +609,9 @@ function culua_groups.alloc()
   collectgarbage()
 end
 
--- The operands of culua-baseline's matmul (bench/baseline_suite.cu, fill_uniform): the same
--- numbers on both sides, since tensor-core throughput depends on the data (through the power).
+-- The operands of culua-baseline's matmul, sort and fft (bench/baseline_suite.cu, fill_uniform):
+-- the same numbers on both sides, since tensor-core throughput depends on the data (through the
+-- power), and so that the sides' sorted keys and spectra can be compared (check_agreement).
 local FILL_SOURCE = [[
 __device__ unsigned long long splitmix64(unsigned long long x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -617,6 +623,12 @@ extern "C" __global__ void fill_f32(float* p, long long n, long long seed) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)blockDim.x * gridDim.x) {
     unsigned long long x = splitmix64((unsigned long long)seed ^ ((unsigned long long)i * 0xd1b54a32d192ed03ull));
     p[i] = 2.0f * ((float)(x >> 40) * 0x1.0p-24f) - 1.0f;
+  }
+}
+extern "C" __global__ void fill_i32(int* p, long long n, long long seed) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)blockDim.x * gridDim.x) {
+    unsigned long long x = splitmix64((unsigned long long)seed ^ ((unsigned long long)i * 0xd1b54a32d192ed03ull));
+    p[i] = (int)(unsigned)(x >> 32);
   }
 }
 extern "C" __global__ void fill_f64(double* p, long long n, long long seed) {
@@ -653,6 +665,169 @@ function culua_groups.matmul()
       end)
     end
     collectgarbage()
+  end
+end
+
+-- The arrays group (docs/performance.md, "The arrays group"): the Array API functions of issue 25
+-- against CUB and cuFFT called from C++, CuPy and PyTorch (sort, argsort, fft), and the
+-- reductions and the scan against the device's copy bandwidth (cumsum, any, std). Every side
+-- sorts and transforms the same numbers (the splitmix64 formula of FILL_SOURCE, on the GPU).
+local SEEDS = { f32 = 0x243f6a8885a308d3, i32 = 0x13198a2e03707344, re = 0x452821e638d01377,
+  im = 0x0be5466cf34e90c6 }
+
+-- n keys of dtype ("f32": uniform in [-1, 1), "i32": uniform over the whole range), or the
+-- real/imaginary parts of the fft's input; on the host backend (no cu.compile) cu.rand numbers.
+local function keys(n, dtype, seed)
+  if cu.backend ~= "cuda" then
+    if dtype == "i32" then return (cu.rand(n, "f64") * 4294967296.0 - 2147483648.0):astype("i32") end
+    return cu.rand(n, "f32") * 2 - 1
+  end
+  local x = cu.empty(n, dtype)
+  cu.compile(FILL_SOURCE)["fill_" .. dtype]({ grid = 1024, block = 256 }, x, n, seed)
+  return x
+end
+
+-- The checks that the records carry (`check`) and that the suite compares between the sides
+-- (check_agreement): the sorted keys at five positions, the spectrum at four (re, im).
+local function positions(n) return { 1, math.max(1, n // 4), math.max(1, n // 2), math.max(1, 3 * n // 4), n } end
+
+local function sorted_check(sorted, n, what)
+  if n > 1 and not cu.all(cu.greater_equal(sorted[{ 2, n }], sorted[{ 1, n - 1 }])):item() then
+    error(what .. ": not sorted")
+  end
+  local t = {}
+  for i, p in ipairs(positions(n)) do t[i] = sorted[p] end
+  return t
+end
+
+-- How far two f32 spectra of m points may differ at one point: the rounding of an FFT grows as
+-- log2(m) times the spectrum's scale, sqrt(m) for these inputs (the values are about 0.8 sqrt(m)).
+local function fft_tolerance(m) return 1e-5 * math.sqrt(m) * math.log(m, 2) + 1e-3 end
+
+-- The spectrum of x (m points) checked against its inverse and its first element against the sum;
+-- returns the real and imaginary parts at 1, 2, m/2 + 1, m.
+local function fft_check(x, m)
+  local X = cu.fft.fft(x)
+  local err = cu.max(cu.abs(cu.fft.ifft(X) - x)):item()
+  local dc, sum = X[1], x:sum():item()
+  if not (err <= 1e-4 and math.abs(dc.re - sum.re) + math.abs(dc.im - sum.im) <= fft_tolerance(m)) then
+    error(string.format("cu.fft.fft: wrong transform (round trip error %g, X[1] = %s, sum %s)", err, dc, sum))
+  end
+  local t = {}
+  for _, p in ipairs({ 1, 2, m // 2 + 1, m }) do
+    local z = X[p]
+    t[#t + 1] = z.re
+    t[#t + 1] = z.im
+  end
+  return t
+end
+
+function culua_groups.arrays()
+  local _ <close> = cu.use_stream(s)
+  local n = cfg.sort_keys
+  for _, dtype in ipairs({ "f32", "i32" }) do
+    do
+      local a
+      measure("sort_" .. dtype, n, function()
+        a = keys(n, dtype, SEEDS[dtype])
+        local check = sorted_check(cu.sort(a), n, "cu.sort")
+        collectgarbage()
+        local per, batch = batched(function() cu.sort(a) end)
+        local r = summary("sort_" .. dtype, n, "ms", per, "cu.sort(a), a 1-D " .. dtype ..
+          (dtype == "f32" and " uniform in [-1, 1)" or " uniform over the range") .. " (a new array each call)",
+          batch)
+        r.check = check
+        add_record(r)
+      end)
+      measure("argsort_" .. dtype, n, function()
+        a = a or keys(n, dtype, SEEDS[dtype])
+        if not cu.all(cu.equal(cu.take(a, cu.argsort(a)), cu.sort(a))):item() then
+          error("cu.argsort: a[idx] is not sorted")
+        end
+        collectgarbage()
+        local per, batch = batched(function() cu.argsort(a) end)
+        add_record(summary("argsort_" .. dtype, n, "ms", per, "cu.argsort(a) (i64, 1-based), the keys of sort_" ..
+          dtype .. " (a new array each call)", batch))
+      end)
+    end
+    collectgarbage()
+  end
+  local m = cfg.fft_points
+  measure("fft_c64", m, function()
+    local x = keys(m, "f32", SEEDS.re):astype("c64") + keys(m, "f32", SEEDS.im):astype("c64") * cu.complex(0, 1)
+    local check = fft_check(x, m)
+    collectgarbage()
+    local per, batch = batched(function() cu.fft.fft(x) end)
+    local r = summary("fft_c64", m, "ms", per, "cu.fft.fft(x), x 1-D c64, real and imaginary parts uniform in " ..
+      "[-1, 1) (out of place, a new array each call; the plan cached by the first call)", batch)
+    r.check = check
+    add_record(r)
+  end)
+  collectgarbage()
+  -- The bandwidth rows: bytes moved at the least (read once, written once) over the time.
+  local bytes = cfg.reduce_bytes
+  local k = bytes // 4
+  measure("cumsum", bytes, function()
+    local a, out = cu.rand(k), cu.empty(k)
+    local opts = { out = out }
+    cu.cumsum(a, opts)
+    local last, total = out[k], a:sum():item()
+    if math.abs(last - total) > 1e-3 * total then
+      error(string.format("cu.cumsum: last element %g, not the sum %g", last, total))
+    end
+    local per, batch = batched(function() cu.cumsum(a, opts) end)
+    add_record(summary("cumsum", bytes, "GB/s", rates(per, 2 * bytes, 1e6),
+      "cu.cumsum(a, {out = c}), f32 uniform in [0, 1) (2 x size moved)", batch))
+    a:free(); out:free()
+  end)
+  for _, dtype in ipairs({ "f32", "bool" }) do
+    local op = dtype == "f32" and "any" or "any_bool"
+    measure(op, bytes, function()
+      local a = cu.zeros(dtype == "f32" and k or bytes, dtype)
+      if a:any():item() then error("cu.any: true for zeros") end
+      local per, batch = batched(function() a:any() end)
+      a[#a] = 1
+      if not a:any():item() then error("cu.any: false with a nonzero last element") end
+      a[#a] = 0
+      add_record(summary(op, bytes, "GB/s", rates(per, bytes, 1e6),
+        "a:any(), a " .. dtype .. " zeros (every element read; a new 0-d array each call)", batch))
+      a:free()
+    end)
+  end
+  measure("std", bytes, function()
+    local a = cu.rand(k)
+    local sd = a:std():item()
+    if math.abs(sd - math.sqrt(1 / 12)) > 0.02 then error(string.format("cu.std: %g for uniform [0, 1)", sd)) end
+    local per, batch = batched(function() a:std() end)
+    add_record(summary("std", bytes, "GB/s", rates(per, bytes, 1e6),
+      "a:std(), f32 uniform in [0, 1) (size moved; a new 0-d array each call)", batch))
+    a:free()
+  end)
+  collectgarbage()
+end
+
+-- The sides' results compared (the records' `check`): a culua, CuPy or PyTorch result that differs
+-- from the native one becomes an error record. Sorts: equal keys; fft: within fft_tolerance.
+local function check_agreement(first)
+  local native = {}
+  for i = first, #records do
+    local r = records[i]
+    if r.impl == "native" and r.check then native[r.op .. "\0" .. tostring(r.size)] = r.check end
+  end
+  for i = first, #records do
+    local r = records[i]
+    local ref = r.impl ~= "native" and r.check and native[r.op .. "\0" .. tostring(r.size)]
+    if ref then
+      local tol = r.op:match("^fft") and fft_tolerance(r.size) or 0
+      for j, v in ipairs(ref) do
+        local got = r.check[j]
+        if type(got) ~= "number" or math.abs(got - v) > tol then
+          records[i] = { impl = r.impl, op = r.op, size = r.size, error = string.format(
+            "the result differs from the native one: check value %d is %s, native %s", j, tostring(got), v) }
+          break
+        end
+      end
+    end
   end
 end
 
@@ -827,6 +1002,12 @@ end
 local function size_text(op, size)
   if not size then return "" end
   if op:match("matmul") then return string.format("%d³", size) end
+  if op:match("^sort_") or op:match("^argsort_") or op:match("^fft_") then
+    local log2 = math.floor(math.log(size, 2) + 0.5)
+    local what = op:match("^fft_") and "points" or "keys"
+    if 1 << log2 == size then return string.format("2^%d %s", log2, what) end
+    return string.format("%d %s", size, what)
+  end
   if size >= GiB and size % GiB == 0 then return string.format("%d GiB", size // GiB) end
   if size >= MiB and size % MiB == 0 then return string.format("%d MiB", size // MiB) end
   if size >= KiB and size % KiB == 0 then return string.format("%d KiB", size // KiB) end
@@ -899,6 +1080,24 @@ local function targets()
         find("culua", "matmul_" .. dtype, n), find("native", "matmul_" .. dtype, n),
         function(v, r) return v >= 0.97 * r end, "≥ 97%")
     end
+  end
+  -- The arrays group: sort and fft against the native call and CuPy; the scan and reductions
+  -- against the device's copy bandwidth (cudaMemcpy device to device, measured by the arrays group
+  -- of culua-baseline at the same size, else by its bandwidth group).
+  for _, op in ipairs({ "sort_f32", "sort_i32", "argsort_f32", "argsort_i32", "fft_c64" }) do
+    local size = op == "fft_c64" and cfg.fft_points or cfg.sort_keys
+    local call = op:match("^fft") and "`cu.fft.fft`, c64" or string.format("`cu.%s`, %s", op:match("^(%a+)_"),
+      op:match("_(%w+)$"))
+    local c = find("culua", op, size)
+    target(call .. " against " .. (op:match("^fft") and "cuFFT" or "CUB") .. " called from C++", c,
+      find("native", op, size), function(v, r) return v <= 1.10 * r end, "≤ 1.10× native")
+    target(call .. " against CuPy", c, find("cupy", op, size), function(v, r) return v < r end, "faster")
+  end
+  local copy_ref = find("native", "arrays_copy", cfg.reduce_bytes) or find("native", "copy", cfg.reduce_bytes)
+  for _, row in ipairs({ { "cumsum", "`cu.cumsum(a, {out = c})` f32" }, { "any", "`a:any()` f32" },
+                         { "any_bool", "`a:any()` bool" }, { "std", "`a:std()` f32" } }) do
+    target(row[2] .. " against `cudaMemcpy` device to device", find("culua", row[1], cfg.reduce_bytes), copy_ref,
+      function(v, r) return v >= 0.90 * r end, "≥ 90%")
   end
   local big = cfg.transfer[#cfg.transfer]
   for _, op in ipairs({ "h2d_pinned", "d2h_pinned" }) do
@@ -1254,6 +1453,7 @@ for _, g in ipairs(GROUPS) do
         add_record(m.r)
       end
     end
+    if g == "arrays" then check_agreement(first) end
     for i = first, #records do
       local r = records[i]
       local per_round = r.impl == "culua" and r.median and ratios[r.op]
@@ -1280,7 +1480,8 @@ write(opt.out .. "/suite.md", md)
 write(opt.out .. "/suite.json", cu.json.encode({ machine = m, records = records, targets = target_list,
   config = { reps = cfg.reps, launches = cfg.launches, bw_sizes = cfg.bw, transfer_sizes = cfg.transfer,
     alloc_sizes = cfg.alloc, matmul_sizes = cfg.matmul, host_sizes = cfg.host_sizes,
-    host_matmul_sizes = cfg.host_matmul, quick = opt.quick } }, { indent = 1 }))
+    host_matmul_sizes = cfg.host_matmul, sort_keys = cfg.sort_keys, fft_points = cfg.fft_points,
+    reduce_bytes = cfg.reduce_bytes, quick = opt.quick } }, { indent = 1 }))
 local plotted = cu.plot and plots(records, opt.out)
 print("")
 print(md)

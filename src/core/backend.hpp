@@ -16,9 +16,13 @@ namespace culua::detail {
 // core/random_call.hpp, core/blas_call.hpp).
 struct ElementwiseCall;
 struct ReduceCall;
+struct ScanCall;
 struct RandomCall;
 struct MatmulCall;
 struct DotCall;
+struct FftCall;
+struct GatherCall;
+struct SortCall;  // core/sort_call.hpp
 
 enum class BackendKind : uint8_t { Auto, Cuda, Host };
 std::string_view backend_name(BackendKind k);
@@ -118,7 +122,10 @@ class HostExecutor {
   virtual void sequence(const StridedView& dst, const SequenceSpec& spec) = 0;
   virtual void elementwise(const ElementwiseCall& c) = 0;
   virtual void reduce(const ReduceCall& c) = 0;
+  virtual void scan(const ScanCall& c) = 0;
   virtual void random(const RandomCall& c) = 0;
+  virtual void gather(const GatherCall& c) = 0;
+  virtual void sort(const SortCall& c) = 0;
 };
 
 class Backend {
@@ -175,9 +182,16 @@ class Backend {
   // must stay alive until the work is done (the caller records the stream on every buffer).
   virtual void elementwise(const ElementwiseCall& c, Stream& s) = 0;
   virtual void reduce(const ReduceCall& c, Stream& s) = 0;
+  virtual void scan(const ScanCall& c, Stream& s) = 0;  // cumulative sums/products
   virtual void random(const RandomCall& c, Stream& s) = 0;
   virtual void matmul(const MatmulCall& c, Stream& s) = 0;
   virtual void dot(const DotCall& c, Stream& s) = 0;
+  // A batch of 1-D FFTs (core/fft_call.hpp). The default throws Error(Unsupported).
+  virtual void fft(const FftCall& c, Stream& s);
+  // Gathers, scatters and index checks (core/gather_call.hpp; take, integer and mask indexing).
+  virtual void gather(const GatherCall& c, Stream& s) = 0;
+  // Sorting, searching and sets (sort, argsort, nonzero, unique, searchsorted): CUB on CUDA.
+  virtual void sort(const SortCall& c, Stream& s) = 0;
 
   // Run-time compiled kernels (core/rtc_types.hpp). `compile` builds for `device`'s architecture (a
   // compile error throws Error(Value) with the compiler's log); `load_module` loads a binary on

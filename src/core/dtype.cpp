@@ -19,13 +19,15 @@ constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
     {"bool", 1, DTypeClass::Bool},
     {"c64", 8, DTypeClass::Complex},
     {"c128", 16, DTypeClass::Complex},
+    {"u16", 2, DTypeClass::Unsigned},
+    {"u64", 8, DTypeClass::Unsigned},
 }};
 
 struct Alias {
   std::string_view name;
   DType dtype;
 };
-constexpr std::array<Alias, 13> kAliases = {{
+constexpr std::array<Alias, 15> kAliases = {{
     {"float32", DType::F32},
     {"float64", DType::F64},
     {"float16", DType::F16},
@@ -35,7 +37,9 @@ constexpr std::array<Alias, 13> kAliases = {{
     {"int32", DType::I32},
     {"int64", DType::I64},
     {"uint8", DType::U8},
+    {"uint16", DType::U16},
     {"uint32", DType::U32},
+    {"uint64", DType::U64},
     {"complex64", DType::C64},
     {"complex128", DType::C128},
     {"double", DType::F64},
@@ -57,7 +61,7 @@ std::optional<DType> parse_dtype(std::string_view s) {
 }
 
 std::string_view dtype_names() {
-  return "f32 f64 f16 bf16 i8 i16 i32 i64 u8 u32 bool c64 c128";
+  return "f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64 bool c64 c128";
 }
 
 }  // namespace culua::detail

@@ -10,8 +10,25 @@
 
 namespace culua::detail {
 
-enum class DType : uint8_t { F32, F64, F16, BF16, I8, I16, I32, I64, U8, U32, Bool, C64, C128 };
-inline constexpr int kNumDTypes = 13;
+// New dtypes go at the end: the numbers are public (include/culua/culua.hpp) and serialised (MPI).
+enum class DType : uint8_t {
+  F32,
+  F64,
+  F16,
+  BF16,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U32,
+  Bool,
+  C64,
+  C128,
+  U16,
+  U64
+};
+inline constexpr int kNumDTypes = 15;
 
 enum class DTypeClass : uint8_t { Bool, Signed, Unsigned, Float, Complex };
 
@@ -69,8 +86,12 @@ constexpr DType dtype_of() {
     return DType::I64;
   else if constexpr (std::is_same_v<T, uint8_t>)
     return DType::U8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return DType::U16;
   else if constexpr (std::is_same_v<T, uint32_t>)
     return DType::U32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return DType::U64;
   else if constexpr (std::is_same_v<T, bool>)
     return DType::Bool;
   else if constexpr (std::is_same_v<T, complex64>)
@@ -103,8 +124,12 @@ decltype(auto) dispatch(DType t, F&& f) {
       return f(type_tag<int64_t>{});
     case DType::U8:
       return f(type_tag<uint8_t>{});
+    case DType::U16:
+      return f(type_tag<uint16_t>{});
     case DType::U32:
       return f(type_tag<uint32_t>{});
+    case DType::U64:
+      return f(type_tag<uint64_t>{});
     case DType::Bool:
       return f(type_tag<bool>{});
     case DType::C64:

@@ -61,6 +61,9 @@ bool binary_valid(BinaryOp op, DType t) {
     case BinaryOp::Mul:
     case BinaryOp::Eq:
     case BinaryOp::Ne:
+    case BinaryOp::LogicalAnd:
+    case BinaryOp::LogicalOr:
+    case BinaryOp::LogicalXor:
       return true;
     case BinaryOp::Sub:
     case BinaryOp::Pow:
@@ -70,6 +73,18 @@ bool binary_valid(BinaryOp op, DType t) {
     case BinaryOp::FloorDiv:
     case BinaryOp::Mod:
       return k == 1 || k == 2;
+    case BinaryOp::Atan2:
+    case BinaryOp::Copysign:
+    case BinaryOp::Hypot:
+    case BinaryOp::Logaddexp:
+      return k == 2;
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+      return k <= 1;
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
+      return k == 1;
     case BinaryOp::Maximum:  // complex values in numpy's order (real part, then imaginary)
     case BinaryOp::Minimum:
       return true;
@@ -264,8 +279,21 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 ElementwiseTypes binary_types(BinaryOp op, const Operand& a, const Operand& b) {
   DType t = common_type(a, b);
   if (op == BinaryOp::Div && kind_rank(t) < 2) t = DType::F64;  // true division
-  // numpy has no bool power: it computes in i8 (bool ^ bool is i8; bool ^ 3 is already i64).
-  if (op == BinaryOp::Pow && t == DType::Bool) t = DType::I8;
+  // numpy has no bool power or shift: it computes in i8 (bool ^ bool is i8; bool ^ 3 is i64).
+  if ((op == BinaryOp::Pow || op == BinaryOp::Shl || op == BinaryOp::Shr) && t == DType::Bool) {
+    t = DType::I8;
+  }
+  // Real functions of floats: integers and bools go to the float type numpy picks, the smallest
+  // that both operands cast to safely (i8 -> f16, i16 -> f32, i32 and i64 -> f64; i8 with u8 is
+  // f16, not the f32 of their common i16).
+  if (op == BinaryOp::Atan2 || op == BinaryOp::Copysign || op == BinaryOp::Hypot ||
+      op == BinaryOp::Logaddexp) {
+    if (a.array && b.array && kind_rank(a.array->dtype()) < 2 && kind_rank(b.array->dtype()) < 2) {
+      t = promote_types(float_for(a.array->dtype()), float_for(b.array->dtype()));
+    } else if (kind_rank(t) < 2) {
+      t = float_for(t);
+    }
+  }
   if (!binary_valid(op, t)) {
     fail(ErrorKind::Type, "{} is not defined for {} operands ({} and {})", op_name(op), name(t),
          name(operand_type(a)), name(operand_type(b)));
@@ -274,9 +302,39 @@ ElementwiseTypes binary_types(BinaryOp op, const Operand& a, const Operand& b) {
 }
 
 ElementwiseTypes unary_types(UnaryOp op, DType a) {
+  const int k = kind_rank(a);
+  auto refuse = [&](const char* what) {
+    fail(ErrorKind::Type, "{} is not defined for {} ({})", op_name(op), name(a), what);
+  };
   switch (op) {
     case UnaryOp::Neg:
       if (a == DType::Bool) fail(ErrorKind::Type, "neg is not defined for bool; use astype first");
+      return {a, a};
+    case UnaryOp::Positive:
+    case UnaryOp::Sign:
+      if (k == 0) refuse("use astype first");
+      return {a, a};
+    case UnaryOp::Square:  // numpy squares bools in i8
+      if (k == 0) return {DType::I8, DType::I8};
+      return {a, a};
+    case UnaryOp::Round:
+      if (k == 0) refuse("a real or complex number is expected");
+      return {a, a};
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Trunc:
+      if (k == 0 || k == 3) refuse("a real number is expected");
+      return {a, a};
+    case UnaryOp::Signbit:
+      if (k == 3) refuse("a real number is expected");
+      return {a, DType::Bool};
+    case UnaryOp::Isnan:
+    case UnaryOp::Isinf:
+    case UnaryOp::Isfinite:
+    case UnaryOp::LogicalNot:
+      return {a, DType::Bool};
+    case UnaryOp::BitInvert:
+      if (k >= 2) refuse("integers or bools are expected");
       return {a, a};
     case UnaryOp::Abs:
     case UnaryOp::Real:
@@ -326,6 +384,26 @@ Array unary(Runtime& rt, UnaryOp op, const Array& a, const Array* out, Stream* s
   c.out = result.view();
   l.run(c, result);
   return result;
+}
+
+Array clip(Runtime& rt, const Array& x, const Operand* lo, const Operand* hi, const Array* out,
+           Stream* stream) {
+  auto shape_of = [](const Operand* o) { return o && o->array ? o->array->shape() : Shape{}; };
+  const Shape first = broadcast_shapes(x.shape(), shape_of(lo));
+  const Shape shape = broadcast_shapes(first, shape_of(hi));
+  if (!lo && !hi) return binary(rt, BinaryOp::Maximum, x, x, out, stream);  // a copy of x
+  if (!hi) return binary(rt, BinaryOp::Maximum, x, *lo, out, stream);
+  if (!lo) return binary(rt, BinaryOp::Minimum, x, *hi, out, stream);
+  if (out && !(out->shape() == shape)) {  // checked before the first step writes anything
+    fail(ErrorKind::Value, "out has shape {} but the result has shape {}", out->shape().str(),
+         shape.str());
+  }
+  // maximum into out when it has the shape of that step and hi is not in it; else into a new
+  // array (then the minimum works in place in it when it has the final shape).
+  const bool into_out = out && out->shape() == first && !(hi->array && overlaps(*hi->array, *out));
+  Array r = binary(rt, BinaryOp::Maximum, x, *lo, into_out ? out : nullptr, stream);
+  const Array* second = out ? out : (r.shape() == shape ? &r : nullptr);
+  return binary(rt, BinaryOp::Minimum, r, *hi, second, stream);
 }
 
 Array where(Runtime& rt, const Operand& cond, const Operand& x, const Operand& y, const Array* out,

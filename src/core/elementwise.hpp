@@ -39,6 +39,11 @@ Array binary(Runtime& rt, BinaryOp op, const Operand& a, const Operand& b,
              const Array* out = nullptr, Stream* stream = nullptr);
 Array unary(Runtime& rt, UnaryOp op, const Array& a, const Array* out = nullptr,
             Stream* stream = nullptr);
+// clip(x, lo, hi) = minimum(maximum(x, lo), hi) (numpy's clip: NaN propagates, lo > hi gives
+// hi); a null bound is absent, and without either the result is a copy of x. The result has the
+// broadcast shape of the three and the promoted dtype.
+Array clip(Runtime& rt, const Array& x, const Operand* lo, const Operand* hi,
+           const Array* out = nullptr, Stream* stream = nullptr);
 // Elements of x where cond is nonzero, else of y.
 Array where(Runtime& rt, const Operand& cond, const Operand& x, const Operand& y,
             const Array* out = nullptr, Stream* stream = nullptr);

@@ -20,6 +20,7 @@ inline constexpr int kNumUnaryOps = 0 CULUA_UNARY_OPS(CULUA_OP_COUNT);
 
 const char* op_name(BinaryOp op);
 const char* op_name(UnaryOp op);
+// Comparisons and logical operations: bool results (they come last in the table).
 inline bool is_comparison(BinaryOp op) {
   return op >= BinaryOp::Eq;
 }

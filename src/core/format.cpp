@@ -145,8 +145,7 @@ class Writer {
       }
     } else {
       for (const Scalar& v : values) {
-        text_.push_back(v.kind == Scalar::Kind::Bool ? (v.b ? "true" : "false")
-                                                     : std::to_string(v.i));
+        text_.push_back(v.str());  // exact, u64 values from 2^63 up included
       }
     }
     // Align on the decimal point when every element is in fixed notation, as numpy does.

@@ -48,7 +48,7 @@ uint64_t integer_scale(const Scalar& v, DType t, const char* what) {
   if (v.kind == Scalar::Kind::Complex) {
     fail(ErrorKind::Value, "{} is complex ({}) but the operands are {}", what, v.str(), name(t));
   }
-  int64_t iv = v.i;
+  int64_t iv = v.i;  // a u64 value from 2^63 up (big) keeps its bits: the residue modulo 2^64
   if (v.kind == Scalar::Kind::Float) {
     if (!std::isfinite(v.re) || std::trunc(v.re) != v.re || v.re < -0x1p63 || v.re >= 0x1p63) {
       fail(ErrorKind::Value, "{} must be an integer for a {} matmul, not {}", what, name(t),
@@ -61,7 +61,8 @@ uint64_t integer_scale(const Scalar& v, DType t, const char* what) {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       using L = std::numeric_limits<T>;
       const bool fits =
-          std::is_signed_v<T>
+          v.big ? std::is_same_v<T, uint64_t>
+          : std::is_signed_v<T>
               ? iv >= static_cast<int64_t>(L::min()) && iv <= static_cast<int64_t>(L::max())
               : iv >= 0 && static_cast<uint64_t>(iv) <= static_cast<uint64_t>(L::max());
       if (!fits)

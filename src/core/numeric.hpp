@@ -105,6 +105,19 @@ CULUA_HD inline double round_to_significand(int64_t x, int bits) {
   return x < 0 ? -r : r;
 }
 
+// The same for an unsigned 64-bit integer (u64 values from 2^63 up).
+CULUA_HD inline double round_to_significand(uint64_t m, int bits) {
+  int top = 63;
+  while (top > 0 && !(m >> top)) --top;
+  if (top < bits) return static_cast<double>(m);
+  const int shift = top + 1 - bits;
+  uint64_t q = m >> shift;
+  const uint64_t rem = m & ((uint64_t{1} << shift) - 1);
+  const uint64_t halfway = uint64_t{1} << (shift - 1);
+  if (rem > halfway || (rem == halfway && (q & 1))) ++q;
+  return ldexp(static_cast<double>(q), shift);
+}
+
 // IEEE 754 binary16.
 struct half {
   static constexpr int kSignificand = 11;
@@ -220,7 +233,7 @@ CULUA_HD inline To convert(From x) {
   } else if constexpr (std::is_same_v<To, bool>) {
     return real_value(x) != 0;
   } else if constexpr (is_small_float<To>::value) {
-    if constexpr (std::is_same_v<From, int64_t>) {
+    if constexpr (std::is_same_v<From, int64_t> || std::is_same_v<From, uint64_t>) {
       return To::from_double(round_to_significand(x, To::kSignificand));
     } else if constexpr (std::is_same_v<From, float>) {
       return To::from_float(x);

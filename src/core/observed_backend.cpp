@@ -3,9 +3,13 @@
 #include "core/blas_call.hpp"
 #include "core/capture.hpp"
 #include "core/elementwise_call.hpp"
+#include "core/fft_call.hpp"
+#include "core/gather_call.hpp"
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
 #include "core/sandbox.hpp"
+#include "core/scan_call.hpp"
+#include "core/sort_call.hpp"
 
 namespace culua::detail {
 
@@ -13,6 +17,24 @@ namespace {
 
 uint64_t view_bytes(const StridedView& v) {
   return static_cast<uint64_t>(v.size) * itemsize(v.dtype);
+}
+
+// The memory a sorting call reads and writes at least (its input and its results).
+uint64_t sort_bytes(const SortCall& c) {
+  const auto item = static_cast<uint64_t>(itemsize(c.dtype));
+  const auto n = static_cast<uint64_t>(c.n);
+  switch (c.op) {
+    case SortOp::Sort:
+      return static_cast<uint64_t>(c.rows) * n *
+             (item + (c.out ? item : 0) + (c.out_index ? sizeof(int64_t) : 0));
+    case SortOp::Nonzero:
+      return n * item + static_cast<uint64_t>(c.count) * static_cast<uint64_t>(c.ndim) * 8;
+    case SortOp::Unique:
+      return n * (2 * item + (c.perm ? 8 : 0) + (c.out_inverse ? 8 : 0));
+    case SortOp::Searchsorted:
+      return n * item + static_cast<uint64_t>(c.rows) * (item + sizeof(int64_t));
+  }
+  return 0;
 }
 
 const char* copy_name(CopyRoute r) {
@@ -207,10 +229,25 @@ class ObservedBackend final : public Backend {
     OpScope scope(*m_, s, op);
     inner_->reduce(c, s);
   }
+  void sort(const SortCall& c, Stream& s) override {
+    const OpInfo op{c.name(), OpCategory::Kernel, sort_bytes(c)};
+    OpScope scope(*m_, s, op);
+    inner_->sort(c, s);
+  }
+  void scan(const ScanCall& c, Stream& s) override {
+    const OpInfo op{c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)};
+    OpScope scope(*m_, s, op);
+    inner_->scan(c, s);
+  }
   void random(const RandomCall& c, Stream& s) override {
     const OpInfo op{c.name(), OpCategory::Kernel, view_bytes(c.out)};
     OpScope scope(*m_, s, op);
     inner_->random(c, s);
+  }
+  void gather(const GatherCall& c, Stream& s) override {
+    const OpInfo op{c.name(), OpCategory::Kernel, view_bytes(c.other) + view_bytes(c.index)};
+    OpScope scope(*m_, s, op);
+    inner_->gather(c, s);
   }
   void matmul(const MatmulCall& c, Stream& s) override {
     uint64_t batch = 1;
@@ -226,6 +263,14 @@ class ObservedBackend final : public Backend {
     const OpInfo op{"dot", OpCategory::Library, 2 * static_cast<uint64_t>(c.n) * itemsize(c.dtype)};
     OpScope scope(*m_, s, op);
     inner_->dot(c, s);
+  }
+  void fft(const FftCall& c, Stream& s) override {
+    const auto rows = static_cast<uint64_t>(c.batch);
+    const uint64_t bytes = rows * (static_cast<uint64_t>(c.in_row()) * itemsize(c.in_dtype()) +
+                                   static_cast<uint64_t>(c.out_row()) * itemsize(c.out_dtype()));
+    const OpInfo op{c.name(), OpCategory::Library, bytes};
+    OpScope scope(*m_, s, op);
+    inner_->fft(c, s);
   }
 
   void begin_capture(Stream& s) override { inner_->begin_capture(s); }
@@ -294,8 +339,19 @@ class ObservedHostExecutor final : public HostExecutor {
     run({c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)},
         [&] { inner_->reduce(c); });
   }
+  void sort(const SortCall& c) override {
+    run({c.name(), OpCategory::Kernel, sort_bytes(c)}, [&] { inner_->sort(c); });
+  }
+  void scan(const ScanCall& c) override {
+    run({c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)},
+        [&] { inner_->scan(c); });
+  }
   void random(const RandomCall& c) override {
     run({c.name(), OpCategory::Kernel, view_bytes(c.out)}, [&] { inner_->random(c); });
+  }
+  void gather(const GatherCall& c) override {
+    run({c.name(), OpCategory::Kernel, view_bytes(c.other) + view_bytes(c.index)},
+        [&] { inner_->gather(c); });
   }
 
  private:

@@ -37,7 +37,16 @@ DType int_type(bool is_signed, int bytes) {
         return DType::I64;
     }
   }
-  return bytes == 1 ? DType::U8 : DType::U32;  // u16 does not exist: u8 widens to i16/u32 below
+  switch (bytes) {
+    case 1:
+      return DType::U8;
+    case 2:
+      return DType::U16;
+    case 4:
+      return DType::U32;
+    default:
+      return DType::U64;
+  }
 }
 
 DType promote_ints(DType a, DType b) {
@@ -45,9 +54,11 @@ DType promote_ints(DType a, DType b) {
   const DTypeInfo& y = info(b);
   const bool sx = x.cls == DTypeClass::Signed, sy = y.cls == DTypeClass::Signed;
   if (sx == sy) return int_type(sx, std::max(x.itemsize, y.itemsize));
-  // One signed, one unsigned: a signed type wider than the unsigned one.
+  // One signed, one unsigned: a signed type wider than the unsigned one; none is wider than u64,
+  // so u64 with a signed integer gives f64 (numpy's choice).
   const int us = sx ? y.itemsize : x.itemsize;
   const int si = sx ? x.itemsize : y.itemsize;
+  if (us == 8) return DType::F64;
   return int_type(true, std::max(si, us * 2));
 }
 

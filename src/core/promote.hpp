@@ -1,7 +1,9 @@
 // Type promotion of the math operations, numpy's rules: bool < integers < floats < complex; an
 // integer meeting a float gives the smallest float of at least that width that holds the integer
 // type exactly (i8/u8 with f16 -> f16, i16 with f16 -> f32, i32 with f32 -> f64); f16 with bf16 ->
-// f32. Scalars from Lua are "weak" (NEP 50): they take the array's type within their kind.
+// f32; an unsigned integer with a signed one gives the smallest signed type holding both (u16 with
+// i8 -> i32), but u64 with any signed integer gives f64 as in numpy. Scalars from Lua are "weak"
+// (NEP 50): they take the array's type within their kind.
 #pragma once
 
 #include "core/dtype.hpp"

@@ -1,5 +1,7 @@
 #include "core/reduce.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "core/promote.hpp"
@@ -9,8 +11,17 @@ namespace culua::detail {
 namespace {
 
 bool defined_when_empty(ReduceOp op) {
-  return op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Prod ||
-         op == ReduceOp::Norm;
+  switch (op) {
+    case ReduceOp::Max:
+    case ReduceOp::Min:
+    case ReduceOp::Argmax:
+    case ReduceOp::Argmin:
+    case ReduceOp::NanMax:
+    case ReduceOp::NanMin:
+      return false;
+    default:
+      return true;
+  }
 }
 
 // Do the memory ranges that two views touch overlap?
@@ -32,33 +43,118 @@ StridedView drop_dim(StridedView v, int dim) {
   return v;
 }
 
-ReduceCall make_call(ReduceOp op, const Array& a, std::optional<int> axis, bool keepdims,
-                     const Array& result) {
+ReduceCall full_call(ReduceOp op, const Array& a, const Array& result) {
   ReduceCall c;
   c.op = op;
   c.out = result.view();
-  if (!axis) {
-    c.full = true;
-    c.in = a.view();
-    c.out.ndim = 0;  // a single element (all dimensions have size 1 with keepdims)
-    return c;
-  }
-  c.full = false;
-  if (keepdims) c.out = drop_dim(c.out, *axis);
-  // The reduced axis last.
-  const StridedView v = a.view();
-  c.in = drop_dim(v, *axis);
-  c.in.shape[c.in.ndim] = v.shape[*axis];
-  c.in.strides[c.in.ndim] = v.strides[*axis];
-  ++c.in.ndim;
+  c.full = true;
+  c.in = a.view();
+  c.out.ndim = 0;  // a single element (all dimensions have size 1 with keepdims)
   return c;
+}
+
+// The reduced elements of each output position: R of them, rs apart, from the position's start in
+// `src` (whose dimensions `kept` are the output's).
+struct AxisRun {
+  Array src;
+  std::vector<int> kept;
+  int64_t R = 1;
+  int64_t rs = 1;
+};
+
+ReduceCall axis_call(ReduceOp op, const AxisRun& run, const std::vector<bool>& reduced,
+                     bool keepdims, const Array& result) {
+  ReduceCall c;
+  c.op = op;
+  c.full = false;
+  c.out = result.view();
+  if (keepdims) {
+    for (int d = static_cast<int>(reduced.size()) - 1; d >= 0; --d) {
+      if (reduced[static_cast<size_t>(d)]) c.out = drop_dim(c.out, d);
+    }
+  }
+  const StridedView v = run.src.view();
+  c.in = v;
+  c.in.ndim = 0;
+  int64_t size = run.R;
+  for (const int d : run.kept) {
+    c.in.shape[c.in.ndim] = v.shape[d];
+    c.in.strides[c.in.ndim] = v.strides[d];
+    size *= v.shape[d];
+    ++c.in.ndim;
+  }
+  c.in.shape[c.in.ndim] = run.R;  // the reduced run last
+  c.in.strides[c.in.ndim] = run.rs;
+  ++c.in.ndim;
+  for (int d = c.in.ndim; d < kMaxDims; ++d) c.in.shape[d] = c.in.strides[d] = 0;
+  c.in.size = size;
+  return c;
+}
+
+int64_t abs64(int64_t v) {
+  return v < 0 ? -v : v;
+}
+
+// The run of the reduced axes of `a`: one strided run when they merge (in the order of their
+// strides), else the elements gathered into a contiguous temporary with the reduced axes last.
+AxisRun reduced_run(Runtime& rt, const Array& a, const std::vector<bool>& reduced, Stream* stream) {
+  AxisRun run;
+  run.src = a;
+  std::vector<int> red;
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (reduced[static_cast<size_t>(d)]) {
+      red.push_back(d);
+    } else {
+      run.kept.push_back(d);
+    }
+  }
+  const Layout& l = a.layout();
+  const auto sz = [&](int d) { return l.shape[static_cast<size_t>(d)]; };
+  const auto st = [&](int d) { return l.strides[static_cast<size_t>(d)]; };
+  run.R = 1;
+  for (const int d : red) run.R *= sz(d);
+  if (red.empty()) return run;
+  if (run.R == 0) return run;  // nothing to read
+  std::vector<int> big;        // the reduced axes that matter, by decreasing stride
+  for (const int d : red) {
+    if (sz(d) != 1) big.push_back(d);
+  }
+  if (big.empty()) return run;
+  std::stable_sort(big.begin(), big.end(),
+                   [&](int x, int y) { return abs64(st(x)) > abs64(st(y)); });
+  bool merges = true;
+  for (size_t i = 0; i + 1 < big.size(); ++i) {
+    merges = merges && st(big[i]) == st(big[i + 1]) * sz(big[i + 1]);
+  }
+  if (merges) {
+    run.rs = st(big.back());
+    return run;
+  }
+  // Gather: the kept axes, then the reduced ones, into a contiguous temporary.
+  Layout perm = l;
+  int k = 0;
+  for (const int d : run.kept) {
+    perm.shape[static_cast<size_t>(k)] = sz(d);
+    perm.strides[static_cast<size_t>(k)] = st(d);
+    ++k;
+  }
+  for (const int d : red) {
+    perm.shape[static_cast<size_t>(k)] = sz(d);
+    perm.strides[static_cast<size_t>(k)] = st(d);
+    ++k;
+  }
+  run.src = contiguous(rt, a.with_layout(perm), stream);
+  for (size_t i = 0; i < run.kept.size(); ++i) run.kept[i] = static_cast<int>(i);
+  run.rs = 1;
+  return run;
 }
 
 }  // namespace
 
 const char* op_name(ReduceOp op) {
-  static constexpr const char* kNames[kNumReduceOps] = {"sum",  "mean", "max",    "min",
-                                                        "prod", "norm", "argmax", "argmin"};
+  static constexpr const char* kNames[kNumReduceOps] = {
+      "sum", "mean", "max",    "min",     "prod",   "norm",   "argmax",  "argmin", "var",   "std",
+      "any", "all",  "nansum", "nanmean", "nanmax", "nanmin", "nanprod", "nanvar", "nanstd"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -66,9 +162,19 @@ DType reduce_result_dtype(ReduceOp op, DType in) {
   const DTypeClass cls = info(in).cls;
   const bool integral =
       cls == DTypeClass::Bool || cls == DTypeClass::Signed || cls == DTypeClass::Unsigned;
+  if (op != ReduceOp::NanMax && op != ReduceOp::NanMin) op = without_nan(op);
   switch (op) {
+    case ReduceOp::Var:
+    case ReduceOp::Std:
+      if (integral) return DType::F64;
+      return real_of(in);
+    case ReduceOp::Any:
+    case ReduceOp::All:
+      return DType::Bool;
     case ReduceOp::Sum:
     case ReduceOp::Prod:
+      // numpy on Linux: unsigned integers sum in u64, bool and signed integers in i64.
+      if (cls == DTypeClass::Unsigned) return DType::U64;
       return integral ? DType::I64 : in;
     case ReduceOp::Mean:
       return integral ? DType::F64 : in;
@@ -79,6 +185,8 @@ DType reduce_result_dtype(ReduceOp op, DType in) {
     case ReduceOp::Min:
     case ReduceOp::Argmax:
     case ReduceOp::Argmin:
+    case ReduceOp::NanMax:
+    case ReduceOp::NanMin:
       if (cls == DTypeClass::Complex) {
         fail(ErrorKind::Type,
              "{} is not defined for complex arrays ({}): complex numbers are not ordered; reduce "
@@ -86,6 +194,8 @@ DType reduce_result_dtype(ReduceOp op, DType in) {
              op_name(op), name(in));
       }
       return op == ReduceOp::Argmax || op == ReduceOp::Argmin ? DType::I64 : in;
+    default:
+      break;
   }
   return in;
 }
@@ -102,20 +212,84 @@ Shape reduce_shape(const Shape& in, std::optional<int> axis, bool keepdims) {
   return s;
 }
 
+Shape reduce_shape(const Shape& in, const std::optional<std::vector<int>>& axes, bool keepdims) {
+  Shape s;
+  for (int i = 0; i < in.ndim; ++i) {
+    if (!axes || std::find(axes->begin(), axes->end(), i) != axes->end()) {
+      if (keepdims) s.push(1);
+    } else {
+      s.push(in[i]);
+    }
+  }
+  return s;
+}
+
 Array reduce(Runtime& rt, ReduceOp op, const Array& a, std::optional<int> axis, bool keepdims,
              const Array* out, Stream* stream) {
-  a.check_alive();
+  ReduceOptions opt;
+  if (axis) opt.axes = std::vector<int>{*axis};
+  opt.keepdims = keepdims;
+  return reduce(rt, op, a, opt, out, stream);
+}
+
+Array reduce(Runtime& rt, ReduceOp op, const Array& input, const ReduceOptions& opt,
+             const Array* out, Stream* stream) {
+  input.check_alive();
   if (out) out->check_alive("the out array");
+  const int nd = input.ndim();
+  std::vector<bool> reduced(static_cast<size_t>(nd), opt.axes ? false : true);
+  int nred = opt.axes ? 0 : nd;
+  if (opt.axes) {
+    for (const int ax : *opt.axes) {
+      if (ax < 0 || ax >= nd) {
+        fail(ErrorKind::Index, "axis {} (0-based) is out of range for a {}-d array", ax, nd);
+      }
+      if (reduced[static_cast<size_t>(ax)]) {
+        fail(ErrorKind::Value, "axis {} is repeated (each axis may be reduced once)", ax + 1);
+      }
+      reduced[static_cast<size_t>(ax)] = true;
+      ++nred;
+    }
+  }
+  if ((op == ReduceOp::Argmax || op == ReduceOp::Argmin) && opt.axes && opt.axes->size() > 1) {
+    fail(ErrorKind::Value, "{} takes one axis, not {}", op_name(op), opt.axes->size());
+  }
+  const bool all = nred == nd;  // every axis (also axis = {} of a 0-d array): one result
+  std::optional<std::vector<int>> axes;
+  if (!all) {
+    axes.emplace();
+    for (int d = 0; d < nd; ++d) {
+      if (reduced[static_cast<size_t>(d)]) axes->push_back(d);
+    }
+  }
+  const Shape shape = reduce_shape(input.shape(), axes, opt.keepdims);
+  if (!is_floating(input.dtype()) && !is_complex(input.dtype())) op = without_nan(op);
+
+  // dtype=: the elements converted first; the result in that dtype.
+  Array a = input;
+  std::optional<DType> final_dtype;
+  if (opt.dtype) {
+    if (op != ReduceOp::Sum && op != ReduceOp::Prod && op != ReduceOp::NanSum &&
+        op != ReduceOp::NanProd) {
+      fail(ErrorKind::Value, "dtype is an option of sum, prod, nansum and nanprod, not of {}",
+           op_name(op));
+    }
+    if (*opt.dtype == DType::Bool) {
+      fail(ErrorKind::Type, "{} cannot accumulate in bool: choose a numeric dtype", op_name(op));
+    }
+    if (*opt.dtype != a.dtype()) a = astype(rt, a, *opt.dtype, stream);
+    if (!is_floating(a.dtype()) && !is_complex(a.dtype())) op = without_nan(op);
+    final_dtype = *opt.dtype;
+  }
   const DType rtype = reduce_result_dtype(op, a.dtype());
-  if (axis && (*axis < 0 || *axis >= a.ndim())) {
-    fail(ErrorKind::Index, "axis {} (0-based) is out of range for a {}-d array", *axis, a.ndim());
+  int64_t count = 1;
+  for (int d = 0; d < nd; ++d) {
+    if (reduced[static_cast<size_t>(d)]) count *= a.layout().shape[static_cast<size_t>(d)];
   }
-  const int64_t reduced = axis ? a.layout().shape[static_cast<size_t>(*axis)] : a.size();
-  if (reduced == 0 && !defined_when_empty(op)) {
+  if (count == 0 && !defined_when_empty(op)) {
     fail(ErrorKind::Value, "{} of an empty {} is undefined ({} has no identity value)", op_name(op),
-         axis ? "axis" : "array", op_name(op));
+         all ? "array" : (nred > 1 ? "set of axes" : "axis"), op_name(op));
   }
-  const Shape shape = reduce_shape(a.shape(), axis, keepdims);
   const bool host = is_host(a.location());
   if (out) {
     if (!(out->shape() == shape)) {
@@ -134,33 +308,49 @@ Array reduce(Runtime& rt, ReduceOp op, const Array& a, std::optional<int> axis, 
     }
   }
   // The kernels write the result's own dtype and never into memory they read.
-  const bool direct = out && out->dtype() == rtype && !overlaps(*out, a);
+  const bool cast = final_dtype && *final_dtype != rtype;
+  const bool direct =
+      out && out->dtype() == rtype && !cast && !overlaps(*out, a) && !overlaps(*out, input);
+  std::optional<AxisRun> run;  // axis reductions: holds a gathered temporary while it is read
+  if (!all) {
+    run = reduced_run(rt, a, reduced, stream);
+    if (host && run->src.buffer() != a.buffer()) {
+      wait_host_access(rt, *run->src.buffer(), "a host reduction");
+    }
+  }
+  const auto make_call = [&](const Array& result) {
+    ReduceCall c =
+        all ? full_call(op, a, result) : axis_call(op, *run, reduced, opt.keepdims, result);
+    c.correction = opt.correction;
+    return c;
+  };
+  const auto finish = [&](Array result, Stream* s) {
+    if (cast) result = astype(rt, result, *final_dtype, s);
+    if (out && !direct) {
+      copy(rt, *out, result, s);
+      return *out;
+    }
+    return result;
+  };
 
   if (host) {
     wait_host_access(rt, *a.buffer(), "a host reduction");
     if (out) wait_host_access(rt, *out->buffer(), "a host reduction");
     Array result = direct ? *out : empty(rt, shape, rtype, Location::Pageable);
-    if (result.size() > 0) rt.host_math().reduce(make_call(op, a, axis, keepdims, result));
-    if (out && !direct) {
-      copy(rt, *out, result);
-      return *out;
-    }
-    return result;
+    if (result.size() > 0) rt.host_math().reduce(make_call(result));
+    return finish(result, nullptr);
   }
 
   Stream& s = stream_for(rt, a, stream);
   Array result = direct ? *out : empty(rt, shape, rtype, Location::Device, &s);
   if (result.size() > 0) {
-    const ReduceCall call = make_call(op, a, axis, keepdims, result);
+    const ReduceCall call = make_call(result);
     a.buffer()->record_use(s);
+    if (run) run->src.buffer()->record_use(s);
     result.buffer()->record_use(s);
     rt.backend().reduce(call, s);
   }
-  if (out && !direct) {
-    copy(rt, *out, result, &s);
-    return *out;
-  }
-  return result;
+  return finish(result, &s);
 }
 
 }  // namespace culua::detail

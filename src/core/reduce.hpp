@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "core/array.hpp"
 #include "core/reduce_call.hpp"
@@ -26,6 +27,28 @@ Shape reduce_shape(const Shape& in, std::optional<int> axis, bool keepdims);
 // for max/min/argmax/argmin over an empty axis and for an unsuitable `out`; Released for freed
 // arrays.
 Array reduce(Runtime& rt, ReduceOp op, const Array& a, std::optional<int> axis, bool keepdims,
+             const Array* out = nullptr, Stream* stream = nullptr);
+
+// The options of the statistical functions (issue 25).
+struct ReduceOptions {
+  // The reduced axes (0-based, any order, each once); empty optional: all of them. An empty list
+  // reduces nothing (each element is its own reduction, as numpy's axis=()).
+  std::optional<std::vector<int>> axes;
+  bool keepdims = false;
+  double correction = 0;  // var, std (numpy's ddof)
+  // sum, prod, nansum, nanprod: the elements are converted to this dtype first and the result has
+  // it (numpy's dtype=: integers wrap in it).
+  std::optional<DType> dtype;
+};
+
+// The result's shape for several axes (sorted, 0-based).
+Shape reduce_shape(const Shape& in, const std::optional<std::vector<int>>& axes, bool keepdims);
+
+// Reduces `a` over several axes at once. Reduced axes whose elements do not form one strided run
+// (axes 1 and 3 of a contiguous array, say) are gathered into a contiguous temporary first.
+// argmax/argmin take one axis. Errors as above, plus Value for a repeated axis and for `dtype`
+// with ops other than sum/prod/nansum/nanprod.
+Array reduce(Runtime& rt, ReduceOp op, const Array& a, const ReduceOptions& opt,
              const Array* out = nullptr, Stream* stream = nullptr);
 
 }  // namespace culua::detail

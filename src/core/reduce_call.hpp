@@ -1,5 +1,6 @@
 // The description of one reduction kernel launch (sum, mean, max, min, prod, norm, argmax,
-// argmin), shared by the core and both backends.
+// argmin, var, std, any, all and the NaN-skipping nan* variants), shared by the core and both
+// backends.
 #pragma once
 
 #include <cstdint>
@@ -9,8 +10,52 @@
 
 namespace culua::detail {
 
-enum class ReduceOp : uint8_t { Sum, Mean, Max, Min, Prod, Norm, Argmax, Argmin };
-inline constexpr int kNumReduceOps = 8;
+enum class ReduceOp : uint8_t {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  Norm,
+  Argmax,
+  Argmin,
+  // Statistics (issue 25): var and std use the call's `correction` (ddof); any/all give bools.
+  Var,
+  Std,
+  Any,
+  All,
+  // NaN-skipping variants (floating and complex inputs; the core maps the others to the plain op).
+  NanSum,
+  NanMean,
+  NanMax,
+  NanMin,
+  NanProd,
+  NanVar,
+  NanStd,
+};
+inline constexpr int kNumReduceOps = 19;
+
+// The op that `op` is for inputs without NaN (integers, bools): nansum -> sum, ...; else `op`.
+constexpr ReduceOp without_nan(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::NanSum:
+      return ReduceOp::Sum;
+    case ReduceOp::NanMean:
+      return ReduceOp::Mean;
+    case ReduceOp::NanMax:
+      return ReduceOp::Max;
+    case ReduceOp::NanMin:
+      return ReduceOp::Min;
+    case ReduceOp::NanProd:
+      return ReduceOp::Prod;
+    case ReduceOp::NanVar:
+      return ReduceOp::Var;
+    case ReduceOp::NanStd:
+      return ReduceOp::Std;
+    default:
+      return op;
+  }
+}
 
 const char* op_name(ReduceOp op);  // "sum", "argmax", ...
 
@@ -21,7 +66,10 @@ const char* op_name(ReduceOp op);  // "sum", "argmax", ...
 //   norm:      bool and integers -> f64; f16/bf16 keep their type; f32 and c64 -> f32; f64 and
 //              c128 -> f64.
 //   argmax, argmin: i64 (1-based indices).
-// Throws Error(Type) for complex inputs of max, min, argmax and argmin.
+//   var, std:  bool and integers -> f64; complex -> its real type; floats keep their type.
+//   any, all:  bool.
+//   nan* ops:  those of the op without nan.
+// Throws Error(Type) for complex inputs of max, min, argmax, argmin, nanmax and nanmin.
 DType reduce_result_dtype(ReduceOp op, DType in);
 
 // Full reductions (`full`): `in` is the whole input (any strided view, reduced in row-major order
@@ -33,6 +81,7 @@ struct ReduceCall {
   bool full = true;
   StridedView in;
   StridedView out;
+  double correction = 0;  // var, std: the divisor is max(n - correction, 0)
 
   const char* name() const { return op_name(op); }
 };

@@ -46,6 +46,10 @@ namespace {
 }
 }  // namespace
 
+void Backend::fft(const FftCall&, Stream&) {
+  fail(ErrorKind::Unsupported, "this backend has no FFTs");
+}
+
 void Backend::begin_capture(Stream&) {
   no_graphs(*this);
 }

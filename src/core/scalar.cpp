@@ -13,7 +13,7 @@ double Scalar::as_double() const {
     case Kind::Bool:
       return b ? 1.0 : 0.0;
     case Kind::Int:
-      return static_cast<double>(i);
+      return big ? static_cast<double>(static_cast<uint64_t>(i)) : static_cast<double>(i);
     default:
       return re;
   }
@@ -30,7 +30,7 @@ std::string Scalar::str() const {
     case Kind::Bool:
       return b ? "true" : "false";
     case Kind::Int:
-      return std::to_string(i);
+      return big ? std::to_string(static_cast<uint64_t>(i)) : std::to_string(i);
     case Kind::Float:
       return real_text(re);
     case Kind::Complex:
@@ -48,6 +48,10 @@ I exact_integer(DType t, const Scalar& v) {
     case Scalar::Kind::Bool:
       return static_cast<I>(v.b);
     case Scalar::Kind::Int:
+      if (v.big) {
+        if constexpr (std::is_same_v<I, uint64_t>) return static_cast<I>(v.i);
+        break;
+      }
       if constexpr (std::is_signed_v<I>) {
         if (v.i < static_cast<int64_t>(L::min()) || v.i > static_cast<int64_t>(L::max())) break;
       } else {
@@ -97,7 +101,7 @@ void encode_scalar(DType t, const Scalar& v, void* out) {
       if (v.kind == Scalar::Kind::Complex) {
         value = T{convert<R>(v.re), convert<R>(v.im)};
       } else if (v.kind == Scalar::Kind::Int) {
-        value = T{convert<R>(v.i), R{0}};
+        value = v.big ? T{convert<R>(static_cast<uint64_t>(v.i)), R{0}} : T{convert<R>(v.i), R{0}};
       } else {
         value = T{convert<R>(v.as_double()), R{0}};
       }
@@ -105,7 +109,11 @@ void encode_scalar(DType t, const Scalar& v, void* out) {
       if (v.kind == Scalar::Kind::Complex) {
         fail(ErrorKind::Type, "cannot store complex value {} in a {} array", v.str(), name(t));
       }
-      value = v.kind == Scalar::Kind::Int ? convert<T>(v.i) : convert<T>(v.as_double());
+      if (v.kind == Scalar::Kind::Int) {
+        value = v.big ? convert<T>(static_cast<uint64_t>(v.i)) : convert<T>(v.i);
+      } else {
+        value = convert<T>(v.as_double());
+      }
     }
     std::memcpy(out, &value, sizeof(T));
   });
@@ -123,7 +131,9 @@ Scalar decode_scalar(DType t, const void* in) {
     } else {
       T value;
       std::memcpy(&value, in, sizeof(T));
-      if constexpr (std::is_integral_v<T>) {
+      if constexpr (std::is_same_v<T, uint64_t>) {
+        return Scalar::unsigned_integer(value);
+      } else if constexpr (std::is_integral_v<T>) {
         return Scalar::integer(static_cast<int64_t>(value));
       } else if constexpr (is_complex_element<T>::value) {
         return Scalar::complex(static_cast<double>(value.re), static_cast<double>(value.im));

@@ -20,13 +20,18 @@
 #include "core/capture.hpp"
 #include "core/elementwise_call.hpp"
 #include "core/error.hpp"
+#include "core/fft_call.hpp"
+#include "core/gather_call.hpp"
 #include "core/host_memory.hpp"
 #include "core/interrupt.hpp"
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
+#include "core/scan_call.hpp"
+#include "core/sort_call.hpp"
 #include "cuda/cublas.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_stream.hpp"
+#include "cuda/cufft.hpp"
 #include "cuda/nvlink.hpp"
 #include "cuda/pageable_copy.hpp"
 #include "cuda/pinned_pool.hpp"
@@ -390,6 +395,27 @@ class CudaBackend final : public Backend {
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::reduce(c, l)));
   }
 
+  void gather(const GatherCall& c, Stream& s) override {
+    health_->check_usable();
+    health_->note_op(c.name());
+    const DeviceScope scope(s.device(), *health_);
+    CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::gather(c, launch(s))));
+  }
+
+  void sort(const SortCall& c, Stream& s) override {
+    health_->check_usable();
+    health_->note_op(c.name());
+    const DeviceScope scope(s.device(), *health_);
+    CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::sort(c, launch(s))));
+  }
+
+  void scan(const ScanCall& c, Stream& s) override {
+    health_->check_usable();
+    health_->note_op(c.name());
+    const DeviceScope scope(s.device(), *health_);
+    CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::scan(c, launch(s))));
+  }
+
   void random(const RandomCall& c, Stream& s) override {
     health_->check_usable();
     health_->note_op(c.name());
@@ -409,6 +435,16 @@ class CudaBackend final : public Backend {
     void* workspace = s.capture() ? s.capture()->scratch(s, kCaptureWorkspace) : nullptr;
     RelaxedCaptureMode relaxed;
     blas().matmul(c, s, workspace, workspace ? kCaptureWorkspace : 0);
+  }
+
+  // cuFFT's plans may be created under capture (relaxed mode: they allocate and copy their
+  // twiddle factors); the transform's work area comes from the device's pool, in stream order.
+  void fft(const FftCall& c, Stream& s) override {
+    health_->check_usable();
+    health_->note_op(c.name());
+    const DeviceScope scope(s.device(), *health_);
+    RelaxedCaptureMode relaxed;
+    ffts().execute(c, s, devices_[static_cast<size_t>(s.device())].pool.get());
   }
 
   void dot(const DotCall& c, Stream& s) override {
@@ -659,6 +695,16 @@ class CudaBackend final : public Backend {
     }
   }
 
+  Cufft& ffts() {
+    std::lock_guard lock(init_mutex_);
+    if (!fft_) fft_ = std::make_unique<Cufft>(health_);
+    return *fft_;
+  }
+
+ public:
+  FftPlanStats fft_plan_stats() { return ffts().stats(); }
+
+ private:
   Cublas& blas() {
     std::lock_guard lock(init_mutex_);
     if (!blas_) blas_ = std::make_unique<Cublas>(health_);
@@ -673,6 +719,7 @@ class CudaBackend final : public Backend {
   PinnedPool pinned_{health_};
   PageableCopier pageable_{health_};
   std::unique_ptr<Cublas> blas_;  // created on first use; destroyed first
+  std::unique_ptr<Cufft> fft_;    // created on first use; destroyed before cuBLAS
   uint64_t next_stream_id_ = 0;
 };
 
@@ -686,6 +733,12 @@ uint64_t CudaBackend::host_memory_bytes(bool available) {
 
 std::shared_ptr<Backend> make_backend() {
   return std::make_shared<CudaBackend>();
+}
+
+FftPlanStats fft_plan_stats(Backend& backend) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&unwrap_backend(backend));
+  if (!cuda) fail(ErrorKind::Unsupported, "fft_plan_stats needs the CUDA backend");
+  return cuda->fft_plan_stats();
 }
 
 void launch_fault(Backend& backend, Stream& s) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/backend.hpp"
+#include "cuda/cufft.hpp"
 
 namespace culua::detail::cuda {
 
@@ -18,5 +19,8 @@ std::shared_ptr<Backend> make_backend();
 
 // For tests of the error model: launches a kernel that writes through an invalid address.
 void launch_fault(Backend& backend, Stream& s);
+
+// For tests of cuFFT's plan cache: its size, hits and misses so far.
+FftPlanStats fft_plan_stats(Backend& backend);
 
 }  // namespace culua::detail::cuda

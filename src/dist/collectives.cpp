@@ -114,6 +114,8 @@ WireType wire_type(DType t, Collective c, ReduceOp op) {
       return {nccl_type::Uint8, 1};
     case DType::U32:
       return {nccl_type::Uint32, 1};
+    case DType::U64:
+      return {nccl_type::Uint64, 1};
     case DType::C64:
     case DType::C128:
       if (op != ReduceOp::Sum && op != ReduceOp::Avg) {
@@ -122,6 +124,7 @@ WireType wire_type(DType t, Collective c, ReduceOp op) {
       }
       return {t == DType::C64 ? nccl_type::Float32 : nccl_type::Float64, 2};
     case DType::I16:
+    case DType::U16:
     case DType::Bool:
       break;
   }

@@ -91,8 +91,12 @@ MPI_Datatype datatype(Type t) {
       return MPI_INT64_T;
     case Type::U8:
       return MPI_UINT8_T;
+    case Type::U16:
+      return MPI_UINT16_T;
     case Type::U32:
       return MPI_UINT32_T;
+    case Type::U64:
+      return MPI_UINT64_T;
     case Type::F32:
       return MPI_FLOAT;
     case Type::F64:

@@ -40,7 +40,7 @@ int local_rank();
 bool cuda_aware();
 
 // The element types of reductions.
-enum class Type : uint8_t { I8, I16, I32, I64, U8, U32, F32, F64, C64, C128, Bool };
+enum class Type : uint8_t { I8, I16, I32, I64, U8, U32, F32, F64, C64, C128, Bool, U16, U64 };
 enum class Op : uint8_t { Sum, Prod, Max, Min };
 std::string_view op_name(Op op);
 

@@ -29,7 +29,9 @@ static_assert(static_cast<int>(DType::F32) == static_cast<int>(d::DType::F32) &&
               static_cast<int>(DType::BF16) == static_cast<int>(d::DType::BF16) &&
               static_cast<int>(DType::Bool) == static_cast<int>(d::DType::Bool) &&
               static_cast<int>(DType::C128) == static_cast<int>(d::DType::C128) &&
-              d::kNumDTypes == 13);
+              static_cast<int>(DType::U16) == static_cast<int>(d::DType::U16) &&
+              static_cast<int>(DType::U64) == static_cast<int>(d::DType::U64) &&
+              d::kNumDTypes == 15);
 
 namespace {
 

@@ -12,11 +12,16 @@
 #include "core/blas_call.hpp"
 #include "core/elementwise_call.hpp"
 #include "core/error.hpp"
+#include "core/fft_call.hpp"
+#include "core/gather_call.hpp"
 #include "core/host_memory.hpp"
 #include "core/interrupt.hpp"
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
+#include "core/scan_call.hpp"
+#include "core/sort_call.hpp"
 #include "host/host_blas.hpp"
+#include "host/host_fft.hpp"
 #include "kernels/host_pool.hpp"
 #include "kernels/kernels.hpp"
 #include "rtc/rtc_kernel.hpp"
@@ -354,6 +359,21 @@ void HostBackend::reduce(const ReduceCall& c, Stream& s) {
   host_stream(s).enqueue([c] { kernels::host::reduce(c); });
 }
 
+void HostBackend::gather(const GatherCall& c, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([c] { kernels::host::gather(c); });
+}
+
+void HostBackend::sort(const SortCall& c, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([c] { kernels::host::sort(c); });
+}
+
+void HostBackend::scan(const ScanCall& c, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([c] { kernels::host::scan(c); });
+}
+
 void HostBackend::random(const RandomCall& c, Stream& s) {
   check_usable();
   host_stream(s).enqueue([c] { kernels::host::random(c); });
@@ -367,6 +387,12 @@ void HostBackend::matmul(const MatmulCall& c, Stream& s) {
 void HostBackend::dot(const DotCall& c, Stream& s) {
   check_usable();
   host_stream(s).enqueue([c] { blas_dot(c); });
+}
+
+void HostBackend::fft(const FftCall& c, Stream& s) {
+  check_usable();
+  check_host_fft();  // a build without kissfft raises here, not in the stream's task
+  host_stream(s).enqueue([c] { host_fft(c); });
 }
 
 namespace {

@@ -56,8 +56,12 @@ class HostBackend final : public Backend {
   void sleep(double seconds, Stream& s) override;
   void elementwise(const ElementwiseCall& c, Stream& s) override;
   void reduce(const ReduceCall& c, Stream& s) override;
+  void gather(const GatherCall& c, Stream& s) override;
+  void sort(const SortCall& c, Stream& s) override;
+  void scan(const ScanCall& c, Stream& s) override;
   void random(const RandomCall& c, Stream& s) override;
   void matmul(const MatmulCall& c, Stream& s) override;
+  void fft(const FftCall& c, Stream& s) override;
   void dot(const DotCall& c, Stream& s) override;
 
   void begin_capture(Stream& s) override;

@@ -447,8 +447,14 @@ void blas_dot(const DotCall& c) {
     case DType::U8:
       integer_dot<uint8_t>(c);
       return;
+    case DType::U16:
+      integer_dot<uint16_t>(c);
+      return;
     case DType::U32:
       integer_dot<uint32_t>(c);
+      return;
+    case DType::U64:
+      integer_dot<uint64_t>(c);
       return;
     default:
       fail(ErrorKind::Unsupported, "dot of {} arrays", name(c.dtype));

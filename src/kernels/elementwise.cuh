@@ -45,8 +45,12 @@ CULUA_HD inline C load_dynamic(const void* base, DType t, int64_t off) {
       return convert<C>(static_cast<const int64_t*>(base)[off]);
     case DType::U8:
       return convert<C>(static_cast<const uint8_t*>(base)[off]);
+    case DType::U16:
+      return convert<C>(static_cast<const uint16_t*>(base)[off]);
     case DType::U32:
       return convert<C>(static_cast<const uint32_t*>(base)[off]);
+    case DType::U64:
+      return convert<C>(static_cast<const uint64_t*>(base)[off]);
     case DType::Bool:
       // Through the byte: memory never written (an array read before a graph filled it) may hold
       // any byte, and loading one other than 0 or 1 as a bool is undefined.
@@ -89,8 +93,14 @@ CULUA_HD inline void store_dynamic(void* base, DType t, int64_t off, R v) {
     case DType::U8:
       static_cast<uint8_t*>(base)[off] = convert<uint8_t>(v);
       return;
+    case DType::U16:
+      static_cast<uint16_t*>(base)[off] = convert<uint16_t>(v);
+      return;
     case DType::U32:
       static_cast<uint32_t*>(base)[off] = convert<uint32_t>(v);
+      return;
+    case DType::U64:
+      static_cast<uint64_t*>(base)[off] = convert<uint64_t>(v);
       return;
     case DType::Bool:
       static_cast<bool*>(base)[off] = convert<bool>(v);

@@ -151,6 +151,78 @@ CULUA_HD inline float copysign(float x, float y) {
 CULUA_HD inline double copysign(double x, double y) {
   return ::copysign(x, y);
 }
+CULUA_HD inline float acos(float x) {
+  return ::acosf(x);
+}
+CULUA_HD inline double acos(double x) {
+  return ::acos(x);
+}
+CULUA_HD inline float acosh(float x) {
+  return ::acoshf(x);
+}
+CULUA_HD inline double acosh(double x) {
+  return ::acosh(x);
+}
+CULUA_HD inline float asin(float x) {
+  return ::asinf(x);
+}
+CULUA_HD inline double asin(double x) {
+  return ::asin(x);
+}
+CULUA_HD inline float asinh(float x) {
+  return ::asinhf(x);
+}
+CULUA_HD inline double asinh(double x) {
+  return ::asinh(x);
+}
+CULUA_HD inline float atan(float x) {
+  return ::atanf(x);
+}
+CULUA_HD inline double atan(double x) {
+  return ::atan(x);
+}
+CULUA_HD inline float atanh(float x) {
+  return ::atanhf(x);
+}
+CULUA_HD inline double atanh(double x) {
+  return ::atanh(x);
+}
+CULUA_HD inline float expm1(float x) {
+  return ::expm1f(x);
+}
+CULUA_HD inline double expm1(double x) {
+  return ::expm1(x);
+}
+CULUA_HD inline float log2(float x) {
+  return ::log2f(x);
+}
+CULUA_HD inline double log2(double x) {
+  return ::log2(x);
+}
+CULUA_HD inline float log10(float x) {
+  return ::log10f(x);
+}
+CULUA_HD inline double log10(double x) {
+  return ::log10(x);
+}
+CULUA_HD inline float ceil(float x) {
+  return ::ceilf(x);
+}
+CULUA_HD inline double ceil(double x) {
+  return ::ceil(x);
+}
+CULUA_HD inline float trunc(float x) {
+  return ::truncf(x);
+}
+CULUA_HD inline double trunc(double x) {
+  return ::trunc(x);
+}
+CULUA_HD inline float rint(float x) {
+  return ::rintf(x);
+}
+CULUA_HD inline double rint(double x) {
+  return ::rint(x);
+}
 }  // namespace rm
 
 // Complex arithmetic and functions, on complex<float> and complex<double>. The functions follow
@@ -398,7 +470,7 @@ CULUA_HD inline complex<T> sinh(complex<T> a) {
   if (y == T(0)) return {x, y};         // (inf or NaN) + i0
   if (isfinite_r(x)) return {nan<T>(), nan<T>()};
   if (isinf_r(x)) {
-    if (!isfinite_r(y)) return {x, nan<T>()};
+    if (!isfinite_r(y)) return {inf<T>(), nan<T>()};  // the sign is unspecified; glibc's +inf
     return {x * rm::cos(y), inf<T>() * rm::sin(y)};
   }
   return {nan<T>(), nan<T>()};
@@ -510,6 +582,215 @@ CULUA_HD inline complex<T> minimum(complex<T> a, complex<T> b) {
   if (has_nan(a)) return a;
   if (has_nan(b)) return b;
   return (a.re < b.re || (a.re == b.re && a.im <= b.im)) ? a : b;
+}
+
+// ---- the inverse and remaining functions of the Array API standard ----------------------------
+
+// tan z = -i tanh(iz).
+template <class T>
+CULUA_HD inline complex<T> tan(complex<T> a) {
+  const complex<T> w = tanh(complex<T>{-a.im, a.re});
+  return {w.im, -w.re};
+}
+// e^z - 1, log(1 + z), log2 z and log10 z as numpy computes them (its own formulas, not C99's).
+template <class T>
+CULUA_HD inline complex<T> expm1(complex<T> a) {
+  const T h = rm::sin(a.im / T(2));
+  return {rm::expm1(a.re) * rm::cos(a.im) - T(2) * h * h, rm::exp(a.re) * rm::sin(a.im)};
+}
+template <class T>
+CULUA_HD inline complex<T> log1p(complex<T> a) {
+  const T l = rm::hypot(a.re + T(1), a.im);
+  return {rm::log(l), rm::atan2(a.im, a.re + T(1))};
+}
+template <class T>
+CULUA_HD inline complex<T> log2(complex<T> a) {
+  const complex<T> w = log(a);
+  constexpr T k = T(1.44269504088896340735992468100189214);
+  return {w.re * k, w.im * k};
+}
+template <class T>
+CULUA_HD inline complex<T> log10(complex<T> a) {
+  const complex<T> w = log(a);
+  constexpr T k = T(0.434294481903251827651128918916605082);
+  return {w.re * k, w.im * k};
+}
+
+// asin(x + iy) and acos(x + iy) for finite x, y >= 0 (Hull, Fairgrieve and Tang, "Implementing
+// the complex arcsine and arccosine functions using exception handling", ACM TOMS 23, 1997): the
+// real part of asin, that of acos, and the imaginary part of asin (acos's is its negative).
+template <class T>
+struct AsinParts {
+  T asin_re, acos_re, im;
+};
+template <class T>
+CULUA_HD inline AsinParts<T> asin_kernel(T x, T y) {
+  constexpr T eps = std::numeric_limits<T>::epsilon();
+  constexpr T ln2 = T(0.693147180559945309417232121458176568);
+  if (x > T(1) / eps || y > T(1) / eps) {
+    // asin z = -i log(2iz) to working precision: the error is of order 1/|z|^2.
+    constexpr T big = std::numeric_limits<T>::max() / 4;
+    const T l = (x > big || y > big) ? rm::log(rm::hypot(x / 2, y / 2)) + 2 * ln2
+                                     : rm::log(rm::hypot(x, y)) + ln2;
+    return {rm::atan2(x, y), rm::atan2(y, x), l};
+  }
+  const T r = rm::hypot(x + T(1), y), s = rm::hypot(x - T(1), y);
+  const T A = T(0.5) * (r + s);
+  const T B = x / A;
+  const T y2 = y * y;
+  AsinParts<T> p;
+  if (B <= T(0.6417)) {
+    p.asin_re = rm::asin(B);
+    p.acos_re = rm::acos(B);
+  } else {
+    // sqrt((A - x)(A + x)), without the cancellation of A - x.
+    T d;
+    if (x <= T(1)) {
+      d = rm::sqrt(T(0.5) * (A + x) * (y2 / (r + x + T(1)) + (s + (T(1) - x))));
+    } else {
+      d = y * rm::sqrt(T(0.5) * (A + x) * (T(1) / (r + x + T(1)) + T(1) / (s + (x - T(1)))));
+    }
+    p.asin_re = rm::atan(x / d);
+    p.acos_re = rm::atan(d / x);
+  }
+  if (x < T(1) && y < eps * (T(1) - x)) {
+    p.im = y / rm::sqrt((T(1) - x) * (T(1) + x));
+  } else if (A <= T(1.5)) {
+    const T am1 = x < T(1) ? T(0.5) * (y2 / (r + x + T(1)) + y2 / (s + (T(1) - x)))
+                           : T(0.5) * (y2 / (r + x + T(1)) + (s + (x - T(1))));
+    p.im = rm::log1p(am1 + rm::sqrt(am1 * (A + T(1))));
+  } else {
+    p.im = rm::log(A + rm::sqrt(A - T(1)) * rm::sqrt(A + T(1)));
+  }
+  return p;
+}
+
+// The special values of the inverse functions follow C99 Annex G (G.6.1, G.6.2) as glibc, and so
+// numpy, implements them.
+template <class T>
+CULUA_HD inline complex<T> asinh(complex<T> a) {
+  const T x = a.re, y = a.im;
+  const T pi_2 = T(1.57079632679489661923132169163975144);
+  if (!isfinite_r(x) || !isfinite_r(y)) {
+    if (isinf_r(y)) {
+      return {rm::copysign(inf<T>(), x),
+              isnan_r(x) ? nan<T>() : rm::copysign(isfinite_r(x) ? pi_2 : pi_2 / 2, y)};
+    }
+    if (!isfinite_r(x)) {
+      const bool zero = (isinf_r(x) && !isnan_r(y)) || (isnan_r(x) && y == T(0));
+      return {x, zero ? rm::copysign(T(0), y) : nan<T>()};
+    }
+    return {nan<T>(), nan<T>()};
+  }
+  const AsinParts<T> p = asin_kernel(rm::fabs(y), rm::fabs(x));
+  return {rm::copysign(p.im, x), rm::copysign(p.asin_re, y)};
+}
+template <class T>
+CULUA_HD inline complex<T> asin(complex<T> a) {
+  if (isnan_r(a.re) || isnan_r(a.im)) {
+    if (a.re == T(0)) return a;
+    if (isinf_r(a.re) || isinf_r(a.im)) return {nan<T>(), rm::copysign(inf<T>(), a.im)};
+    return {nan<T>(), nan<T>()};
+  }
+  const complex<T> w = asinh(complex<T>{-a.im, a.re});
+  return {w.im, -w.re};
+}
+template <class T>
+CULUA_HD inline complex<T> acos(complex<T> a) {
+  const T x = a.re, y = a.im;
+  const T pi = T(3.14159265358979323846264338327950288);
+  if (!isfinite_r(x) || !isfinite_r(y) || (x == T(0) && y == T(0))) {
+    const complex<T> w = asin(a);
+    T re = pi / 2 - w.re;
+    if (re == T(0)) re = T(0);
+    return {re, -w.im};
+  }
+  const AsinParts<T> p = asin_kernel(rm::fabs(x), rm::fabs(y));
+  return {rm::copysign(T(1), x) < T(0) ? pi - p.acos_re : p.acos_re, -rm::copysign(p.im, y)};
+}
+template <class T>
+CULUA_HD inline complex<T> acosh(complex<T> a) {
+  const T x = a.re, y = a.im;
+  const T pi = T(3.14159265358979323846264338327950288);
+  if (!isfinite_r(x) || !isfinite_r(y)) {
+    if (isinf_r(y)) {
+      if (isnan_r(x)) return {inf<T>(), nan<T>()};
+      const T angle = isinf_r(x) ? (x < T(0) ? T(0.75) * pi : T(0.25) * pi) : pi / 2;
+      return {inf<T>(), rm::copysign(angle, y)};
+    }
+    if (isinf_r(x)) {
+      if (isnan_r(y)) return {inf<T>(), nan<T>()};
+      return {inf<T>(), rm::copysign(rm::copysign(T(1), x) < T(0) ? pi : T(0), y)};
+    }
+    if (x == T(0)) return {nan<T>(), rm::copysign(pi / 2, y)};  // +-0 + i NaN (glibc)
+    return {nan<T>(), nan<T>()};
+  }
+  if (x == T(0) && y == T(0)) return {T(0), rm::copysign(pi / 2, y)};
+  const AsinParts<T> p = asin_kernel(rm::fabs(x), rm::fabs(y));
+  return {p.im, rm::copysign(rm::copysign(T(1), x) < T(0) ? pi - p.acos_re : p.acos_re, y)};
+}
+template <class T>
+CULUA_HD inline complex<T> atanh(complex<T> a) {
+  const T x = a.re, y = a.im;
+  const T pi_2 = T(1.57079632679489661923132169163975144);
+  if (!isfinite_r(x) || !isfinite_r(y)) {
+    if (isinf_r(y)) return {rm::copysign(T(0), x), rm::copysign(pi_2, y)};
+    if (isinf_r(x) || x == T(0)) {
+      return {rm::copysign(T(0), x), isnan_r(y) ? nan<T>() : rm::copysign(pi_2, y)};
+    }
+    return {nan<T>(), nan<T>()};
+  }
+  if (x == T(0) && y == T(0)) return a;
+  constexpr T eps = std::numeric_limits<T>::epsilon();
+  const T ax = rm::fabs(x), ay = rm::fabs(y);
+  T re, im;
+  if (ax > T(1) / eps || ay > T(1) / eps) {
+    // atanh z = 1/z + i pi/2 to working precision.
+    const T h = rm::hypot(ax, ay);
+    re = (ax / h) / h;
+    im = pi_2;
+  } else {
+    const T d = (T(1) - ax) * (T(1) - ax) + ay * ay;
+    // Near the singularity at 1 (4x / d > 1, so re > log(2) / 4): the difference of the logs,
+    // through hypot, which neither underflows nor overflows where d does.
+    re = d < T(4) * ax
+             ? T(0.5) * (rm::log(rm::hypot(T(1) + ax, ay)) - rm::log(rm::hypot(T(1) - ax, ay)))
+             : T(0.25) * rm::log1p(T(4) * ax / d);
+    im = T(0.5) * rm::atan2(T(2) * ay, (T(1) - ax) * (T(1) + ax) - ay * ay);
+  }
+  return {rm::copysign(re, x), rm::copysign(im, y)};
+}
+// atan z = -i atanh(iz), with glibc's special values.
+template <class T>
+CULUA_HD inline complex<T> atan(complex<T> a) {
+  const T x = a.re, y = a.im;
+  const T pi_2 = T(1.57079632679489661923132169163975144);
+  if (!isfinite_r(x) || !isfinite_r(y)) {
+    if (isinf_r(x)) return {rm::copysign(pi_2, x), rm::copysign(T(0), y)};
+    if (isinf_r(y)) return {isnan_r(x) ? nan<T>() : rm::copysign(pi_2, x), rm::copysign(T(0), y)};
+    if (y == T(0)) return {nan<T>(), rm::copysign(T(0), y)};
+    return {nan<T>(), nan<T>()};
+  }
+  const complex<T> w = atanh(complex<T>{-y, x});
+  return {w.im, -w.re};
+}
+
+// The standard's sign: z / |z| (numpy 2; numpy 1.24 took the sign of the real part).
+template <class T>
+CULUA_HD inline complex<T> sign(complex<T> a) {
+  const T x = a.re, y = a.im;
+  if (isnan_r(x) || isnan_r(y)) return {nan<T>(), nan<T>()};
+  if (x == T(0) && y == T(0)) return {T(0), T(0)};
+  if (isinf_r(x) || isinf_r(y)) {
+    if (isinf_r(x) && isinf_r(y)) {
+      const T h = T(0.707106781186547524400844362104849039);
+      return {rm::copysign(h, x), rm::copysign(h, y)};
+    }
+    return {isinf_r(x) ? rm::copysign(T(1), x) : rm::copysign(T(0), x),
+            isinf_r(y) ? rm::copysign(T(1), y) : rm::copysign(T(0), y)};
+  }
+  const T h = rm::hypot(x, y);
+  return {x / h, y / h};
 }
 }  // namespace cm
 
@@ -751,6 +1032,126 @@ struct ModOp {
     }
   }
 };
+// Functions of two real floats (integer operands are promoted to a float type by the core).
+struct Atan2Op {
+  template <class C>
+  static constexpr bool valid = is_flt<C>;
+  template <class C>
+  CULUA_HD static C apply(C a, C b) {
+    return rm::atan2(a, b);
+  }
+};
+struct CopysignOp {
+  template <class C>
+  static constexpr bool valid = is_flt<C>;
+  template <class C>
+  CULUA_HD static C apply(C a, C b) {
+    return rm::copysign(a, b);
+  }
+};
+struct HypotOp {  // C99: hypot(inf, NaN) is inf
+  template <class C>
+  static constexpr bool valid = is_flt<C>;
+  template <class C>
+  CULUA_HD static C apply(C a, C b) {
+    return rm::hypot(a, b);
+  }
+};
+struct LogaddexpOp {  // numpy's npy_logaddexp
+  template <class C>
+  static constexpr bool valid = is_flt<C>;
+  template <class C>
+  CULUA_HD static C apply(C a, C b) {
+    if (a == b) return a + C(0.693147180559945309417232121458176568);  // also equal infinities
+    const C d = a - b;
+    if (d > C(0)) return a + rm::log1p(rm::exp(-d));
+    if (d <= C(0)) return b + rm::log1p(rm::exp(d));
+    return d;  // NaN
+  }
+};
+
+// Bitwise operations on integers and bools (bools: logical; shifts compute bools in i8).
+struct BitAndOp {
+  template <class C>
+  static constexpr bool valid = is_int<C> || is_bool<C>;
+  template <class C>
+  CULUA_HD static C apply(C a, C b) {
+    if constexpr (is_bool<C>) {
+      return a && b;
+    } else {
+      return static_cast<C>(a & b);
+    }
+  }
+};
+struct BitOrOp {
+  template <class C>
+  static constexpr bool valid = is_int<C> || is_bool<C>;
+  template <class C>
+  CULUA_HD static C apply(C a, C b) {
+    if constexpr (is_bool<C>) {
+      return a || b;
+    } else {
+      return static_cast<C>(a | b);
+    }
+  }
+};
+struct BitXorOp {
+  template <class C>
+  static constexpr bool valid = is_int<C> || is_bool<C>;
+  template <class C>
+  CULUA_HD static C apply(C a, C b) {
+    if constexpr (is_bool<C>) {
+      return a != b;
+    } else {
+      return static_cast<C>(a ^ b);
+    }
+  }
+};
+// Shifts as numpy's npy_lshift/npy_rshift: a count outside [0, bits) shifts every bit out (0, or
+// -1 for a negative number shifted right); bits shifted left past the top are lost (wrapping).
+template <class I>
+CULUA_HD inline bool shift_in_range(I b) {
+  if constexpr (std::is_signed_v<I>) {
+    if (b < 0) return false;
+  }
+  return static_cast<uint64_t>(b) < sizeof(I) * 8;
+}
+struct ShlOp {
+  template <class C>
+  static constexpr bool valid = is_int<C>;
+  template <class C>
+  CULUA_HD static C apply(C a, C b) {
+    if (!shift_in_range(b)) return C(0);
+    using U = std::make_unsigned_t<C>;
+    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+    return static_cast<C>(static_cast<U>(static_cast<W>(static_cast<U>(a)) << b));
+  }
+};
+struct ShrOp {
+  template <class C>
+  static constexpr bool valid = is_int<C>;
+  template <class C>
+  CULUA_HD static C apply(C a, C b) {
+    if (!shift_in_range(b)) {
+      if constexpr (std::is_signed_v<C>) {
+        if (a < 0) return C(-1);
+      }
+      return C(0);
+    }
+    return static_cast<C>(a >> b);  // arithmetic for signed types (C++20)
+  }
+};
+
+template <class C>
+CULUA_HD inline bool nonzero(C a) {
+  if constexpr (is_cplx<C>) {
+    return a.re != decltype(a.re)(0) || a.im != decltype(a.im)(0);
+  } else if constexpr (is_bool<C>) {
+    return a;
+  } else {
+    return a != C(0);  // NaN is true, as in numpy
+  }
+}
 struct EqOp {
   template <class C>
   static constexpr bool valid = true;
@@ -801,6 +1202,32 @@ struct GeOp {
   template <class C>
   CULUA_HD static bool apply(C a, C b) {
     return a >= b;
+  }
+};
+
+// Logical operations on any dtype: nonzero is true (numpy's logical_and ...).
+struct LogicalAndOp {
+  template <class C>
+  static constexpr bool valid = true;
+  template <class C>
+  CULUA_HD static bool apply(C a, C b) {
+    return nonzero(a) && nonzero(b);
+  }
+};
+struct LogicalOrOp {
+  template <class C>
+  static constexpr bool valid = true;
+  template <class C>
+  CULUA_HD static bool apply(C a, C b) {
+    return nonzero(a) || nonzero(b);
+  }
+};
+struct LogicalXorOp {
+  template <class C>
+  static constexpr bool valid = true;
+  template <class C>
+  CULUA_HD static bool apply(C a, C b) {
+    return nonzero(a) != nonzero(b);
   }
 };
 
@@ -859,6 +1286,19 @@ CULUA_FLOAT_UNARY(SqrtOp, sqrt)
 CULUA_FLOAT_UNARY(SinOp, sin)
 CULUA_FLOAT_UNARY(CosOp, cos)
 CULUA_FLOAT_UNARY(TanhOp, tanh)
+CULUA_FLOAT_UNARY(AcosOp, acos)
+CULUA_FLOAT_UNARY(AcoshOp, acosh)
+CULUA_FLOAT_UNARY(AsinOp, asin)
+CULUA_FLOAT_UNARY(AsinhOp, asinh)
+CULUA_FLOAT_UNARY(AtanOp, atan)
+CULUA_FLOAT_UNARY(AtanhOp, atanh)
+CULUA_FLOAT_UNARY(CoshOp, cosh)
+CULUA_FLOAT_UNARY(SinhOp, sinh)
+CULUA_FLOAT_UNARY(TanOp, tan)
+CULUA_FLOAT_UNARY(Expm1Op, expm1)
+CULUA_FLOAT_UNARY(Log1pOp, log1p)
+CULUA_FLOAT_UNARY(Log2Op, log2)
+CULUA_FLOAT_UNARY(Log10Op, log10)
 #undef CULUA_FLOAT_UNARY
 struct ConjOp {
   template <class C>
@@ -894,6 +1334,165 @@ struct ImagOp {
     } else {
       return C(0);
     }
+  }
+};
+
+struct SquareOp {  // bools compute in i8 (numpy's square)
+  template <class C>
+  static constexpr bool valid = !is_bool<C>;
+  template <class C>
+  CULUA_HD static C apply(C a) {
+    return MulOp::apply(a, a);
+  }
+};
+struct PositiveOp {
+  template <class C>
+  static constexpr bool valid = !is_bool<C>;
+  template <class C>
+  CULUA_HD static C apply(C a) {
+    return a;
+  }
+};
+// sign: -1, 0 or 1 (0 also for -0.0, NaN for NaN, as numpy); complex values z / |z|.
+struct SignOp {
+  template <class C>
+  static constexpr bool valid = !is_bool<C>;
+  template <class C>
+  CULUA_HD static C apply(C a) {
+    if constexpr (is_cplx<C>) {
+      return cm::sign(a);
+    } else if constexpr (is_int<C> && std::is_signed_v<C>) {
+      return static_cast<C>(static_cast<int>(a > C(0)) - static_cast<int>(a < C(0)));
+    } else if constexpr (is_int<C>) {
+      return static_cast<C>(a != C(0));  // no comparison of an unsigned value with 0 (nvcc warns)
+    } else {
+      return a > C(0) ? C(1) : a < C(0) ? C(-1) : a == C(0) ? C(0) : a;
+    }
+  }
+};
+// Rounding: integers are whole already (their dtype is kept, as the standard asks).
+struct FloorOp {
+  template <class C>
+  static constexpr bool valid = is_int<C> || is_flt<C>;
+  template <class C>
+  CULUA_HD static C apply(C a) {
+    if constexpr (is_int<C>) {
+      return a;
+    } else {
+      return rm::floor(a);
+    }
+  }
+};
+struct CeilOp {
+  template <class C>
+  static constexpr bool valid = is_int<C> || is_flt<C>;
+  template <class C>
+  CULUA_HD static C apply(C a) {
+    if constexpr (is_int<C>) {
+      return a;
+    } else {
+      return rm::ceil(a);
+    }
+  }
+};
+struct TruncOp {
+  template <class C>
+  static constexpr bool valid = is_int<C> || is_flt<C>;
+  template <class C>
+  CULUA_HD static C apply(C a) {
+    if constexpr (is_int<C>) {
+      return a;
+    } else {
+      return rm::trunc(a);
+    }
+  }
+};
+struct RoundOp {  // halves to even (rint in the default rounding mode); complex: both parts
+  template <class C>
+  static constexpr bool valid = !is_bool<C>;
+  template <class C>
+  CULUA_HD static C apply(C a) {
+    if constexpr (is_cplx<C>) {
+      return C{rm::rint(a.re), rm::rint(a.im)};
+    } else if constexpr (is_int<C>) {
+      return a;
+    } else {
+      return rm::rint(a);
+    }
+  }
+};
+struct SignbitOp {  // the sign bit, also of -0.0 and of NaN
+  template <class C>
+  static constexpr bool valid = !is_cplx<C>;
+  template <class C>
+  CULUA_HD static bool apply(C a) {
+    if constexpr (is_flt<C>) {
+      return rm::copysign(C(1), a) < C(0);
+    } else if constexpr (is_int<C> && std::is_signed_v<C>) {
+      return a < C(0);
+    } else {
+      return false;
+    }
+  }
+};
+struct IsnanOp {
+  template <class C>
+  static constexpr bool valid = true;
+  template <class C>
+  CULUA_HD static bool apply(C a) {
+    if constexpr (is_cplx<C>) {
+      return cm::has_nan(a);
+    } else {
+      return is_nan(a);
+    }
+  }
+};
+struct IsinfOp {
+  template <class C>
+  static constexpr bool valid = true;
+  template <class C>
+  CULUA_HD static bool apply(C a) {
+    if constexpr (is_cplx<C>) {
+      return cm::isinf_r(a.re) || cm::isinf_r(a.im);
+    } else if constexpr (is_flt<C>) {
+      return cm::isinf_r(a);
+    } else {
+      return false;
+    }
+  }
+};
+struct IsfiniteOp {
+  template <class C>
+  static constexpr bool valid = true;
+  template <class C>
+  CULUA_HD static bool apply(C a) {
+    if constexpr (is_cplx<C>) {
+      return cm::isfinite_r(a.re) && cm::isfinite_r(a.im);
+    } else if constexpr (is_flt<C>) {
+      return cm::isfinite_r(a);
+    } else {
+      return true;
+    }
+  }
+};
+struct BitInvertOp {
+  template <class C>
+  static constexpr bool valid = is_int<C> || is_bool<C>;
+  template <class C>
+  CULUA_HD static C apply(C a) {
+    if constexpr (is_bool<C>) {
+      return !a;
+    } else {
+      return static_cast<C>(~a);
+    }
+  }
+};
+struct LogicalNotOp {
+  template <class C>
+  static constexpr bool valid = true;
+  template <class C>
+  CULUA_HD static bool apply(C a) {
+    return !nonzero(a);
   }
 };
 

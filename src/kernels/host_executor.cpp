@@ -17,7 +17,10 @@ class Executor final : public HostExecutor {
   }
   void elementwise(const ElementwiseCall& c) override { host::elementwise(c); }
   void reduce(const ReduceCall& c) override { host::reduce(c); }
+  void scan(const ScanCall& c) override { host::scan(c); }
   void random(const RandomCall& c) override { host::random(c); }
+  void gather(const GatherCall& c) override { host::gather(c); }
+  void sort(const SortCall& c) override { host::sort(c); }
 };
 
 }  // namespace

@@ -53,8 +53,12 @@ int integer_dot(const DotCall& c, void* stream) {
       return launch<int64_t>(c, s);
     case DType::U8:
       return launch<uint8_t>(c, s);
+    case DType::U16:
+      return launch<uint16_t>(c, s);
     case DType::U32:
       return launch<uint32_t>(c, s);
+    case DType::U64:
+      return launch<uint64_t>(c, s);
     default:
       return static_cast<int>(cudaErrorInvalidValue);
   }

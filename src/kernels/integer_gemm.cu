@@ -160,8 +160,12 @@ int integer_gemm(const MatmulCall& c, void* stream) {
       return launch<int64_t>(c, s);
     case DType::U8:
       return launch<uint8_t>(c, s);
+    case DType::U16:
+      return launch<uint16_t>(c, s);
     case DType::U32:
       return launch<uint32_t>(c, s);
+    case DType::U64:
+      return launch<uint64_t>(c, s);
     case DType::Bool:
       return launch<bool>(c, s);
     default:

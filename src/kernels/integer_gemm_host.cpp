@@ -71,8 +71,12 @@ void integer_gemm(const MatmulCall& c) {
       return gemm<int64_t>(c);
     case DType::U8:
       return gemm<uint8_t>(c);
+    case DType::U16:
+      return gemm<uint16_t>(c);
     case DType::U32:
       return gemm<uint32_t>(c);
+    case DType::U64:
+      return gemm<uint64_t>(c);
     case DType::Bool:
       return gemm<bool>(c);
     default:

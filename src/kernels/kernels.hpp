@@ -10,7 +10,10 @@
 namespace culua::detail {
 struct ElementwiseCall;
 struct ReduceCall;
+struct ScanCall;
 struct RandomCall;
+struct GatherCall;
+struct SortCall;
 }  // namespace culua::detail
 
 namespace culua::detail::kernels {
@@ -21,7 +24,10 @@ void copy_cast(const StridedView& dst, const StridedView& src);
 void sequence(const StridedView& dst, const SequenceSpec& spec);
 void elementwise(const ElementwiseCall& c);  // elementwise.cpp
 void reduce(const ReduceCall& c);            // reduce_host.cpp
+void scan(const ScanCall& c);                // scan_host.cpp
 void random(const RandomCall& c);            // random_host.cpp
+void gather(const GatherCall& c);            // gather_host.cpp
+void sort(const SortCall& c);                // sort_host.cpp
 // a op b for complex scalars (add, sub, mul, div, pow), by the array functors: a cu.complex
 // scalar computes exactly as a one-element complex128 array does.
 complex128 complex_binary(BinaryOp op, complex128 a, complex128 b);  // elementwise_host.cpp
@@ -50,7 +56,10 @@ int sequence(const StridedView& dst, const SequenceSpec& spec, const Launch& l);
 int sleep(double seconds, const Launch& l);
 int elementwise(const ElementwiseCall& c, const Launch& l);  // elementwise_*.cu
 int reduce(const ReduceCall& c, const Launch& l);            // reduce_cuda.cu
+int scan(const ScanCall& c, const Launch& l);                // scan_cuda.cu
 int random(const RandomCall& c, const Launch& l);            // random_cuda.cu
+int gather(const GatherCall& c, const Launch& l);            // gather_cuda.cu
+int sort(const SortCall& c, const Launch& l);                // sort_cuda.cu
 // Writes through an invalid address: a sticky error, for testing error handling.
 int fault(const Launch& l);
 }  // namespace cuda

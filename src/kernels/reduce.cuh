@@ -64,7 +64,8 @@ CULUA_HD inline A mul(A a, A b) {
 
 // --- accumulator and result types ------------------------------------------------------------
 
-// sum and prod: integers wrap in uint64 and give i64; small floats accumulate in f32.
+// sum and prod: integers wrap in uint64 and give i64 (bool and signed integers) or u64 (unsigned
+// integers), as numpy on Linux; small floats accumulate in f32.
 template <class T, class = void>
 struct SumTypes {
   using Acc = T;
@@ -73,7 +74,8 @@ struct SumTypes {
 template <class T>
 struct SumTypes<T, std::enable_if_t<std::is_integral_v<T>>> {
   using Acc = uint64_t;
-  using Out = int64_t;
+  using Out =
+      std::conditional_t<std::is_unsigned_v<T> && !std::is_same_v<T, bool>, uint64_t, int64_t>;
 };
 template <class T>
 struct SumTypes<T, std::enable_if_t<is_small_float<T>::value>> {
@@ -116,14 +118,31 @@ struct NormTypes<T, std::enable_if_t<is_complex_element<T>::value>> {
 template <class T>
 using CompareType = std::conditional_t<
     is_small_float<T>::value, float,
-    std::conditional_t<std::is_same_v<T, bool> || std::is_same_v<T, int8_t> ||
-                           std::is_same_v<T, int16_t>,
-                       int32_t, std::conditional_t<std::is_same_v<T, uint8_t>, uint32_t, T>>>;
+    std::conditional_t<
+        std::is_same_v<T, bool> || std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t>, int32_t,
+        std::conditional_t<std::is_same_v<T, uint8_t> || std::is_same_v<T, uint16_t>, uint32_t,
+                           T>>>;
 
 // --- functors ----------------------------------------------------------------------------------
 
-// sum and mean (mean divides by the count at the end, in double).
-template <class T, class A, class R>
+// Is the element a NaN (complex: either part)? Small floats compare as float.
+template <class T>
+CULUA_HD inline bool element_is_nan(T x) {
+  if constexpr (is_small_float<T>::value) {
+    const float f = x.to_float();
+    return f != f;
+  } else if constexpr (is_complex_element<T>::value) {
+    return x.re != x.re || x.im != x.im;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return x != x;
+  } else {
+    return false;
+  }
+}
+
+// sum and mean (mean divides by the count at the end, in double); SkipNan: NaN elements count as
+// 0 (nansum).
+template <class T, class A, class R, bool SkipNan = false>
 struct SumOp {
   using In = T;
   using Acc = A;
@@ -131,7 +150,12 @@ struct SumOp {
   bool mean;
 
   CULUA_HD Acc identity() const { return Acc{}; }
-  CULUA_HD Acc load(T x, int64_t) const { return widen<Acc>(x); }
+  CULUA_HD Acc load(T x, int64_t) const {
+    if constexpr (SkipNan) {
+      if (element_is_nan(x)) return Acc{};
+    }
+    return widen<Acc>(x);
+  }
   CULUA_HD Acc combine(Acc a, Acc b) const { return add(a, b); }
   CULUA_HD Out finalize(Acc a, int64_t n) const {
     if (!mean) return convert<Out>(a);
@@ -146,7 +170,8 @@ struct SumOp {
   }
 };
 
-template <class T, class A, class R>
+// prod; SkipNan: NaN elements count as 1 (nanprod).
+template <class T, class A, class R, bool SkipNan = false>
 struct ProdOp {
   using In = T;
   using Acc = A;
@@ -159,7 +184,12 @@ struct ProdOp {
       return Acc{1};
     }
   }
-  CULUA_HD Acc load(T x, int64_t) const { return widen<Acc>(x); }
+  CULUA_HD Acc load(T x, int64_t) const {
+    if constexpr (SkipNan) {
+      if (element_is_nan(x)) return identity();
+    }
+    return widen<Acc>(x);
+  }
   CULUA_HD Acc combine(Acc a, Acc b) const { return mul(a, b); }
   CULUA_HD Out finalize(Acc a, int64_t) const { return convert<Out>(a); }
 };
@@ -189,8 +219,10 @@ struct NormOp {
   }
 };
 
-// max (greater) and min; a NaN wins over everything.
-template <class T>
+// max (greater) and min; a NaN wins over everything. SkipNan (nanmax, nanmin): NaNs lose to
+// everything, the identity is a NaN, so a reduction of NaNs only gives NaN (as numpy, which also
+// warns).
+template <class T, bool SkipNan = false>
 struct MinMaxOp {
   using In = T;
   using Acc = CompareType<T>;
@@ -199,15 +231,25 @@ struct MinMaxOp {
 
   CULUA_HD Acc identity() const {
     if constexpr (std::is_floating_point_v<Acc>) {
-      return greater ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::infinity();
+      if constexpr (SkipNan) {
+        return std::numeric_limits<Acc>::quiet_NaN();
+      } else {
+        return greater ? -std::numeric_limits<Acc>::infinity()
+                       : std::numeric_limits<Acc>::infinity();
+      }
     } else {
       return greater ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
     }
   }
   CULUA_HD Acc load(T x, int64_t) const { return widen<Acc>(x); }
   CULUA_HD Acc combine(Acc a, Acc b) const {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
+    if constexpr (SkipNan) {
+      if (is_nan(a)) return b;
+      if (is_nan(b)) return a;
+    } else {
+      if (is_nan(a)) return a;
+      if (is_nan(b)) return b;
+    }
     return (greater ? b > a : b < a) ? b : a;
   }
   CULUA_HD Out finalize(Acc a, int64_t) const { return convert<Out>(a); }
@@ -245,14 +287,194 @@ struct ArgOp {
   CULUA_HD Out finalize(Acc a, int64_t) const { return a.index + 1; }
 };
 
+// nanmean: the sum of the elements that are not NaN and their count.
+template <class S>
+struct CountedSum {
+  S sum;
+  int64_t n;
+};
+
+template <class T, class A, class R>
+struct NanMeanOp {
+  using In = T;
+  using Acc = CountedSum<A>;
+  using Out = R;
+
+  CULUA_HD Acc identity() const { return Acc{A{}, 0}; }
+  CULUA_HD Acc load(T x, int64_t) const {
+    if (element_is_nan(x)) return identity();
+    return Acc{widen<A>(x), 1};
+  }
+  CULUA_HD Acc combine(Acc a, Acc b) const { return Acc{add(a.sum, b.sum), a.n + b.n}; }
+  CULUA_HD Out finalize(Acc a, int64_t) const {
+    return SumOp<T, A, R>{true}.finalize(a.sum, a.n);  // 0 / 0: NaN when every element is NaN
+  }
+};
+
+// var and std: Welford's running mean and sum of squared deviations, merged by Chan et al.'s
+// formula (numerically sound in any order, so the GPU's tree and the host's pairwise order give
+// the same result up to rounding). Complex inputs keep the mean of both parts and one sum of
+// |x - mean|^2. P: the accumulation type (f32 for f16/bf16/f32/c64, f64 otherwise).
+template <class P, bool Complex>
+struct Moments {
+  P mean;
+  P mean_im;  // complex inputs only
+  P m2;
+  int64_t n;
+};
+template <class P>
+struct Moments<P, false> {
+  P mean;
+  P m2;
+  int64_t n;
+};
+
+template <class T, class P, class R, bool SkipNan>
+struct VarOp {
+  static constexpr bool kComplex = is_complex_element<T>::value;
+  using In = T;
+  using Acc = Moments<P, kComplex>;
+  using Out = R;
+  P correction;  // ddof
+  bool root;     // std
+
+  CULUA_HD Acc identity() const { return Acc{}; }
+  CULUA_HD Acc load(T x, int64_t) const {
+    // (Branch-free: a skipped NaN is the identity {0, 0, n = 0}.)
+    const bool skip = SkipNan && element_is_nan(x);
+    Acc a{};
+    if constexpr (kComplex) {
+      a.mean = skip ? P{0} : static_cast<P>(x.re);
+      a.mean_im = skip ? P{0} : static_cast<P>(x.im);
+    } else {
+      a.mean = skip ? P{0} : widen<P>(x);
+    }
+    a.n = skip ? 0 : 1;
+    return a;
+  }
+  CULUA_HD Acc combine(Acc a, Acc b) const {
+    // (Without early returns for an empty side: the weights make it exact, b.mean * 1 or
+    // a.mean + d * 0, and only an infinite mean, which finalize turns into NaN anyway, differs.)
+    const int64_t n = a.n + b.n;
+    const P fb = n > 0 ? static_cast<P>(b.n) / static_cast<P>(n) : P{0};
+    const P w = static_cast<P>(a.n) * fb;  // a.n * b.n / n
+    Acc r{};
+    r.n = n;
+    const P d = b.mean - a.mean;
+    r.mean = a.mean + d * fb;
+    P sq = d * d;
+    if constexpr (kComplex) {
+      const P di = b.mean_im - a.mean_im;
+      r.mean_im = a.mean_im + di * fb;
+      sq += di * di;
+    }
+    r.m2 = a.m2 + b.m2 + sq * w;
+    return r;
+  }
+  CULUA_HD Out finalize(Acc a, int64_t) const {
+    bool finite = a.mean - a.mean == 0;  // false for inf and NaN (numpy: inf - inf is NaN)
+    if constexpr (kComplex) finite = finite && a.mean_im - a.mean_im == 0;
+    P v;
+    if (!finite) {
+      v = std::numeric_limits<P>::quiet_NaN();
+    } else {
+      const P d = static_cast<P>(a.n) - correction;
+      // numpy: var divides by max(n - ddof, 0) (0 / 0 is NaN, x / 0 inf); nanvar gives NaN.
+      if (SkipNan && !(d > 0)) {
+        v = std::numeric_limits<P>::quiet_NaN();
+      } else {
+        v = a.m2 / (d > 0 ? d : P{0});
+      }
+    }
+    if (root) {
+      if constexpr (std::is_same_v<P, float>) {
+        v = sqrtf(v);
+      } else {
+        v = sqrt(v);
+      }
+    }
+    return convert<Out>(v);
+  }
+};
+
+// any (all = false) and all: element != 0 (NaN counts as true, complex: either part).
+template <class T>
+struct AnyAllOp {
+  using In = T;
+  using Acc = uint32_t;
+  using Out = bool;
+  bool all;
+
+  CULUA_HD Acc identity() const { return all ? 1u : 0u; }
+  CULUA_HD Acc load(T x, int64_t) const {
+    if constexpr (is_small_float<T>::value) {
+      return x.to_float() != 0.0f ? 1u : 0u;
+    } else if constexpr (is_complex_element<T>::value) {
+      return x.re != 0 || x.im != 0 ? 1u : 0u;
+    } else {
+      return x != T{0} ? 1u : 0u;
+    }
+  }
+  CULUA_HD Acc combine(Acc a, Acc b) const { return all ? (a & b) : (a | b); }
+  CULUA_HD Out finalize(Acc a, int64_t) const { return a != 0; }
+};
+
+// The accumulation type of var/std over elements of type T (c64 in f64 too).
+template <class T>
+using VarAccType = std::conditional_t<std::is_same_v<T, double> || std::is_integral_v<T> ||
+                                          is_complex_element<T>::value,
+                                      double, float>;
+template <class T, class = void>
+struct RealPart {
+  using type = T;
+};
+template <class T>
+struct RealPart<T, std::enable_if_t<is_complex_element<T>::value>> {
+  using type = decltype(T{}.re);
+};
+// Its result type (reduce_result_dtype).
+template <class T>
+using VarOutType = std::conditional_t<std::is_integral_v<T>, double, typename RealPart<T>::type>;
+
+template <class T>
+inline constexpr bool kHasNan = !std::is_integral_v<T>;
+
 // Calls f(functor) with the functor of `op` over elements of type T, and returns what f returns.
 // Ops that are not defined for the type (max of complex values) return `undefined`; the core
 // rejects those calls before they reach a backend.
 template <class T, class Result, class F>
-Result dispatch_op_typed(ReduceOp op, Result undefined, F&& f) {
+Result dispatch_op_typed(ReduceOp op, double correction, Result undefined, F&& f) {
   using S = SumTypes<T>;
   using M = MeanTypes<T>;
   using N = NormTypes<T>;
+  using VP = VarAccType<T>;
+  using VO = VarOutType<T>;
+  if constexpr (!kHasNan<T>) op = without_nan(op);
+  switch (op) {
+    case ReduceOp::Var:
+    case ReduceOp::Std:
+      return f(VarOp<T, VP, VO, false>{static_cast<VP>(correction), op == ReduceOp::Std});
+    case ReduceOp::Any:
+    case ReduceOp::All:
+      return f(AnyAllOp<T>{op == ReduceOp::All});
+    default:
+      break;
+  }
+  if constexpr (kHasNan<T>) {
+    switch (op) {
+      case ReduceOp::NanSum:
+        return f(SumOp<T, typename S::Acc, typename S::Out, true>{false});
+      case ReduceOp::NanMean:
+        return f(NanMeanOp<T, typename M::Acc, typename M::Out>{});
+      case ReduceOp::NanProd:
+        return f(ProdOp<T, typename S::Acc, typename S::Out, true>{});
+      case ReduceOp::NanVar:
+      case ReduceOp::NanStd:
+        return f(VarOp<T, VP, VO, true>{static_cast<VP>(correction), op == ReduceOp::NanStd});
+      default:
+        break;
+    }
+  }
   switch (op) {
     case ReduceOp::Sum:
       return f(SumOp<T, typename S::Acc, typename S::Out>{false});
@@ -277,6 +499,10 @@ Result dispatch_op_typed(ReduceOp op, Result undefined, F&& f) {
         return f(ArgOp<T>{true});
       case ReduceOp::Argmin:
         return f(ArgOp<T>{false});
+      case ReduceOp::NanMax:
+      case ReduceOp::NanMin:
+        if constexpr (kHasNan<T>) return f(MinMaxOp<T, true>{op == ReduceOp::NanMax});
+        return undefined;
       default:
         return undefined;
     }
@@ -285,10 +511,10 @@ Result dispatch_op_typed(ReduceOp op, Result undefined, F&& f) {
 
 // The same over elements of the run-time dtype `in`.
 template <class F, class Result>
-Result dispatch_op(ReduceOp op, DType in, Result undefined, F&& f) {
+Result dispatch_op(ReduceOp op, double correction, DType in, Result undefined, F&& f) {
   return dispatch(in, [&](auto tag) -> Result {
     using T = typename decltype(tag)::type;
-    return dispatch_op_typed<T>(op, undefined, f);
+    return dispatch_op_typed<T>(op, correction, undefined, f);
   });
 }
 
@@ -305,9 +531,10 @@ struct ReducePlan {
   int64_t M = 0;
   int64_t R = 0;
   int64_t rs = 0;
-  StridedView in_outer;  // the output positions with the input's strides
-  StridedView out;       // the output positions with the output's strides
-  bool inner = false;    // the reduced stride is the smallest: threads of a warp walk along it
+  StridedView in_outer;   // the output positions with the input's strides
+  StridedView out;        // the output positions with the output's strides
+  bool inner = false;     // the reduced stride is the smallest: threads of a warp walk along it
+  double correction = 0;  // var, std
 };
 
 inline int64_t abs64(int64_t v) {
@@ -334,6 +561,7 @@ inline bool order_free(ReduceOp op) {
 
 inline ReducePlan make_plan(const ReduceCall& c) {
   ReducePlan p;
+  p.correction = c.correction;
   if (!c.full) {
     const int last = c.in.ndim - 1;
     p.R = c.in.shape[last];

@@ -503,7 +503,7 @@ int launch_axis(const Op& op, const ReducePlan& p, const Launch& l) {
 template <class T>
 int reduce_typed(ReduceOp op, const reduce::ReducePlan& p, const Launch& l) {
   return reduce::dispatch_op_typed<T>(
-      op, static_cast<int>(cudaErrorNotSupported),
+      op, p.correction, static_cast<int>(cudaErrorNotSupported),
       [&](const auto& f) { return p.full ? launch_full(f, p, l) : launch_axis(f, p, l); });
 }
 

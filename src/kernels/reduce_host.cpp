@@ -325,7 +325,7 @@ void reduce(const ReduceCall& c) {
   }
   const ReducePlan p = reduce::make_plan(c);
   if (!p.full && p.M == 0) return;
-  reduce::dispatch_op(c.op, c.in.dtype, false, [&](const auto& op) {
+  reduce::dispatch_op(c.op, c.correction, c.in.dtype, false, [&](const auto& op) {
     run(op, p);
     return true;
   });

@@ -10,8 +10,10 @@
 #include "core/capture.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/manip.hpp"
 #include "core/ops.hpp"
 #include "lua/binding.hpp"
+#include "lua/indexing.hpp"
 
 namespace culua::detail::lua {
 
@@ -259,10 +261,19 @@ int l_linspace(lua_State* L) {
   const double a = check_real(L, 1, "start").as_double();
   const double b = check_real(L, 2, "stop").as_double();
   const int64_t n = as_argument(3, [&] { return check_integer(L, 3, "count"); });
-  const Trailing t = trailing(L, 4, {"dtype", "stream"});
+  const Trailing t = trailing(L, 4, {"dtype", "endpoint", "stream"});
   Stream* s = opt_stream(L, t.opts);
+  // endpoint = false (the Array API's and numpy's option): the first n of n + 1 values.
+  const bool endpoint = opt_boolean(L, t.opts, "endpoint", true);
+  if (!endpoint && (n < 0 || n == std::numeric_limits<int64_t>::max()))
+    arg_error(3, fmt::format("count {} is out of range", n));
   ArrayBox* box = new_array(L);
-  box->array = linspace(runtime(L), a, b, n, t.dtype, Location::Device, s);
+  if (endpoint) {
+    box->array = linspace(runtime(L), a, b, n, t.dtype, Location::Device, s);
+  } else {
+    const Array all = linspace(runtime(L), a, b, n + 1, t.dtype, Location::Device, s);
+    box->array = all.with_layout(all.layout().narrow(0, 0, n));
+  }
   return 1;
 }
 
@@ -576,6 +587,14 @@ bool push_property(lua_State* L, const Array& a, const char* key) {
     }
   } else if (std::strcmp(key, "is_contiguous") == 0) {
     lua_pushboolean(L, a.is_contiguous());
+  } else if (std::strcmp(key, "mT") == 0) {
+    push_array(L, matrix_transpose(a));
+  } else if (std::strcmp(key, "T") == 0) {
+    // The standard's x.T: 2-D arrays only (a.mT or cu.permute_dims for more dimensions).
+    if (a.ndim() != 2)
+      fail(ErrorKind::Value, "a.T needs a 2-D array, got {} dimensions (a.mT swaps the last two)",
+           a.ndim());
+    push_array(L, matrix_transpose(a));
   } else {
     return false;
   }
@@ -594,6 +613,7 @@ int a_index(lua_State* L) {
     fail(ErrorKind::Index, "cu.Array has no field or method '{}'", lua_tostring(L, 2));
   }
   Array& a = check_array(L, 1);
+  if (index_by(L, a, 2)) return 1;
   if (a.ndim() == 0) fail(ErrorKind::Value, "cannot index a 0-d array; use :item()");
   const int64_t i = check_index(L, 2, a.layout().shape[0]);
   Array row = a.with_layout(a.layout().select(i));
@@ -607,6 +627,7 @@ int a_index(lua_State* L) {
 
 int a_newindex(lua_State* L) {
   Array& a = check_array(L, 1);
+  if (assign_by(L, a, 2, 3)) return 0;
   if (lua_type(L, 2) != LUA_TNUMBER) {
     fail(ErrorKind::Value, "cannot set field '{}' of a cu.Array", luaL_tolstring(L, 2, nullptr));
   }

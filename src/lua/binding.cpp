@@ -599,7 +599,12 @@ void push_scalar(lua_State* L, const Scalar& v) {
       lua_pushboolean(L, v.b);
       return;
     case Scalar::Kind::Int:
-      lua_pushinteger(L, v.i);
+      // A u64 value from 2^63 up is no Lua integer: it comes as the nearest float (docs/guide).
+      if (v.big) {
+        lua_pushnumber(L, static_cast<double>(static_cast<uint64_t>(v.i)));
+      } else {
+        lua_pushinteger(L, v.i);
+      }
       return;
     case Scalar::Kind::Float:
       lua_pushnumber(L, v.re);

@@ -389,8 +389,12 @@ void register_complex(lua_State* L);
 // products (linalg.cpp). Each adds functions to the module table at -1 and may add array methods.
 void register_math(lua_State* L);
 void register_reduce(lua_State* L);
+void register_sort(lua_State* L);  // sort.cpp: sorting, searching and sets
 void register_random(lua_State* L);
 void register_linalg(lua_State* L);
+void register_fft(lua_State* L);     // cu.fft (fft.cpp)
+void register_dtypes(lua_State* L);  // can_cast, result_type, finfo, iinfo, isdtype (dtypes.cpp)
+void register_manip(lua_State* L);   // manip.cpp: the Array API's manipulation and indexing
 // Run-time kernels: cu.compile (kernel.cpp), cu.elementwise and cu.reduction (kernel_template.cpp).
 void register_kernel(lua_State* L);
 void register_kernel_templates(lua_State* L);

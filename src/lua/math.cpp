@@ -1,5 +1,8 @@
-// Elementwise math: cu.add ... cu.where, the unary functions (also as array methods), and the
-// arithmetic operators of cu.Array (+ - * / // % ^ and unary -).
+// Elementwise math: cu.add ... cu.where, cu.clip, the unary functions (also as array methods), the
+// Array API standard's names of the operations culua names otherwise (cu.multiply = cu.mul ...),
+// and the arithmetic and bitwise operators of cu.Array (+ - * / // % ^ unary -, & | ~ << >>).
+#include <optional>
+
 #include "core/elementwise.hpp"
 #include "core/error.hpp"
 #include "lua/binding.hpp"
@@ -106,6 +109,28 @@ int m_unm(lua_State* L) {
   return 1;
 }
 
+int m_bnot(lua_State* L) {  // ~a (Lua passes the operand twice)
+  push_array(L, unary(runtime(L), UnaryOp::BitInvert, check_array(L, 1)));
+  return 1;
+}
+
+// cu.clip(x, min, max[, opts]): either bound may be nil.
+int l_clip(lua_State* L) {
+  ArrayBox* box = test_array(L, 1);
+  if (!box) type_error(L, 1, kArrayType);
+  box->array.check_alive();
+  std::optional<Operand> lo, hi;
+  if (!lua_isnoneornil(L, 2)) lo = check_operand(L, 2, 2);
+  if (!lua_isnoneornil(L, 3)) hi = check_operand(L, 3, 3);
+  const Options o = check_math_options(L, 4);
+  check_one_device({{1, &box->array}, {2, lo ? lo->array : nullptr}, {3, hi ? hi->array : nullptr}},
+                   4, o.out, o.stream);
+  push_result(
+      L, clip(runtime(L), box->array, lo ? &*lo : nullptr, hi ? &*hi : nullptr, o.out, o.stream), o,
+      4);
+  return 1;
+}
+
 int l_where(lua_State* L) {
   const Operand c = check_operand(L, 1, 1);
   const Operand x = check_operand(L, 2, 2);
@@ -124,6 +149,24 @@ const luaL_Reg kUnary[] = {CULUA_UNARY_OPS(CULUA_UNARY){nullptr, nullptr}};
 #undef CULUA_BINARY
 #undef CULUA_UNARY
 
+// The Array API standard's names of operations culua has under shorter names.
+const luaL_Reg kAliases[] = {
+    {"multiply", entry<l_binary<BinaryOp::Mul>>},
+    {"subtract", entry<l_binary<BinaryOp::Sub>>},
+    {"divide", entry<l_binary<BinaryOp::Div>>},
+    {"floor_divide", entry<l_binary<BinaryOp::FloorDiv>>},
+    {"remainder", entry<l_binary<BinaryOp::Mod>>},
+    {"equal", entry<l_binary<BinaryOp::Eq>>},
+    {"not_equal", entry<l_binary<BinaryOp::Ne>>},
+    {"less", entry<l_binary<BinaryOp::Lt>>},
+    {"less_equal", entry<l_binary<BinaryOp::Le>>},
+    {"greater", entry<l_binary<BinaryOp::Gt>>},
+    {"greater_equal", entry<l_binary<BinaryOp::Ge>>},
+    {"negative", entry<l_unary<UnaryOp::Neg>>},
+    {"clip", entry<l_clip>},
+    {nullptr, nullptr},
+};
+
 const luaL_Reg kOperators[] = {
     {"__add", entry<m_binary<BinaryOp::Add>>},
     {"__sub", entry<m_binary<BinaryOp::Sub>>},
@@ -133,6 +176,12 @@ const luaL_Reg kOperators[] = {
     {"__idiv", entry<m_binary<BinaryOp::FloorDiv>>},
     {"__mod", entry<m_binary<BinaryOp::Mod>>},
     {"__unm", entry<m_unm>},
+    {"__band", entry<m_binary<BinaryOp::BitAnd>>},
+    {"__bor", entry<m_binary<BinaryOp::BitOr>>},
+    {"__bxor", entry<m_binary<BinaryOp::BitXor>>},
+    {"__shl", entry<m_binary<BinaryOp::Shl>>},
+    {"__shr", entry<m_binary<BinaryOp::Shr>>},
+    {"__bnot", entry<m_bnot>},
     {nullptr, nullptr},
 };
 
@@ -141,11 +190,13 @@ const luaL_Reg kOperators[] = {
 void register_math(lua_State* L) {
   luaL_setfuncs(L, kBinary, 0);
   luaL_setfuncs(L, kUnary, 0);
+  luaL_setfuncs(L, kAliases, 0);
   lua_pushcfunction(L, entry<l_where>);
   lua_setfield(L, -2, "where");
   // Methods: a:exp(), a:add(b), ...
   add_array_methods(L, kUnary);
   add_array_methods(L, kBinary);
+  add_array_methods(L, kAliases);
   lua_rawgetp(L, LUA_REGISTRYINDEX, kArrayType);
   luaL_setfuncs(L, kOperators, 0);
   lua_pop(L, 1);

@@ -1,7 +1,10 @@
 // The `cu` module table: device queries, synchronization, clocks, and the wiring of the types.
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <new>
+#include <numbers>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/ops.hpp"
@@ -278,8 +281,12 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_graph(L);
   register_math(L);
   register_reduce(L);
+  register_sort(L);
   register_random(L);
   register_linalg(L);
+  register_fft(L);
+  register_dtypes(L);
+  register_manip(L);
   register_kernel(L);
   register_kernel_templates(L);
   register_measure(L);
@@ -299,6 +306,16 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   lua_setfield(L, -2, "help");
   lua_pushliteral(L, CULUA_VERSION);
   lua_setfield(L, -2, "version");
+  // The Array API standard's constants (Lua has math.pi and math.huge; these ease porting).
+  const std::pair<const char*, lua_Number> constants[] = {
+      {"e", std::numbers::e},
+      {"pi", std::numbers::pi},
+      {"inf", std::numeric_limits<lua_Number>::infinity()},
+      {"nan", std::numeric_limits<lua_Number>::quiet_NaN()}};
+  for (const auto& [key, value] : constants) {
+    lua_pushnumber(L, value);
+    lua_setfield(L, -2, key);
+  }
   lua_newtable(L);
   lua_pushcfunction(L, entry<module_index>);
   lua_setfield(L, -2, "__index");

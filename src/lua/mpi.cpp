@@ -215,8 +215,12 @@ mpi::Type reduce_type(DType dtype, mpi::Op op) {
       return mpi::Type::I64;
     case DType::U8:
       return mpi::Type::U8;
+    case DType::U16:
+      return mpi::Type::U16;
     case DType::U32:
       return mpi::Type::U32;
+    case DType::U64:
+      return mpi::Type::U64;
     case DType::C64:
     case DType::C128:
       if (order) {

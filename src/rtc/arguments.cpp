@@ -92,9 +92,11 @@ void encode_integer(const ParamType& p, const Scalar& v, void* out, std::string_
     case Scalar::Kind::Complex:
       fail(ErrorKind::Type, "{} must be an integer, got {}", what, v.str());
     case Scalar::Kind::Int: {
-      const bool ok = is_signed ? bits == 64 || (v.i >= -(int64_t{1} << (bits - 1)) &&
-                                                 v.i < (int64_t{1} << (bits - 1)))
-                                : v.i >= 0 && (bits == 64 || v.i < (int64_t{1} << bits));
+      // (big: a u64 value from 2^63 up, whose bits `i` holds; only a 64-bit unsigned takes it)
+      const bool ok = v.big       ? !is_signed && bits == 64
+                      : is_signed ? bits == 64 || (v.i >= -(int64_t{1} << (bits - 1)) &&
+                                                   v.i < (int64_t{1} << (bits - 1)))
+                                  : v.i >= 0 && (bits == 64 || v.i < (int64_t{1} << bits));
       if (!ok) {
         fail(ErrorKind::Value, "{}: {} is out of range for {} ({})", what, v.str(), type_name(p),
              range());

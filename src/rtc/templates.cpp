@@ -136,8 +136,12 @@ std::string storage_type(DType t) {
       return "long long";
     case DType::U8:
       return "unsigned char";
+    case DType::U16:
+      return "unsigned short";
     case DType::U32:
       return "unsigned int";
+    case DType::U64:
+      return "unsigned long long";
     case DType::Bool:
       return "bool";
     case DType::C64:

@@ -117,9 +117,16 @@ std::optional<DType> signed_dtype(uint8_t size) {
   }
 }
 std::optional<DType> unsigned_dtype(uint8_t size) {
-  if (size == 1) return DType::U8;
-  if (size == 4) return DType::U32;
-  return std::nullopt;  // no u16 or u64 dtype
+  switch (size) {
+    case 1:
+      return DType::U8;
+    case 2:
+      return DType::U16;
+    case 4:
+      return DType::U32;
+    default:
+      return DType::U64;
+  }
 }
 
 // The builtin spellings: any order of signed, unsigned, char, short, int, long, float, double,
@@ -234,10 +241,10 @@ Base named_base(std::string name) {
   };
   static const Vec kVecs[] = {
       {"char", true, 1, DType::I8},      {"uchar", false, 1, DType::U8},
-      {"short", true, 2, DType::I16},    {"ushort", false, 2, std::nullopt},
+      {"short", true, 2, DType::I16},    {"ushort", false, 2, DType::U16},
       {"int", true, 4, DType::I32},      {"uint", false, 4, DType::U32},
-      {"longlong", true, 8, DType::I64}, {"ulonglong", false, 8, std::nullopt},
-      {"long", true, 8, DType::I64},     {"ulong", false, 8, std::nullopt},
+      {"longlong", true, 8, DType::I64}, {"ulonglong", false, 8, DType::U64},
+      {"long", true, 8, DType::I64},     {"ulong", false, 8, DType::U64},
       {"float", true, 4, DType::F32},    {"double", true, 8, DType::F64}};
   for (const Vec& v : kVecs) {
     if (name.size() < v.prefix.size() + 1 || name.compare(0, v.prefix.size(), v.prefix) != 0) {

@@ -18,7 +18,8 @@ local function records(impl, op)
 end
 
 local sizes = { bandwidth = data.config.bw_sizes, transfer = data.config.transfer_sizes,
-  alloc = data.config.alloc_sizes, matmul = data.config.matmul_sizes }
+  alloc = data.config.alloc_sizes, matmul = data.config.matmul_sizes, sort = { data.config.sort_keys },
+  fft = { data.config.fft_points }, reduce = { data.config.reduce_bytes } }
 local expected = {
   { "launch_add1k" }, { "enqueue_add1k" }, { "sync_add1k" },
   { "copy", "bandwidth" }, { "add", "bandwidth" }, { "sum", "bandwidth" }, { "cast", "bandwidth" },
@@ -26,6 +27,9 @@ local expected = {
   { "d2h_pageable", "transfer" }, { "alloc", "alloc" }, { "matmul_f32", "matmul" },
   { "matmul_bf16", "matmul" }, { "matmul_f64", "matmul" }, { "startup" }, { "context" },
   { "first_kernel" },
+  -- The arrays group (issue 25).
+  { "sort_f32", "sort" }, { "sort_i32", "sort" }, { "argsort_f32", "sort" }, { "argsort_i32", "sort" },
+  { "fft_c64", "fft" }, { "cumsum", "reduce" }, { "any", "reduce" }, { "any_bool", "reduce" }, { "std", "reduce" },
 }
 local launch_ops = { "launch_rtc0", "launch_rtc4", "launch_rtc8", "sync_empty" }
 for _, op in ipairs(launch_ops) do expected[#expected + 1] = { op, nil, backend == "host" } end

@@ -35,14 +35,16 @@ local SEED = tonumber(os.getenv("CULUA_TEST_SEED") or "") or
 print(string.format("test_elementwise_gpu: seed %d (CULUA_TEST_SEED=%d repeats this run)", SEED, SEED))
 math.randomseed(SEED)
 
-local DTYPES = { "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u32", "bool", "c64",
-  "c128" }
+local DTYPES = { "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+  "bool", "c64", "c128" }
 local KIND = {
   f32 = "float", f64 = "float", f16 = "float", bf16 = "float", i8 = "int", i16 = "int",
-  i32 = "int", i64 = "int", u8 = "int", u32 = "int", bool = "bool", c64 = "complex", c128 = "complex",
+  i32 = "int", i64 = "int", u8 = "int", u16 = "int", u32 = "int", u64 = "int", bool = "bool",
+  c64 = "complex", c128 = "complex",
 }
 local RANGE = { i8 = { -128, 127 }, i16 = { -32768, 32767 }, i32 = { -2 ^ 31, 2 ^ 31 - 1 },
-  i64 = { -2 ^ 62, 2 ^ 62 }, u8 = { 0, 255 }, u32 = { 0, 2 ^ 32 - 1 } }
+  i64 = { -2 ^ 62, 2 ^ 62 }, u8 = { 0, 255 }, u32 = { 0, 2 ^ 32 - 1 },
+  u16 = { 0, 65535 }, u64 = { 0, 2 ^ 62 } }
 local SIGNED = { i8 = true, i16 = true, i32 = true, i64 = true }
 
 -- Tolerances of the non-exact operations (see the header): relative factor and absolute floor.

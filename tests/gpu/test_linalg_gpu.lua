@@ -113,7 +113,7 @@ end)
 
 T.case("integer and bool products (culua's tiled kernel) wrap exactly as numpy", function()
   -- sizes around the 64 x 64 x 16 tile: partial tiles on every side, several k steps
-  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u32", "bool" }) do
+  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "bool" }) do
     for _, dims in ipairs({ { 1, 1, 1 }, { 63, 17, 65 }, { 128, 64, 64 }, { 130, 100, 70 }, { 5, 0, 7 } }) do
       local M, K, N = dims[1], dims[2], dims[3]
       local a, b = L.random_ints({ M, K }, t), L.random_ints({ K, N }, t)

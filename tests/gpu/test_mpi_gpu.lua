@@ -15,7 +15,8 @@ T.case("one rank on the GPU", function()
   print("CUDA-aware MPI: " .. tostring(cu.mpi.cuda_aware()))
 end)
 
-local DTYPES = { "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u32", "c64", "c128" }
+local DTYPES = { "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "c64",
+  "c128" }
 
 T.case("send/recv to itself: device arrays of every dtype, contiguous or not", function()
   for _, dtype in ipairs(DTYPES) do

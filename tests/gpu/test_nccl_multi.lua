@@ -24,7 +24,7 @@ local function values(n, r, dtype, small)
   local t = {}
   for i = 1, n do
     local v = small and (((i + r) % 5) - 2) or (((i * 7 + r * 13) % 23) - 11)
-    if dtype == "u8" or dtype == "u32" then v = math.abs(v) end
+    if dtype:sub(1, 1) == "u" then v = math.abs(v) end
     t[i] = v
   end
   return t
@@ -89,7 +89,7 @@ end)
 
 T.case("allreduce, reduce: every operator, several dtypes and sizes", function()
   local comm <close> = cu.nccl.comm(devices)
-  for _, dtype in ipairs({ "f32", "f64", "i32", "i64", "u8", "f16" }) do
+  for _, dtype in ipairs({ "f32", "f64", "i32", "i64", "u8", "u64", "f16" }) do
     local float = dtype:sub(1, 1) == "f"
     local ops = float and { "sum", "prod", "max", "min", "avg" } or { "sum", "prod", "max", "min" }
     if dtype == "u8" then ops = { "sum", "max", "min" } end -- a product of N ranks would wrap

@@ -125,6 +125,7 @@ T.case("every dtype at scale matches the host kernels", function()
     f64 = f:astype("f64"), f16 = f:astype("f16"), bf16 = f:astype("bf16"), c64 = f:astype("c64"),
     c128 = f:astype("c128"), i8 = ints:astype("i8"), i16 = ints:astype("i16"),
     i32 = ints:astype("i32"), i64 = ints, u8 = ints:astype("u8"), u32 = ints:astype("u32"),
+    u16 = ints:astype("u16"), u64 = ints:astype("u64"),
     bool = ints:astype("bool"),
   }
   local cols = n // 1031

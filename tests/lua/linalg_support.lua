@@ -145,7 +145,7 @@ end
 
 -- Integer dtypes of matmul: their width and sign (bool: the or of ands).
 L.INTEGERS = { i8 = { 8, true }, i16 = { 16, true }, i32 = { 32, true }, i64 = { 64, true },
-  u8 = { 8, false }, u32 = { 32, false } }
+  u8 = { 8, false }, u32 = { 32, false }, u16 = { 16, false }, u64 = { 64, false } }
 
 local function wrap_to(x, dtype)
   local w = L.INTEGERS[dtype]
@@ -165,6 +165,8 @@ function L.random_ints(shape, dtype, small)
       flat[i] = math.random() < 0.5
     elseif small then
       flat[i] = L.INTEGERS[dtype][2] and math.random(-9, 9) or math.random(0, 9)
+    elseif dtype == "u64" then
+      flat[i] = math.random(0, math.maxinteger) -- a u64 array takes Lua integers below 2^63
     else
       flat[i] = wrap_to(math.random(math.mininteger, math.maxinteger), dtype)
     end
@@ -185,7 +187,8 @@ local function int_values(a)
       flat[#flat + 1] = math.tointeger(v)
     end
   end
-  walk(a:totable())
+  -- u64 elements from 2^63 up read back as floats: read their bit patterns instead
+  walk((a.dtype == "u64" and a:astype("i64") or a):totable())
   return flat
 end
 L.int_values = int_values

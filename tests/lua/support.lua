@@ -10,8 +10,8 @@ local S = {}
 
 math.randomseed(os.time(), math.floor(os.clock() * 1e6))
 
-S.DTYPES = { "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u32", "bool", "c64",
-  "c128" }
+S.DTYPES = { "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+  "bool", "c64", "c128" }
 
 -- kind: "float", "int", "bool", "complex"; bits for ints; signed for ints.
 S.INFO = {
@@ -24,14 +24,20 @@ S.INFO = {
   i32 = { kind = "int", size = 4, bits = 32, signed = true },
   i64 = { kind = "int", size = 8, bits = 64, signed = true },
   u8 = { kind = "int", size = 1, bits = 8, signed = false },
+  u16 = { kind = "int", size = 2, bits = 16, signed = false },
   u32 = { kind = "int", size = 4, bits = 32, signed = false },
+  u64 = { kind = "int", size = 8, bits = 64, signed = false },
   bool = { kind = "bool", size = 1 },
   c64 = { kind = "complex", size = 8, part = "f32" },
   c128 = { kind = "complex", size = 16, part = "f64" },
 }
 for _, info in pairs(S.INFO) do
   if info.kind == "int" then
-    if info.bits == 64 then
+    if info.bits == 64 and not info.signed then
+      -- u64: max is the largest value a Lua integer holds; values from 2^63 up read back as
+      -- floats (the nearest), the true maximum 2^64 - 1 as 2^64 (sat_max: where floats saturate).
+      info.min, info.max, info.sat_max = 0, math.maxinteger, 0x1p64
+    elseif info.bits == 64 then
       info.min, info.max = math.mininteger, math.maxinteger
     elseif info.signed then
       info.min, info.max = -(1 << (info.bits - 1)), (1 << (info.bits - 1)) - 1
@@ -78,8 +84,16 @@ function S.f64(x) return x + 0.0 end
 
 S.ROUND = { f16 = S.f16, bf16 = S.bf16, f32 = S.f32, f64 = S.f64 }
 
--- Two's-complement wrap of an integer to `bits` (C++ modular conversion).
+-- A u64 element as Lua reads it back: an integer below 2^63, else the nearest float. `x` is the
+-- element's bit pattern as a Lua integer (negative from 2^63 up).
+function S.u64(x)
+  if x >= 0 then return x end
+  return (x >> 32) * 0x1p32 + (x & 0xFFFFFFFF) -- both parts exact, the sum rounded once
+end
+
+-- Two's-complement wrap of an integer to `bits` (C++ modular conversion); u64 as read back.
 function S.wrap(x, bits, signed)
+  if bits == 64 and signed == false then return S.u64(x) end
   if bits == 64 then return x end
   local v = x & ((1 << bits) - 1)
   if signed and v >= (1 << (bits - 1)) then v = v - (1 << bits) end
@@ -90,8 +104,9 @@ end
 function S.saturate(x, info)
   if x ~= x then return 0 end
   if x <= info.min then return info.min end
-  if x >= info.max then return info.max end
+  if x >= (info.sat_max or info.max) then return info.sat_max or info.max end
   local t = x >= 0 and math.floor(x) or math.ceil(x)
+  if t >= 0x1p63 then return t end -- u64 from 2^63 up: a float
   return math.tointeger(t)
 end
 
@@ -116,6 +131,9 @@ function S.convert(v, from, to)
   if ti.kind == "bool" then return v ~= 0 end
   if ti.kind == "float" then return S.ROUND[to](v + 0.0) end
   -- integer target
+  if from == "u64" and math.type(v) == "float" then
+    v = math.tointeger(v - 0x1p64) -- a u64 element from 2^63 up (exact): its bit pattern
+  end
   if math.type(v) == "integer" then return S.wrap(v, ti.bits, ti.signed) end
   return S.saturate(v, ti)
 end
@@ -135,6 +153,7 @@ function S.stored(v, t)
     return v ~= 0
   end
   if type(v) == "boolean" then return v and 1 or 0 end
+  if t == "u64" and v >= 0x1p63 then return v + 0.0 end -- read back as a float
   return math.tointeger(v)
 end
 
@@ -163,10 +182,13 @@ function S.random_values(t, n)
     end
   elseif info.kind == "int" then
     local lo, hi = info.min, info.max
+    -- u64: Lua integers only (values from 2^63 up read back as rounded floats, which the
+    -- references here cannot wrap exactly; tests/lua/test_u64.lua covers them)
+    if t == "u64" then hi = math.maxinteger end
     out = { 0, 1, lo, hi }
     if info.signed then out[#out + 1] = -1 end
     local rlo, rhi = lo, hi
-    if info.bits == 64 then rlo, rhi = -(1 << 50), 1 << 50 end
+    if info.bits == 64 then rlo, rhi = info.signed and -(1 << 50) or 0, 1 << 50 end
     for _ = 1, n do
       if math.random() < 0.5 then
         out[#out + 1] = math.random(math.max(rlo, -300), math.min(rhi, 300))

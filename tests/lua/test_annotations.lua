@@ -135,7 +135,8 @@ local function check_object(obj, class_name, live_methods)
 end
 
 -- The metamethods named by ---@operator lines against the registry's metatable.
-local OPERATOR_EVENTS = { "add", "sub", "mul", "div", "idiv", "mod", "pow", "unm", "len", "concat" }
+local OPERATOR_EVENTS = { "add", "sub", "mul", "div", "idiv", "mod", "pow", "unm", "len", "concat",
+  "band", "bor", "bxor", "shl", "shr", "bnot" }
 local function check_operators(class_name)
   local check, done = checker()
   local c = class(class_name)
@@ -226,7 +227,7 @@ T.case("every function of cu, cu.host, cu.trace and cu.json is annotated, and no
     check(v == nil or type_matches(v, f.type), "cu.%s is a %s, annotated as %s", name, type(v),
       f.type)
   end
-  for _, sub in ipairs({ "host", "trace", "json", "mpi" }) do
+  for _, sub in ipairs({ "host", "trace", "json", "mpi", "fft" }) do
     local c = class("cu." .. sub)
     local annotated = methods_of(c)
     local fields = fields_of(c)
@@ -277,7 +278,7 @@ end)
 T.case("cu.Array: methods, fields and operators", function()
   local a = cu.array({ { 1, 2, 3 }, { 4, 5, 6 } })
   check_object(a, "cu.Array", H.methods_of("cu.Array"))
-  check_object(cu.host.zeros(3), "cu.Array", H.methods_of("cu.Array"))
+  check_object(cu.host.zeros({ 3, 2 }), "cu.Array", H.methods_of("cu.Array")) -- a.mT needs 2-D
   check_operators("cu.Array")
   -- Methods that are also cu functions carry the same name there.
   local check, done = checker()
@@ -440,6 +441,14 @@ local OPTION_CALLS = {
   ["cu.exp"] = function() cu.exp(cu.zeros(1), { zz_bogus = 1 }) end,
   ["cu.sum"] = function() cu.sum(cu.zeros(1), { zz_bogus = 1 }) end,
   ["cu.rand"] = function() cu.rand(1, { zz_bogus = 1 }) end,
+  ["cu.sort"] = function() cu.sort(cu.zeros(1), { zz_bogus = 1 }) end,
+  ["cu.argsort"] = function() cu.argsort(cu.zeros(1), { zz_bogus = 1 }) end,
+  ["cu.nonzero"] = function() cu.nonzero(cu.zeros(1), { zz_bogus = 1 }) end,
+  ["cu.count_nonzero"] = function() cu.count_nonzero(cu.zeros(1), { zz_bogus = 1 }) end,
+  ["cu.searchsorted"] = function() local a = cu.zeros(1) cu.searchsorted(a, a, { zz_bogus = 1 }) end,
+  ["cu.unique_values"] = function() cu.unique_values(cu.zeros(1), { zz_bogus = 1 }) end,
+  ["cu.unique_all"] = function() cu.unique_all(cu.zeros(1), { zz_bogus = 1 }) end,
+  ["cu.Array:sort"] = function() cu.zeros(1):sort({ zz_bogus = 1 }) end,
   ["cu.randn"] = function() cu.randn(1, { zz_bogus = 1 }) end,
   ["cu.matmul"] = function() local a = cu.zeros({ 2, 2 }) cu.matmul(a, a, { zz_bogus = 1 }) end,
   ["cu.dot"] = function() local a = cu.zeros(2) cu.dot(a, a, { zz_bogus = 1 }) end,
@@ -468,6 +477,11 @@ local OPTION_CALLS = {
   ["cu.Array:exp"] = function() cu.zeros(1):exp({ zz_bogus = 1 }) end,
   ["cu.Array:sum"] = function() cu.zeros(1):sum({ zz_bogus = 1 }) end,
   ["cu.Array:matmul"] = function() local a = cu.zeros({ 2, 2 }) a:matmul(a, { zz_bogus = 1 }) end,
+  ["cu.fft.fft"] = function() cu.fft.fft(cu.zeros(4), { zz_bogus = 1 }) end,
+  ["cu.fft.fftn"] = function() cu.fft.fftn(cu.zeros(4), { zz_bogus = 1 }) end,
+  ["cu.fft.fftshift"] = function() cu.fft.fftshift(cu.zeros(4), { zz_bogus = 1 }) end,
+  ["cu.fft.fftfreq"] = function() cu.fft.fftfreq(4, { zz_bogus = 1 }) end,
+  ["cu.can_cast"] = function() cu.can_cast("f32", "f64", { zz_bogus = 1 }) end,
   ["cu.SweepResults:plot"] = function()
     cu.sweep({ axes = { { "n", { 1 } } }, run = function() end, quiet = true })
         :plot({ zz_bogus = 1 })

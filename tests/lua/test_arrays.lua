@@ -60,7 +60,7 @@ T.case("dtype given in the options table and by alias", function()
   T.eq(cu.array({ 1, 2 }, { dtype = "f64" }).dtype, "f64")
   local aliases = { float32 = "f32", float64 = "f64", float16 = "f16", bfloat16 = "bf16",
     int8 = "i8", int16 = "i16", int32 = "i32", int64 = "i64", uint8 = "u8", uint32 = "u32",
-    complex64 = "c64", complex128 = "c128", double = "f64" }
+    uint16 = "u16", uint64 = "u64", complex64 = "c64", complex128 = "c128", double = "f64" }
   for alias, canonical in pairs(aliases) do
     T.eq(cu.empty(2, alias).dtype, canonical, alias)
     T.eq(cu.zeros(2):astype(alias).dtype, canonical, alias)

@@ -158,7 +158,7 @@ T.case("values beyond a float dtype's range become inf (IEEE rounding, as numpy)
 end)
 
 T.case("writes of nan, inf or out-of-range values into integer dtypes are errors", function()
-  for _, t in ipairs({ "i8", "i32", "i64", "u8", "u32" }) do
+  for _, t in ipairs({ "i8", "i32", "i64", "u8", "u16", "u32", "u64" }) do
     local a = cu.zeros(2, t)
     S.raises(function() a[1] = 0 / 0 end, { "cannot store nan in a " .. t .. " array", "no nan or inf" })
     S.raises(function() a[1] = -math.huge end, { "cannot store -inf", "no nan or inf" })
@@ -169,15 +169,16 @@ T.case("writes of nan, inf or out-of-range values into integer dtypes are errors
 end)
 
 T.case("writes into integer and bool dtypes take exact values", function()
-  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u32" }) do
+  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64" }) do
     local info = S.INFO[t]
+    local max = t == "u64" and 0x1p64 - 2048 or info.max -- the largest u64 a Lua number holds
     local a = cu.zeros(4, t)
     a[1] = info.min
-    a[2] = info.max
+    a[2] = max
     a[3] = 5.0 -- an integral float is exact
     a[4] = true
-    T.eq(a:totable(), { info.min, info.max, 5, 1 }, t)
-    local v = math.random(math.max(info.min, -1000), math.min(info.max, 1000))
+    T.eq(a:totable(), { info.min, max, 5, 1 }, t)
+    local v = math.random(math.max(info.min, -1000), math.min(max, 1000))
     T.eq(cu.full(1, v, t)[1], v, t .. " full")
   end
   local b = cu.zeros(4, "bool")
@@ -188,7 +189,8 @@ end)
 -- Converting copies between dtypes in every direction and with non-contiguous sides.
 T.case("cu.copy converts dtypes in every direction", function()
   local pairs_ = { { "f64", "f32" }, { "f32", "i32" }, { "i32", "u8" }, { "c64", "f64" }, { "f16", "bf16" },
-    { "bool", "f32" }, { "i64", "c128" }, { "u32", "i8" }, { "f64", "f16" }, { "i16", "bool" } }
+    { "bool", "f32" }, { "i64", "c128" }, { "u32", "i8" }, { "f64", "f16" }, { "i16", "bool" },
+    { "u64", "i64" }, { "i64", "u64" }, { "u16", "i8" }, { "f64", "u64" }, { "u64", "f32" }, { "u16", "f16" } }
   for _, p in ipairs(pairs_) do
     local from, to = p[1], p[2]
     local vals = S.random_values(from, 12)

@@ -75,8 +75,8 @@ for _, t in ipairs(S.DTYPES) do KIND[t] = S.INFO[t].kind end
 local PART = { c64 = "f32", c128 = "f64" }
 local SIG = { f16 = 11, bf16 = 8, f32 = 24, f64 = 53 }     -- significand bits
 local EXPMAX = { f16 = 15, bf16 = 127, f32 = 127, f64 = 1023 }
-local ORDER = { "bool", "u8", "i8", "i16", "u32", "i32", "i64", "bf16", "f16", "f32", "f64", "c64",
-  "c128" }
+local ORDER = { "bool", "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "bf16", "f16", "f32",
+  "f64", "c64", "c128" }
 
 local function can_cast(from, to)
   if from == to then return true end
@@ -92,7 +92,7 @@ local function can_cast(from, to)
     local fi = S.INFO[from]
     if tk == "int" then
       local ti = S.INFO[to]
-      return ti.min <= fi.min and fi.max <= ti.max
+      return ti.min <= fi.min and (fi.sat_max or fi.max) <= (ti.sat_max or ti.max)
     end
     if fi.bits == 64 then return to == "f64" end -- numpy counts i64 -> f64 as safe
     return (fi.signed and fi.bits - 1 or fi.bits) <= SIG[to]

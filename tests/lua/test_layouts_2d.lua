@@ -38,7 +38,7 @@ local function check(got, want, what)
 end
 
 local SHAPES = { { 5, 8 }, { 33, 64 }, { 7, 13 }, { 64, 40 }, { 1, 9 }, { 40, 1 } }
-local DTYPES = { "f32", "f64", "f16", "bf16", "i8", "i32", "i64", "u8", "u32", "c64", "c128" }
+local DTYPES = { "f32", "f64", "f16", "bf16", "i8", "i32", "i64", "u8", "u16", "u32", "u64", "c64", "c128" }
 local function av(i, j) return (i * 7 + j * 3) % 17 end
 local function bv(i, j) return (i + 2 * j) % 5 + 1 end
 
@@ -55,7 +55,7 @@ T.case("broadcast rows and columns, scalars, slices: every dtype", function()
       local bits = S.INFO[dt].kind == "int" and not S.INFO[dt].signed and S.INFO[dt].bits
       check(a - col, function(i, j)
         local d = av(i, j) - bv(i, 1)
-        return bits and d % (1 << bits) or d -- unsigned integers wrap
+        return bits and S.wrap(d, bits, false) or d -- unsigned integers wrap
       end, what .. " a - col")
       if S.INFO[dt].kind ~= "complex" then
         check(cu.gt(a, row), function(i, j) return av(i, j) > bv(1, j) end, what .. " a > row")

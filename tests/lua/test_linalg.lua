@@ -215,7 +215,7 @@ end)
 -- integer, bool and mixed dtypes ----------------------------------------------------------------
 
 T.case("integer and bool products wrap in the result dtype as numpy does (naive Lua reference)", function()
-  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u32", "bool" }) do
+  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "bool" }) do
     for _, dims in ipairs({ { 7, 5, 6 }, { 1, 9, 1 }, { 70, 33, 67 }, { 3, 1, 4 }, { 2, 0, 3 } }) do
       local M, K, N = dims[1], dims[2], dims[3]
       local a, b = L.random_ints({ M, K }, t), L.random_ints({ K, N }, t)
@@ -243,7 +243,7 @@ T.case("integer products: batches, broadcasts, 1-D operands, ta/tb, views", func
     { { 3, 4, 5 }, { 5 } },
     { { 5 }, { 5 } },
   }
-  for _, t in ipairs({ "i8", "i32", "i64", "u32", "bool" }) do
+  for _, t in ipairs({ "i8", "i32", "i64", "u32", "u64", "bool" }) do
     for _, c in ipairs(cases) do
       local a, b = L.random_ints(c[1], t), L.random_ints(c[2], t)
       L.check_int(cu.matmul(a, b), a, b, t .. " " .. T.describe(c[1]) .. " @ " .. T.describe(c[2]))

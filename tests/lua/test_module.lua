@@ -5,7 +5,7 @@ local S = require "support"
 
 T.case("backend and version", function()
   T.truthy(cu.backend == "host" or cu.backend == "cuda", "backend " .. tostring(cu.backend))
-  T.eq(require("cu"), cu)
+  T.truthy(rawequal(require("cu"), cu), "require gives the module") -- (not T.eq: cu.nan ~= cu.nan)
   T.eq(type(cu.version), "string")
   T.truthy(cu.version:match("^%d+%.%d+%.%d+"), "version " .. cu.version)
 end)

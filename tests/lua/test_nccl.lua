@@ -78,7 +78,7 @@ local function values(n, dtype, seed)
   local t = {}
   for i = 1, n do
     local v = ((i * 7 + seed * 13) % 23) - 11
-    if dtype == "u8" or dtype == "u32" then v = v + 11 end
+    if dtype:sub(1, 1) == "u" then v = v + 11 end
     if dtype == "c64" or dtype == "c128" then v = cu.complex(v, -v) end
     t[i] = v
   end
@@ -148,7 +148,7 @@ end)
 
 T.case("every collective on one rank against the host reference", function()
   local comm <close> = cu.nccl.comm({ 0 })
-  for _, dtype in ipairs({ "f32", "f64", "f16", "bf16", "i8", "i32", "i64", "u8", "u32", "c64", "c128" }) do
+  for _, dtype in ipairs({ "f32", "f64", "f16", "bf16", "i8", "i32", "i64", "u8", "u32", "u64", "c64", "c128" }) do
     local complex = dtype == "c64" or dtype == "c128"
     local ops = complex and { "sum", "avg" } or { "sum", "prod", "max", "min", "avg" }
     if dtype:sub(1, 1) == "i" or dtype:sub(1, 1) == "u" then ops = { "sum", "prod", "max", "min" } end
@@ -192,6 +192,9 @@ T.case("data movement takes any dtype; reductions refuse what NCCL lacks", funct
   same(comm:allgather(cu.array({ 1, -2, 3 }, "i16")):reshape(3), { 1, -2, 3 }, "i16 allgather")
   S.raises(function() comm:allreduce(flags) end, { "nccl.allreduce cannot reduce bool arrays" })
   S.raises(function() comm:allreduce(cu.zeros(4, "i16"), { op = "max" }) end, { "cannot reduce i16" })
+  same(comm:allgather(cu.array({ 1, 65535, 3 }, "u16")):reshape(3), { 1, 65535, 3 }, "u16 allgather")
+  same(comm:broadcast(cu.array({ 7, 65535 }, "u16")), { 7, 65535 }, "u16 broadcast")
+  S.raises(function() comm:allreduce(cu.zeros(4, "u16")) end, { "cannot reduce u16" })
   S.raises(function() comm:allreduce(cu.zeros(4, "c64"), { op = "max" }) end,
     { "c64 arrays with sum or avg only, not max" })
 end)

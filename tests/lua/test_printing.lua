@@ -36,7 +36,7 @@ T.case("integers print without a point", function()
   T.eq(norm(s), "cu.array([" .. table.concat(vals, ", ") .. "], shape={5}, dtype=i32, device)")
   T.eq(norm(tostring(cu.array({ math.maxinteger, math.mininteger }, "i64"))),
     "cu.array([" .. math.maxinteger .. ", " .. math.mininteger .. "], shape={2}, dtype=i64, device)")
-  for _, t in ipairs({ "i8", "i16", "i64", "u8", "u32" }) do
+  for _, t in ipairs({ "i8", "i16", "i64", "u8", "u16", "u32", "u64" }) do
     T.eq(norm(tostring(cu.array({ 1, 2, 100 }, t))), "cu.array([1, 2, 100], shape={3}, dtype=" .. t .. ", device)")
   end
 end)

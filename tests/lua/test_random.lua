@@ -149,7 +149,7 @@ T.case("out=: fills views (row-major element order) and returns out", function()
 end)
 
 T.case("errors: dtypes, seeds, shapes, options, out", function()
-  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u32", "bool" }) do
+  for _, t in ipairs({ "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "bool" }) do
     S.raises(function() cu.rand(3, t) end, { "uniform numbers need a float or complex dtype (f32, f64", "not " .. t })
     S.raises(function() cu.randn(3, { dtype = t }) end, "normal numbers need a float or complex dtype")
     S.raises(function() cu.rand(3, { out = cu.zeros(3, t) }) end, "not " .. t)

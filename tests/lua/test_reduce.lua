@@ -7,7 +7,8 @@
 --   f64, c128 and integer means/norms (f64): 1e-12 * S
 --   f32, c64: 1e-5 * log2(n + 2) * S (products: (1e-5 + 2.5e-7 * n) * S)
 --   f16: 1e-2 * S     bf16: 2e-2 * S
---   integer sums and products (i64, wrapping), max, min, argmax, argmin: exact.
+--   integer sums and products (i64, or u64 for unsigned inputs; wrapping), max, min, argmax,
+--   argmin: exact.
 --
 -- Set CULUA_TEST_SEED to replay a run; the seed is printed first.
 package.path = (arg and arg[0] and arg[0]:match("^(.*)[/\\]") or "tests/lua") .. "/?.lua;" .. package.path
@@ -27,7 +28,10 @@ local function log2(x) return math.log(x, 2) end
 local function result_dtype(op, dtype)
   local kind = S.INFO[dtype].kind
   local integral = kind == "int" or kind == "bool"
-  if op == "sum" or op == "prod" then return integral and "i64" or dtype end
+  if op == "sum" or op == "prod" then
+    if kind == "int" and not S.INFO[dtype].signed then return "u64" end -- numpy on Linux
+    return integral and "i64" or dtype
+  end
   if op == "mean" then return integral and "f64" or dtype end
   if op == "norm" then
     if integral then return "f64" end
@@ -158,11 +162,13 @@ local function reference(op, dtype, xs)
   if op == "sum" and integral then
     local s = 0
     for _, x in ipairs(xs) do s = s + parts(x) end -- integer arithmetic wraps like i64
+    if kind == "int" and not S.INFO[dtype].signed then return { value = S.u64(s), scale = 0 } end
     return { value = math.tointeger(s) }
   end
   if op == "prod" and integral then
     local p = 1
     for _, x in ipairs(xs) do p = p * parts(x) end
+    if kind == "int" and not S.INFO[dtype].signed then return { value = S.u64(p), scale = 0 } end
     return { value = math.tointeger(p) }
   end
   if op == "sum" or op == "mean" then

@@ -126,7 +126,7 @@ local function expected(dtype, n, fn)
   return out
 end
 
-local REDUCIBLE = { "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u32", "c64", "c128" }
+local REDUCIBLE = { "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "c64", "c128" }
 local SHAPES = { { 5 }, { 3, 4 }, { 2, 3, 2 } }
 
 T.case("allreduce of arrays: dtypes, shapes, places, in place and out=", function()
@@ -260,7 +260,8 @@ end)
 
 T.case("send/recv of arrays: dtype, shape and place travel with the data", function()
   local cases = {}
-  for _, dtype in ipairs({ "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u32", "c64", "c128" }) do
+  for _, dtype in ipairs({ "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "c64",
+    "c128" }) do
     for _, place in ipairs({ "device", "pageable", "pinned" }) do
       cases[#cases + 1] = { dtype, { 2, 3 }, place }
     end

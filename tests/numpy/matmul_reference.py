@@ -12,6 +12,7 @@ except ImportError:
 NUMPY = {
     "f32": np.float32, "f64": np.float64, "f16": np.float16, "i8": np.int8, "i16": np.int16,
     "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u32": np.uint32, "bool": np.bool_,
+    "u16": np.uint16, "u64": np.uint64,
     "c64": np.complex64, "c128": np.complex128,
 }
 CULUA = {np.dtype(v).name: k for k, v in NUMPY.items()}
@@ -45,10 +46,15 @@ def main():
         with np.errstate(all="ignore"):
             r = np.matmul(operand(case["a"]), operand(case["b"]))
         r = np.asarray(r)
+        # u64 values as their int64 bit patterns: Lua integers are signed (the test reads culua's
+        # u64 results through astype("i64") too)
+        flat = r.reshape(-1)
+        if r.dtype == np.uint64:
+            flat = flat.view(np.int64)
         results.append({
             "dtype": CULUA[r.dtype.name],
             "shape": list(r.shape),
-            "values": [plain(x) for x in r.reshape(-1).tolist()],
+            "values": [plain(x) for x in flat.tolist()],
         })
     with open(sys.argv[2], "w") as f:
         json.dump(results, f)

@@ -17,45 +17,60 @@ using namespace culua::detail::test;
 
 namespace {
 
-constexpr DType kAll[] = {DType::F32,  DType::F64, DType::F16, DType::BF16, DType::I8,
-                          DType::I16,  DType::I32, DType::I64, DType::U8,   DType::U32,
-                          DType::Bool, DType::C64, DType::C128};
-constexpr int kN = 13;
+constexpr DType kAll[] = {DType::F32,  DType::F64, DType::F16,  DType::BF16, DType::I8,
+                          DType::I16,  DType::I32, DType::I64,  DType::U8,   DType::U32,
+                          DType::Bool, DType::C64, DType::C128, DType::U16,  DType::U64};
+constexpr int kN = 15;
 
-// promote_types(kAll[i], kAll[j]), written out by hand from numpy's np.promote_types (with
-// ml_dtypes' bfloat16: f16 with bf16 -> f32, bf16 holds i8/u8 exactly, i16 needs f32).
+// promote_types(kAll[i], kAll[j]), from numpy's np.promote_types (with ml_dtypes' bfloat16: f16
+// with bf16 -> f32, bf16 holds i8/u8 exactly, i16/u16 need f32); u64 with a signed integer -> f64.
 //                                f32     f64     f16     bf16    i8      i16     i32     i64
-//                                u8      u32     bool    c64     c128
+//                                u8      u32     bool    c64     c128    u16     u64
 const char* const kPromote[kN][kN] = {
     /* f32  */ {"f32", "f64", "f32", "f32", "f32", "f32", "f64", "f64", "f32", "f64", "f32", "c64",
-                "c128"},
+                "c128", "f32", "f64"},
     /* f64  */
-    {"f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "c128", "c128"},
+    {"f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "c128", "c128",
+     "f64", "f64"},
     /* f16  */
-    {"f32", "f64", "f16", "f32", "f16", "f32", "f64", "f64", "f16", "f64", "f16", "c64", "c128"},
+    {"f32", "f64", "f16", "f32", "f16", "f32", "f64", "f64", "f16", "f64", "f16", "c64", "c128",
+     "f32", "f64"},
     /* bf16 */
-    {"f32", "f64", "f32", "bf16", "bf16", "f32", "f64", "f64", "bf16", "f64", "bf16", "c64",
-     "c128"},
+    {"f32", "f64", "f32", "bf16", "bf16", "f32", "f64", "f64", "bf16", "f64", "bf16", "c64", "c128",
+     "f32", "f64"},
     /* i8   */
-    {"f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "i16", "i64", "i8", "c64", "c128"},
+    {"f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "i16", "i64", "i8", "c64", "c128",
+     "i32", "f64"},
     /* i16  */
-    {"f32", "f64", "f32", "f32", "i16", "i16", "i32", "i64", "i16", "i64", "i16", "c64", "c128"},
+    {"f32", "f64", "f32", "f32", "i16", "i16", "i32", "i64", "i16", "i64", "i16", "c64", "c128",
+     "i32", "f64"},
     /* i32  */
-    {"f64", "f64", "f64", "f64", "i32", "i32", "i32", "i64", "i32", "i64", "i32", "c128", "c128"},
+    {"f64", "f64", "f64", "f64", "i32", "i32", "i32", "i64", "i32", "i64", "i32", "c128", "c128",
+     "i32", "f64"},
     /* i64  */
-    {"f64", "f64", "f64", "f64", "i64", "i64", "i64", "i64", "i64", "i64", "i64", "c128", "c128"},
+    {"f64", "f64", "f64", "f64", "i64", "i64", "i64", "i64", "i64", "i64", "i64", "c128", "c128",
+     "i64", "f64"},
     /* u8   */
-    {"f32", "f64", "f16", "bf16", "i16", "i16", "i32", "i64", "u8", "u32", "u8", "c64", "c128"},
+    {"f32", "f64", "f16", "bf16", "i16", "i16", "i32", "i64", "u8", "u32", "u8", "c64", "c128",
+     "u16", "u64"},
     /* u32  */
-    {"f64", "f64", "f64", "f64", "i64", "i64", "i64", "i64", "u32", "u32", "u32", "c128", "c128"},
+    {"f64", "f64", "f64", "f64", "i64", "i64", "i64", "i64", "u32", "u32", "u32", "c128", "c128",
+     "u32", "u64"},
     /* bool */
-    {"f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u32", "bool", "c64", "c128"},
+    {"f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u32", "bool", "c64", "c128",
+     "u16", "u64"},
     /* c64  */
-    {"c64", "c128", "c64", "c64", "c64", "c64", "c128", "c128", "c64", "c128", "c64", "c64",
-     "c128"},
+    {"c64", "c128", "c64", "c64", "c64", "c64", "c128", "c128", "c64", "c128", "c64", "c64", "c128",
+     "c64", "c128"},
     /* c128 */
     {"c128", "c128", "c128", "c128", "c128", "c128", "c128", "c128", "c128", "c128", "c128", "c128",
-     "c128"},
+     "c128", "c128", "c128"},
+    /* u16  */
+    {"f32", "f64", "f32", "f32", "i32", "i32", "i32", "i64", "u16", "u32", "u16", "c64", "c128",
+     "u16", "u64"},
+    /* u64  */
+    {"f64", "f64", "f64", "f64", "f64", "f64", "f64", "f64", "u64", "u64", "u64", "c128", "c128",
+     "u64", "u64"},
 };
 
 std::string pair_name(DType a, DType b) {
@@ -127,7 +142,7 @@ std::vector<double> get_values(Runtime& rt, const Array& a) {
 
 }  // namespace
 
-TEST_CASE("promote_types follows numpy's table for all 13x13 dtype pairs", "[elementwise]") {
+TEST_CASE("promote_types follows numpy's table for all 15x15 dtype pairs", "[elementwise]") {
   for (int i = 0; i < kN; ++i) {
     for (int j = 0; j < kN; ++j) {
       INFO(pair_name(kAll[i], kAll[j]));
@@ -393,7 +408,11 @@ TEST_CASE("unary and where through both paths", "[elementwise]") {
     CHECK(st == std::vector<double>{0, 0, 1, 1, 1, 1});
     if (t != DType::Bool) {
       const auto ng = get_values(rt, unary(rt, UnaryOp::Neg, x));
-      const double one = t == DType::U8 ? 255 : t == DType::U32 ? 4294967295.0 : -1;
+      const double one = t == DType::U8    ? 255
+                         : t == DType::U16 ? 65535
+                         : t == DType::U32 ? 4294967295.0
+                         : t == DType::U64 ? 18446744073709551615.0  // as a double: 2^64
+                                           : -1;
       CHECK(ng == std::vector<double>{0, one, one, 0, one, one});
     }
     // where with a condition of dtype t (nonzero is true), general and fast paths.

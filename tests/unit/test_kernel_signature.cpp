@@ -567,6 +567,15 @@ TEST_CASE("parse_type: pointers and what they point to", "[kernel_signature]") {
       {"int64_t*", DType::I64, 1, 8, false},
       {"ptrdiff_t*", DType::I64, 1, 8, false},
       {"bool*", DType::Bool, 1, 1, false},
+      // u16 and u64.
+      {"unsigned short*", DType::U16, 1, 2, false},
+      {"uint16_t const*", DType::U16, 1, 2, true},
+      {"unsigned long*", DType::U64, 1, 8, false},
+      {"unsigned long long const*", DType::U64, 1, 8, true},
+      {"uint64_t*", DType::U64, 1, 8, false},
+      {"size_t*", DType::U64, 1, 8, false},
+      {"ushort2*", DType::U16, 2, 4, false},
+      {"ulonglong2*", DType::U64, 2, 16, false},
       {"float[]", DType::F32, 1, 4, false},
       {"const int[4]", DType::I32, 1, 4, true},
       {"float2*", DType::F32, 2, 8, false},
@@ -632,14 +641,6 @@ TEST_CASE("parse_type: unsupported types say why", "[kernel_signature]") {
     const char* reason;  // a part of the reason
   };
   const Case cases[] = {
-      {"unsigned short*", "no culua dtype matches 'unsigned short'"},
-      {"unsigned long*", "no culua dtype matches 'unsigned long'"},
-      {"unsigned long long const*", "no culua dtype matches 'unsigned long long'"},
-      {"uint16_t*", "no culua dtype matches 'uint16_t'"},
-      {"uint64_t*", "no culua dtype matches 'uint64_t'"},
-      {"size_t*", "no culua dtype matches 'size_t'"},
-      {"ushort2*", "no culua dtype matches 'ushort2'"},
-      {"ulonglong2*", "no culua dtype matches 'ulonglong2'"},
       {"struct Foo", "struct parameters are not supported: pass the fields as separate parameters"},
       {"Foo", "'Foo' is not a type culua knows; struct parameters are not supported"},
       {"T", "'T' is not a type culua knows"},
@@ -685,9 +686,9 @@ TEST_CASE("parse_type: unsupported types say why", "[kernel_signature]") {
 // pointer_accepts, accepted_dtypes
 
 TEST_CASE("pointer_accepts and accepted_dtypes", "[kernel_signature]") {
-  constexpr DType kAll[] = {DType::F32,  DType::F64, DType::F16, DType::BF16, DType::I8,
-                            DType::I16,  DType::I32, DType::I64, DType::U8,   DType::U32,
-                            DType::Bool, DType::C64, DType::C128};
+  constexpr DType kAll[] = {DType::F32,  DType::F64, DType::F16,  DType::BF16, DType::I8,
+                            DType::I16,  DType::I32, DType::I64,  DType::U8,   DType::U32,
+                            DType::Bool, DType::C64, DType::C128, DType::U16,  DType::U64};
   struct Case {
     const char* spelling;
     std::vector<DType> accepted;
@@ -705,6 +706,8 @@ TEST_CASE("pointer_accepts and accepted_dtypes", "[kernel_signature]") {
       {"short*", {DType::I16}, "i16"},
       {"int*", {DType::I32}, "i32"},
       {"unsigned int*", {DType::U32}, "u32"},
+      {"unsigned short*", {DType::U16}, "u16"},
+      {"uint64_t const*", {DType::U64}, "u64"},
       {"long*", {DType::I64}, "i64"},
       {"long long*", {DType::I64}, "i64"},
       {"bool*", {DType::Bool}, "bool"},
@@ -719,7 +722,8 @@ TEST_CASE("pointer_accepts and accepted_dtypes", "[kernel_signature]") {
       {"uchar2*", {DType::U8}, "u8"},
       {"void*",
        {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::I16, DType::I32,
-        DType::I64, DType::U8, DType::U32, DType::Bool, DType::C64, DType::C128},
+        DType::I64, DType::U8, DType::U32, DType::Bool, DType::C64, DType::C128, DType::U16,
+        DType::U64},
        "any dtype"},
   };
   for (const Case& c : cases) {
@@ -733,7 +737,7 @@ TEST_CASE("pointer_accepts and accepted_dtypes", "[kernel_signature]") {
     }
     CHECK(accepted_dtypes(p) == c.text);
   }
-  for (const char* s : {"float", "int", "float2", "unsigned short*", "Foo"}) {
+  for (const char* s : {"float", "int", "float2", "unsigned short", "Foo"}) {
     INFO(s);
     const ParamType p = parse_type(s);
     for (DType t : kAll) CHECK_FALSE(pointer_accepts(p, t));
@@ -805,6 +809,11 @@ TEST_CASE("encode_param: unsigned integers, exact at the edges", "[kernel_signat
   CHECK(encode_error("unsigned long", Scalar::real(18446744073709551616.0)) == ErrorKind::Value);
   CHECK(encode_error("unsigned long", Scalar::real(0.5)) == ErrorKind::Value);
   CHECK(encode_error("unsigned long", Scalar::boolean(false)) == ErrorKind::Type);
+  // a u64 element from 2^63 up (an exact Scalar): only a 64-bit unsigned parameter takes it
+  CHECK(encoded_as<uint64_t>("uint64_t", Scalar::unsigned_integer(UINT64_MAX)) == UINT64_MAX);
+  CHECK(encode_error("long long", Scalar::unsigned_integer(UINT64_MAX)) == ErrorKind::Value);
+  CHECK(encode_error("unsigned int", Scalar::unsigned_integer(uint64_t{1} << 63)) ==
+        ErrorKind::Value);
 }
 
 TEST_CASE("encode_param: single precision", "[kernel_signature]") {

@@ -67,6 +67,7 @@ TEST_CASE("nccl: dtypes as NCCL reduces them") {
   CHECK(reduce(DType::I64).nccl_type == nccl_type::Int64);
   CHECK(reduce(DType::U8).nccl_type == nccl_type::Uint8);
   CHECK(reduce(DType::U32).nccl_type == nccl_type::Uint32);
+  CHECK(reduce(DType::U64).nccl_type == nccl_type::Uint64);
   CHECK(reduce(DType::F32).per_item == 1);
   // Complex numbers are pairs of reals: sum and avg only.
   CHECK(reduce(DType::C64).nccl_type == nccl_type::Float32);
@@ -84,6 +85,9 @@ TEST_CASE("nccl: dtypes as NCCL reduces them") {
   CHECK(moved.per_item == 1);
   CHECK(wire_type(DType::C128, Collective::AllGather, ReduceOp::Max).per_item == 16);
   CHECK(wire_type(DType::I16, Collective::Send, ReduceOp::Sum).per_item == 2);
+  // u16: no NCCL type either (moved as 2 bytes, never reduced)
+  CHECK(contains(message_of([&] { reduce(DType::U16); }), "cannot reduce u16 arrays"));
+  CHECK(wire_type(DType::U16, Collective::AllGather, ReduceOp::Sum).per_item == 2);
 }
 
 TEST_CASE("nccl: output sizes") {

@@ -12,9 +12,9 @@ using namespace culua::detail::test;
 
 namespace {
 
-constexpr DType kAllDTypes[] = {DType::F32,  DType::F64, DType::F16, DType::BF16, DType::I8,
-                                DType::I16,  DType::I32, DType::I64, DType::U8,   DType::U32,
-                                DType::Bool, DType::C64, DType::C128};
+constexpr DType kAllDTypes[] = {DType::F32,  DType::F64, DType::F16,  DType::BF16, DType::I8,
+                                DType::I16,  DType::I32, DType::I64,  DType::U8,   DType::U32,
+                                DType::Bool, DType::C64, DType::C128, DType::U16,  DType::U64};
 constexpr Location kLocations[] = {Location::Device, Location::Pinned, Location::Pageable};
 
 template <class T>

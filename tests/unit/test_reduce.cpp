@@ -16,9 +16,9 @@ using namespace culua::detail::test;
 
 namespace {
 
-constexpr DType kAllDTypes[] = {DType::F32,  DType::F64, DType::F16, DType::BF16, DType::I8,
-                                DType::I16,  DType::I32, DType::I64, DType::U8,   DType::U32,
-                                DType::Bool, DType::C64, DType::C128};
+constexpr DType kAllDTypes[] = {DType::F32,  DType::F64, DType::F16,  DType::BF16, DType::I8,
+                                DType::I16,  DType::I32, DType::I64,  DType::U8,   DType::U32,
+                                DType::Bool, DType::C64, DType::C128, DType::U16,  DType::U64};
 constexpr ReduceOp kAllOps[] = {ReduceOp::Sum,  ReduceOp::Mean, ReduceOp::Max,    ReduceOp::Min,
                                 ReduceOp::Prod, ReduceOp::Norm, ReduceOp::Argmax, ReduceOp::Argmin};
 
@@ -46,7 +46,7 @@ Elem decode(DType t, const unsigned char* p) {
       e.im = x.im;
     } else if constexpr (std::is_integral_v<T>) {
       e.i = static_cast<int64_t>(x);
-      e.re = static_cast<double>(e.i);
+      e.re = static_cast<double>(x);  // u64 from 2^63 up: its value, not the bits as i64
       e.integral = true;
     } else {
       e.re = static_cast<double>(real_value(x));
@@ -367,7 +367,13 @@ TEST_CASE("reduce: every op, dtype, view, axis and keepdims against references",
 
 TEST_CASE("reduce: result dtypes follow numpy", "[reduce]") {
   CHECK(reduce_result_dtype(ReduceOp::Sum, DType::Bool) == DType::I64);
-  CHECK(reduce_result_dtype(ReduceOp::Sum, DType::U8) == DType::I64);
+  // unsigned integers: u64 (numpy on Linux), bool and signed integers: i64
+  CHECK(reduce_result_dtype(ReduceOp::Sum, DType::U8) == DType::U64);
+  CHECK(reduce_result_dtype(ReduceOp::Prod, DType::U16) == DType::U64);
+  CHECK(reduce_result_dtype(ReduceOp::Sum, DType::U64) == DType::U64);
+  CHECK(reduce_result_dtype(ReduceOp::Sum, DType::I16) == DType::I64);
+  CHECK(reduce_result_dtype(ReduceOp::Max, DType::U16) == DType::U16);
+  CHECK(reduce_result_dtype(ReduceOp::Mean, DType::U64) == DType::F64);
   CHECK(reduce_result_dtype(ReduceOp::Sum, DType::F16) == DType::F16);
   CHECK(reduce_result_dtype(ReduceOp::Sum, DType::C64) == DType::C64);
   CHECK(reduce_result_dtype(ReduceOp::Prod, DType::I32) == DType::I64);

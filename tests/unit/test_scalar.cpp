@@ -42,10 +42,11 @@ ErrorKind encode_error(DType t, const Scalar& v) {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-constexpr DType kAll[] = {DType::F32,  DType::F64, DType::F16, DType::BF16, DType::I8,
-                          DType::I16,  DType::I32, DType::I64, DType::U8,   DType::U32,
-                          DType::Bool, DType::C64, DType::C128};
-constexpr DType kInts[] = {DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U32};
+constexpr DType kAll[] = {DType::F32,  DType::F64, DType::F16,  DType::BF16, DType::I8,
+                          DType::I16,  DType::I32, DType::I64,  DType::U8,   DType::U32,
+                          DType::Bool, DType::C64, DType::C128, DType::U16,  DType::U64};
+constexpr DType kInts[] = {DType::I8, DType::I16, DType::I32, DType::I64,
+                           DType::U8, DType::U16, DType::U32, DType::U64};
 
 }  // namespace
 
@@ -115,6 +116,44 @@ TEST_CASE("encode_scalar: integer targets take exact values only", "[scalar]") {
   CHECK(encode_as<int64_t>(DType::I64, Scalar::real(9223372036854774784.0)) ==
         INT64_C(9223372036854774784));
   CHECK(encode_as<int64_t>(DType::I64, Scalar::real(1e15)) == INT64_C(1000000000000000));
+}
+
+TEST_CASE("u16 and u64: exact ranges, values from 2^63 up kept exactly", "[scalar][dtype]") {
+  CHECK(itemsize(DType::U16) == 2);
+  CHECK(itemsize(DType::U64) == 8);
+  CHECK(parse_dtype("uint16") == DType::U16);
+  CHECK(parse_dtype("uint64") == DType::U64);
+  CHECK(encode_as<uint16_t>(DType::U16, Scalar::integer(65535)) == 65535);
+  CHECK(encode_error(DType::U16, Scalar::integer(65536)) == ErrorKind::Value);
+  CHECK(encode_error(DType::U16, Scalar::integer(-1)) == ErrorKind::Value);
+  CHECK(encode_error(DType::U64, Scalar::integer(-1)) == ErrorKind::Value);
+  CHECK(encode_error(DType::U64, Scalar::integer(INT64_MIN)) == ErrorKind::Value);
+  CHECK(encode_error(DType::U64, Scalar::real(18446744073709551616.0)) == ErrorKind::Value);
+  CHECK(encode_error(DType::U64, Scalar::real(-1.0)) == ErrorKind::Value);
+  CHECK(encode_as<uint64_t>(DType::U64, Scalar::integer(INT64_MAX)) == uint64_t{INT64_MAX});
+  CHECK(encode_as<uint64_t>(DType::U64, Scalar::real(9223372036854775808.0)) == uint64_t{1} << 63);
+  CHECK(encode_as<uint64_t>(DType::U64, Scalar::real(18446744073709549568.0)) ==
+        UINT64_C(18446744073709549568));
+  // A decoded u64 element from 2^63 up: exact text, exact re-encoding, no other integer dtype
+  const uint64_t top = UINT64_MAX;
+  const Scalar s = decode_scalar(DType::U64, &top);
+  CHECK(s.kind == Scalar::Kind::Int);
+  CHECK(s.big);
+  CHECK(s.str() == "18446744073709551615");
+  CHECK(s.as_double() == 18446744073709551616.0);
+  CHECK(encode_as<uint64_t>(DType::U64, s) == top);
+  CHECK(encode_error(DType::I64, s) == ErrorKind::Value);
+  CHECK(encode_error(DType::U32, s) == ErrorKind::Value);
+  CHECK(encode_as<double>(DType::F64, s) == 18446744073709551616.0);
+  CHECK(encode_as<float>(DType::F32, s) == 18446744073709551616.0f);
+  const uint64_t small = 42;
+  const Scalar t = decode_scalar(DType::U64, &small);
+  CHECK_FALSE(t.big);
+  CHECK(t.i == 42);
+  // u64 to f16/bf16 rounds once from the integer (2^63 + 2^52 + 1 is above bf16's midpoint)
+  const uint64_t odd = (uint64_t{1} << 63) + (uint64_t{1} << 55) + 1;
+  CHECK(convert<bfloat16>(odd).bits == convert<bfloat16>(0x1.02p63).bits);
+  CHECK(convert<double>(odd) == 0x1.01p63);
 }
 
 TEST_CASE("encode_scalar: bool takes true, false, 0 and 1 only", "[scalar]") {

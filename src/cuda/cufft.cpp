@@ -1,0 +1,175 @@
+#include "cuda/cufft.hpp"
+
+#include "cuda/cufft_api.hpp"
+
+#include "core/error.hpp"
+#include "core/fft_call.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/scoped.hpp"
+
+namespace culua::detail::cuda {
+
+namespace {
+
+// Throws for a failed cuFFT call, naming the status; a sticky CUDA error behind it poisons the
+// runtime as any other sticky error does.
+void check(Health& health, cufftResult r, const char* call) {
+  if (r == CUFFT_SUCCESS) return;
+  const cudaError_t e = cudaPeekAtLastError();
+  if (e != cudaSuccess && is_sticky(e)) health.check(e, call, __FILE__, __LINE__);
+  if (r == CUFFT_ALLOC_FAILED) {
+    fail(ErrorKind::OutOfMemory, "cuFFT {} failed: {}", call, cufft_status_name(r));
+  }
+  fail(ErrorKind::Device, "cuFFT {} failed: {}", call, cufft_status_name(r));
+}
+#define CULUA_CUFFT_CHECK(call) check(*health_, (call), #call)
+
+cufftType plan_type(const FftCall& c) {
+  const bool d = c.real == DType::F64;
+  switch (c.kind) {
+    case FftKind::C2C:
+      return d ? CUFFT_Z2Z : CUFFT_C2C;
+    case FftKind::R2C:
+      return d ? CUFFT_D2Z : CUFFT_R2C;
+    case FftKind::C2R:
+      return d ? CUFFT_Z2D : CUFFT_C2R;
+  }
+  return CUFFT_C2C;
+}
+
+bool stream_capturing(cudaStream_t s) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(s, &status) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
+}  // namespace
+
+Cufft::Cufft(std::shared_ptr<Health> health) : health_(std::move(health)) {}
+
+Cufft::~Cufft() {
+  if (health_->poisoned.load()) return;  // the context is unusable: nothing can be released
+  for (Plan& p : plans_) destroy(p);
+}
+
+void Cufft::destroy(Plan& p) noexcept {
+  // A plan exists only where cuFFT was loaded: cufft_api() does not throw here.
+  const DeviceScope scope(p.key.device, std::nothrow);
+  if (!scope.ok()) return;
+  const RelaxedCaptureMode relaxed;
+  cufft_api().destroy(p.handle);
+  cudaGetLastError();
+}
+
+Cufft::Plan& Cufft::plan(const Key& key, bool capturing) {
+  for (auto it = plans_.begin(); it != plans_.end(); ++it) {
+    if (it->key == key) {
+      plans_.splice(plans_.begin(), plans_, it);  // most recently used first
+      ++stats_.hits;
+      plans_.front().pinned = plans_.front().pinned || capturing;
+      return plans_.front();
+    }
+  }
+  ++stats_.misses;
+  // Room first: the least recently used plan that no graph needs (cufftDestroy waits for the
+  // device's work, as cudaFree does, so no queued transform still reads it).
+  if (plans_.size() >= kMaxPlans) {
+    for (auto it = plans_.end(); it != plans_.begin();) {
+      --it;
+      if (it->pinned) continue;
+      destroy(*it);
+      plans_.erase(it);
+      ++stats_.evictions;
+      break;
+    }
+  }
+  Plan p;
+  p.key = key;
+  p.pinned = capturing;
+  CULUA_CUFFT_CHECK(cufft_api().create(&p.handle));
+  struct DestroyOnError {  // until the plan is made
+    Cufft* self;
+    Plan* plan;
+    ~DestroyOnError() {
+      if (plan) self->destroy(*plan);
+    }
+  } guard{this, &p};
+  CULUA_CUFFT_CHECK(cufft_api().set_auto_allocation(p.handle, 0));
+  // Contiguous rows (cuFFT's basic layout): the key's strides and distances are those.
+  long long n = key.n;
+  CULUA_CUFFT_CHECK(cufft_api().make_plan_many_64(
+      p.handle, 1, &n, nullptr, key.istride, key.idist, nullptr, key.ostride, key.odist,
+      static_cast<cufftType>(key.type), key.batch, &p.work));
+  guard.plan = nullptr;
+  plans_.push_front(p);
+  return plans_.front();
+}
+
+void Cufft::execute(const FftCall& c, Stream& s, cudaMemPool_t pool) {
+  const auto stream = static_cast<cudaStream_t>(s.native_handle());
+  std::lock_guard lock(mutex_);
+  Key key;
+  key.device = s.device();
+  key.type = static_cast<int>(plan_type(c));
+  key.n = c.n;
+  key.batch = c.batch;
+  key.idist = c.in_row();
+  key.odist = c.out_row();
+  const bool capturing = stream_capturing(stream);
+  Plan& p = plan(key, capturing);
+  CULUA_CUFFT_CHECK(cufft_api().set_stream(p.handle, stream));
+  void* work = nullptr;
+  if (p.work > 0) {
+    CULUA_CUDA_CHECK(*health_, cudaMallocFromPoolAsync(&work, p.work, pool, stream));
+  }
+  struct FreeWork {  // the work area goes back to the pool after the transform, in stream order
+    void* p;
+    cudaStream_t s;
+    ~FreeWork() {
+      if (p) cudaFreeAsync(p, s);
+    }
+  } free_work{work, stream};
+  CULUA_CUFFT_CHECK(cufft_api().set_work_area(p.handle, work));
+  const cufftHandle h = p.handle;
+  switch (static_cast<cufftType>(key.type)) {
+    case CUFFT_C2C:
+      CULUA_CUFFT_CHECK(cufft_api().exec_c2c(h, static_cast<cufftComplex*>(c.in),
+                                             static_cast<cufftComplex*>(c.out),
+                                             c.inverse ? CUFFT_INVERSE : CUFFT_FORWARD));
+      break;
+    case CUFFT_Z2Z:
+      CULUA_CUFFT_CHECK(cufft_api().exec_z2z(h, static_cast<cufftDoubleComplex*>(c.in),
+                                             static_cast<cufftDoubleComplex*>(c.out),
+                                             c.inverse ? CUFFT_INVERSE : CUFFT_FORWARD));
+      break;
+    case CUFFT_R2C:
+      CULUA_CUFFT_CHECK(cufft_api().exec_r2c(h, static_cast<cufftReal*>(c.in),
+                                             static_cast<cufftComplex*>(c.out)));
+      break;
+    case CUFFT_D2Z:
+      CULUA_CUFFT_CHECK(cufft_api().exec_d2z(h, static_cast<cufftDoubleReal*>(c.in),
+                                             static_cast<cufftDoubleComplex*>(c.out)));
+      break;
+    case CUFFT_C2R:
+      CULUA_CUFFT_CHECK(cufft_api().exec_c2r(h, static_cast<cufftComplex*>(c.in),
+                                             static_cast<cufftReal*>(c.out)));
+      break;
+    case CUFFT_Z2D:
+      CULUA_CUFFT_CHECK(cufft_api().exec_z2d(h, static_cast<cufftDoubleComplex*>(c.in),
+                                             static_cast<cufftDoubleReal*>(c.out)));
+      break;
+  }
+  CULUA_CUDA_CHECK(*health_, cudaGetLastError());
+}
+
+FftPlanStats Cufft::stats() {
+  std::lock_guard lock(mutex_);
+  FftPlanStats s = stats_;
+  s.plans = plans_.size();
+  return s;
+}
+
+}  // namespace culua::detail::cuda

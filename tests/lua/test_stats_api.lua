@@ -183,6 +183,28 @@ for _, host in ipairs({ false, true }) do
     check(o, "f64", { 2, 3 }, { 1.0, 3.0, 6.0, 4.0, 9.0, 15.0 }, "out converts")
   end)
 
+  T.case("scans of many tiles, each path (" .. where .. ")", function()
+    -- Long rows: CUB's scans run many tiles (look-back between blocks); contiguous views take
+    -- the direct path, a column the strided one. Exact: whole numbers below 2^24.
+    local n = 300001
+    local ones = host and cu.host.ones({ n }, "f32") or cu.ones({ n }, "f32")
+    local s = ones:cumsum()
+    T.eq(s[1], 1.0, "first")
+    T.eq(s[123457], 123457.0, "middle")
+    T.eq(s[n], n + 0.0, "last")
+    local r = (host and cu.host.ones({ 3, n }, "i16") or cu.ones({ 3, n }, "i16"))
+      :cumsum({ axis = 2, include_initial = true })
+    T.eq(r.dtype, "i64", "i16 accumulates in i64")
+    for row = 1, 3 do
+      T.eq(r[row][1], 0, "row " .. row .. " starts with the identity")
+      T.eq(r[row][2], 1, "row " .. row .. " second")
+      T.eq(r[row][n + 1], n, "row " .. row .. " last")
+    end
+    local col = (host and cu.host.ones({ n, 2 }, "f64") or cu.ones({ n, 2 }, "f64")):cumsum({ axis = 1 })
+    T.eq(col[n][1], n + 0.0, "strided column, last")
+    T.eq(col[7][2], 7.0, "strided column, seventh")
+  end)
+
   T.case("a long scan and reduction (" .. where .. ")", function()
     -- Long enough for the host's split rows and for several CUB tiles and reduction blocks.
     local n = 300000

@@ -150,10 +150,19 @@ __global__ void keys_kernel(const T* in, K* keys, int64_t n) {
   CULUA_GRID_LOOP(i, n) keys[i] = to_key<T, K>(in[i]);
 }
 
-// 1-based positions along rows of n.
+// 1-based positions along rows of n. A 64-bit remainder is a long software sequence on the GPU,
+// as costly as the stores at 2^26 positions: one row needs none, and rows that fit 32 bits use the
+// hardware-friendly 32-bit one.
 template <int = 0>
 __global__ void positions_kernel(int64_t* out, int64_t total, int64_t n) {
-  CULUA_GRID_LOOP(i, total) out[i] = i % n + 1;
+  if (n == total) {
+    CULUA_GRID_LOOP(i, total) out[i] = i + 1;
+  } else if (total <= int64_t{UINT32_MAX}) {
+    const auto n32 = static_cast<uint32_t>(n);
+    CULUA_GRID_LOOP(i, total) out[i] = static_cast<int64_t>(static_cast<uint32_t>(i) % n32) + 1;
+  } else {
+    CULUA_GRID_LOOP(i, total) out[i] = i % n + 1;
+  }
 }
 
 template <class T>

@@ -89,6 +89,9 @@ Cufft::Plan& Cufft::plan(const Key& key, bool capturing) {
   Plan p;
   p.key = key;
   p.pinned = capturing;
+  // A plan made while the stream captures a graph: cuFFT's set-up (allocations, copies of its
+  // tables) must not count as work of the capture nor invalidate it.
+  const RelaxedCaptureMode relaxed;
   CULUA_CUFFT_CHECK(cufft_api().create(&p.handle));
   struct DestroyOnError {  // until the plan is made
     Cufft* self;

@@ -5,7 +5,9 @@
 # Writes one log, $OUT/gpu-tests.log when OUT is set (the device tool), else gpu-tests.log.
 # Exit status: 0 when every test passed, 1 otherwise (a skipped test counts as a failure here:
 # this script exists to run them; only the lua5.4 run of the stock-Lua module without lua5.4,
-# and the REPL test without tmux, are left out, each with a SKIPPED line).
+# and the REPL test without tmux, are left out, each with a SKIPPED line). A test binary that the
+# carried bundle lacks (tools/stage-gpu --part tests) is reported NOT STAGED; with no failure, the
+# status is then 2, so that a partial run never reads as a complete one.
 set -uo pipefail
 shopt -s nullglob
 cd "$(dirname "$0")/.."
@@ -21,11 +23,20 @@ log=${OUT:-.}/gpu-tests.log
 passed=0
 failed=()
 skipped=()
+unstaged=()
 
 run() {
   local name=$1
   shift
   local start=$SECONDS
+  local arg
+  for arg in "$@"; do  # a test binary of the build folder that was not carried
+    if [[ $arg == "$build"/tests/* && ! -e $arg ]]; then
+      unstaged+=("$name")
+      printf '%-40s NOT STAGED: %s\n' "$name" "$arg"
+      return
+    fi
+  done
   {
     echo "=== $name: $*"
     "$@"
@@ -83,12 +94,8 @@ run quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
 run unit "$build/tests/culua_unit_tests" --warn NoTests
 # Issue 25: cuFFT's plan cache, the CUB sorts against a C++ reference, and the Array API functions
 # against numpy on the GPU (the GPU machine's python3 has numpy).
-if [[ -x $build/tests/culua_gpu_fft_tests ]]; then
-  run gpu.cufft "$build/tests/culua_gpu_fft_tests" --warn NoTests
-fi
-if [[ -x $build/tests/culua_sort_cub_check ]]; then
-  run gpu.sort_cub_check "$build/tests/culua_sort_cub_check" 0
-fi
+run gpu.cufft "$build/tests/culua_gpu_fft_tests" --warn NoTests
+run gpu.sort_cub_check "$build/tests/culua_sort_cub_check" 0
 for t in tests/numpy/test_*_numpy.lua; do
   run "numpy.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"
 done
@@ -117,6 +124,7 @@ else
   printf '%-40s SKIPPED: fewer than 2 GPUs\n' mpi.cuda.nccl_world
 fi
 
-echo "$passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}${skipped:+, ${#skipped[@]} skipped: ${skipped[*]}}"
+echo "$passed passed, ${#failed[@]} failed${failed:+: ${failed[*]}}${skipped:+, ${#skipped[@]} skipped: ${skipped[*]}}${unstaged:+, ${#unstaged[@]} not staged: ${unstaged[*]}}"
 echo "log: $log"
-((${#failed[@]} == 0))
+((${#failed[@]} == 0)) || exit 1
+((${#unstaged[@]} == 0)) || exit 2

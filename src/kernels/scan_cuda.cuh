@@ -18,11 +18,11 @@
 
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/tabulate_output_iterator.h>
-#include <thrust/iterator/transform_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/transform_output_iterator.h>
 #include <cstdint>
-#include <type_traits>
 #include <cub/device/device_scan.cuh>
+#include <type_traits>
 
 #include "core/scan_call.hpp"
 #include "kernels/functors.cuh"
@@ -106,8 +106,7 @@ struct StoreAfterInitial {
 
 // CUB's scan of n items (by row keys when rows), temporary storage from the pool.
 template <class F, class Items, class Sink>
-int cub_scan(const F& f, bool rows, int64_t R, Items items, Sink sink, int64_t n,
-             const Launch& l) {
+int cub_scan(const F& f, bool rows, int64_t R, Items items, Sink sink, int64_t n, const Launch& l) {
   const auto stream = static_cast<cudaStream_t>(l.stream);
   const auto keys =
       thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOf{R});
@@ -140,8 +139,7 @@ int run_contiguous(const F& f, const ScanCall& c, int64_t M, int64_t R, const La
   const auto with_items = [&](auto items) {
     if (c.include_initial && rows) {
       return cub_scan(f, rows, R, items,
-                      thrust::make_tabulate_output_iterator(StoreAfterInitial<F>{f, out, R}), n,
-                      l);
+                      thrust::make_tabulate_output_iterator(StoreAfterInitial<F>{f, out, R}), n, l);
     }
     Out* first = out + (c.include_initial ? 1 : 0);
     if constexpr (std::is_same_v<Acc, Out>) {

@@ -129,6 +129,21 @@ local BINARY = {
   remainder = "np.remainder(a, b)", subtract = "np.subtract(a, b)",
 }
 
+-- Complex products as culua computes them, (ar br - ai bi, ar bi + ai br), each product rounded
+-- (C99's formula without contraction; numpy 1.x's), evaluated with numpy's real arithmetic. numpy
+-- 2 on CPUs with FMA instructions fuses a product into the sum in its complex multiply and square
+-- (a last-bit difference, and (1e20, inf)^2 = (-inf, inf) in c64 where the rounded products give
+-- (NaN, inf)), so np.multiply and np.square of complex values depend on numpy's version and CPU.
+local CMUL = "(lambda x, y: (lambda r, i: np.stack([r, i], -1).view(x.dtype)[..., 0])" ..
+  "(x.real * y.real - x.imag * y.imag, x.real * y.imag + x.imag * y.real))" ..
+  "(*np.broadcast_arrays(*[np.asarray(v, np.result_type(a, b)) for v in (a, b)]))"
+local CSQUARE = "(lambda x: (lambda r, i: np.stack([r, i], -1).view(x.dtype)[..., 0])" ..
+  "(x.real * x.real - x.imag * x.imag, x.real * x.imag + x.imag * x.real))(np.asarray(a))"
+-- Complex pow of zero: culua gives NaN + NaN i unless the exponent is real and positive (numpy
+-- 1.x's rule); numpy 2 gives 0 for every exponent with a positive real part (docs/array-api.md).
+local CPOW = "np.where((a == 0) & (b.imag != 0) & (b.real > 0), np.asarray(complex('nan+nanj'), " ..
+  "np.result_type(a, b)), np.power(a, b))"
+
 -- Exact where numpy is exact; the others within TOL ulps (relative to the result, or to 1 for
 -- results below 1: the libraries differ in the last bits near zeros of the function too).
 local TRANSCENDENTAL = { acos = true, acosh = true, asin = true, asinh = true, atan = true,
@@ -268,6 +283,7 @@ for _, fn in ipairs(names) do
     local a = arr(vals, t)
     local dev = deviation(fn, t)
     local expr = UNARY[fn]
+    if fn == "square" and KIND[t] == "complex" then expr = CSQUARE end
     local label = string.format("%s(%s)", fn, t)
     local opts = { tol = tol_for(fn, t) }
     if dev == "dtype" then opts.dtype = false end
@@ -357,9 +373,12 @@ for _, fn in ipairs(bnames) do
     local a = arr(sp, t):reshape({ #sp, 1 })
     local b = arr(b_sp, t):reshape({ 1, #b_sp })
     local label = string.format("%s(%s, %s) special pairs", fn, t, t)
+    local pair_expr = expr
+    if KIND[t] == "complex" and fn == "multiply" then pair_expr = CMUL end
+    if KIND[t] == "complex" and fn == "pow" then pair_expr = CPOW end
     local opts = { tol = tol_for(fn, t) }
     if t == "bf16" and opts.tol == 0 then opts.tol = EPS.bf16 end
-    add_case(label, expr, { a = a, b = b }, function() return cu[fn](a, b) end, opts)
+    add_case(label, pair_expr, { a = a, b = b }, function() return cu[fn](a, b) end, opts)
     checks[#checks].dev = deviation(fn, t)
     -- random pairs, the second operand transposed
     local n = 12
@@ -372,7 +391,7 @@ for _, fn in ipairs(bnames) do
     end
     local x = arr(ra, t):reshape({ 3, 4 })
     local y = arr(rb, t):reshape({ 4, 3 }):transpose(1, 2)
-    add_case(label:gsub("special pairs", "random, transposed"), expr, { a = x, b = y },
+    add_case(label:gsub("special pairs", "random, transposed"), pair_expr, { a = x, b = y },
       function() return cu[fn](x, y) end, opts)
     checks[#checks].dev = deviation(fn, t)
   end
@@ -387,7 +406,10 @@ for _, fn in ipairs(bnames) do
     local t = (KIND[p[2]] == "complex" or KIND[p[1]] == "complex") and "c128" or "f64"
     local opts = { tol = TRANSCENDENTAL[fn] and 16 * EPS[t == "c128" and "c64" or "f32"] or 0 }
     if p[1] == "f16" or p[2] == "f16" then opts.tol = math.max(opts.tol, TRANSCENDENTAL[fn] and EPS.f16 or 0) end
-    add_case(string.format("%s(%s, %s)", fn, p[1], p[2]), expr, { a = x, b = y },
+    local mixed_expr = expr
+    if t == "c128" and fn == "multiply" then mixed_expr = CMUL end
+    if t == "c128" and fn == "pow" then mixed_expr = CPOW end
+    add_case(string.format("%s(%s, %s)", fn, p[1], p[2]), mixed_expr, { a = x, b = y },
       function() return cu[fn](x, y) end, opts)
     local kinds = KIND[p[1]] .. KIND[p[2]]
     local rep = kinds:find("complex") and "c128" or kinds:find("float") and "f64" or "i32"

@@ -128,11 +128,11 @@ __attribute__((constructor(101))) void choose_openblas_core() {
 }
 
 // At most blas_calls() matrix products inside OpenBLAS at once: $CULUA_HOST_BLAS_CALLS (1 to
-// 64), else 16. Each serial OpenBLAS gemm takes a buffer from a table under a lock; with 17 calls
-// at once (16 pool threads and the stream's worker, an 8 x 8 grid of blocks, H100 host,
-// 2026-11-26) Debian's OpenBLAS 0.3.21 printed "BLAS : Bad memory unallocation!" once; with at
-// most 16 it never did (the helper's runs, the suite, and 200 products of 8 x 8 blocks with 16
-// threads, H100 host, 2026-11-26).
+// 64), else 1 (see blas_calls()). Each serial OpenBLAS gemm takes a buffer from a table under a
+// lock; with 17 calls at once (16 pool threads and the stream's worker, an 8 x 8 grid of blocks,
+// H100 host, 2026-11-26) Debian's OpenBLAS 0.3.21 printed "BLAS : Bad memory unallocation!" once;
+// with at most 16 it never did (the helper's runs, the suite, and 200 products of 8 x 8 blocks with
+// 16 threads, H100 host, 2026-11-26).
 constexpr int kMaxBlasCalls = 64;
 
 class BlasSlot {
@@ -389,7 +389,10 @@ void blas_matmul(const MatmulCall& c) {
 int blas_calls() {
   static const int n = [] {
     const char* env = std::getenv("CULUA_HOST_BLAS_CALLS");
-    if (env == nullptr || *env == 0) return 16;
+    // Default 1: concurrent serial OpenBLAS 0.3.21 calls (Debian 12) gave different bytes for the
+    // same f64 block products (tests/unit/test_host_pool.cpp's pool-size case failed 6 of 50 runs
+    // with 16, 5 of 50 with 2, 0 of 50 with 1; 2026-11-27): correct results first.
+    if (env == nullptr || *env == 0) return 1;
     char* end = nullptr;
     const long v = std::strtol(env, &end, 10);
     if (*end != 0 || v < 1 || v > kMaxBlasCalls) {

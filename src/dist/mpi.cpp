@@ -12,8 +12,10 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <mutex>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -27,6 +29,9 @@ MPI_Comm comm = MPI_COMM_NULL;
 bool culua_initialized = false;
 int cached_rank = -1, cached_size = -1, cached_local_rank = -1;
 std::mutex init_mutex;
+// The session-directory base a singleton made for itself (see private_session_dir), removed after
+// MPI_Finalize.
+std::string own_tmpdir;
 
 std::string error_string(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -72,6 +77,33 @@ int launched_rank() {
 // made earlier and never after MPI's own teardown.
 void finalize_at_exit() {
   finish();
+}
+
+// Open MPI 4 gives every singleton started without a daemon the same session directory
+// (<tmp>/ompi.<host>.<uid>/jf.0/1/0), and the first of them to finish removes the whole tree from
+// under the others; one starting meanwhile can fail to make it and abort in MPI_Init ("Local abort
+// before MPI_INIT completed", seen in CI with concurrent culua processes). A singleton gets a base
+// folder of its own, unless the user chose one (OMPI_MCA_orte_tmpdir_base). Returns whether the
+// variable was set here (it is unset after MPI_Init: child processes make their own).
+bool private_session_dir() {
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+  if (launched() || env("OMPI_MCA_orte_tmpdir_base")) return false;
+  const char* base = env("TMPDIR");
+  std::string folder = fmt::format("{}/culua-mpi-XXXXXX", base ? base : "/tmp");
+  if (!mkdtemp(folder.data())) return false;  // Open MPI's default then
+  own_tmpdir = folder;
+  setenv("OMPI_MCA_orte_tmpdir_base", folder.c_str(), 1);
+  return true;
+#else
+  return false;
+#endif
+}
+
+void remove_private_session_dir() {
+  if (own_tmpdir.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(own_tmpdir, ignored);
+  own_tmpdir.clear();
 }
 
 MPI_Comm world() {
@@ -158,9 +190,14 @@ void ensure_initialized() {
     // A singleton (no mpirun) spawns nothing: Open MPI need not start its daemon (a third of
     // the start-up time), unless the user said otherwise.
     if (!launched()) setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    const bool own_dir = private_session_dir();
     int provided = 0;
     const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
-    if (rc != MPI_SUCCESS) fail(ErrorKind::Unsupported, "MPI failed to start ({})", rc);
+    if (own_dir) unsetenv("OMPI_MCA_orte_tmpdir_base");
+    if (rc != MPI_SUCCESS) {
+      remove_private_session_dir();
+      fail(ErrorKind::Unsupported, "MPI failed to start ({})", rc);
+    }
     culua_initialized = true;
     std::atexit(finalize_at_exit);
     if (provided < MPI_THREAD_FUNNELED) {
@@ -366,7 +403,10 @@ void finish() {
   if (comm == MPI_COMM_NULL || !initialized()) return;
   MPI_Comm_free(&comm);
   comm = MPI_COMM_NULL;
-  if (culua_initialized) MPI_Finalize();
+  if (culua_initialized) {
+    MPI_Finalize();
+    remove_private_session_dir();
+  }
 }
 
 }  // namespace culua::detail::dist::mpi

@@ -44,6 +44,40 @@ T.case("size 1: distribute=true runs every point here", function()
   T.eq(#res.rows, 3)
 end)
 
+-- Open MPI 4 gave every singleton the same session folder (<tmp>/ompi.<host>.<uid>/jf.0/1/0), and
+-- the first to end removed it from under the others (in CI, a culua starting meanwhile aborted in
+-- MPI_Init). Singleton A starts MPI, runs singleton B to its end, then counts the folders left in
+-- TMPDIR: its own must still be there; after A ends, nothing may be.
+T.case("singletons side by side: one that ends leaves the other's session files, none leaves any", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir '" .. dir .. "'"))
+  local script = dir .. ".lua"
+  local f = assert(io.open(script, "w"))
+  f:write([[
+local culua, dir = arg[1], arg[2]
+cu.mpi.barrier()
+assert(os.execute(string.format("TMPDIR='%s' '%s' --backend host -e 'cu.mpi.barrier()'", dir, culua)))
+local p = io.popen(string.format("find '%s' -mindepth 1 -type d | wc -l", dir))
+print("folders=" .. p:read("a"):match("%d+"))
+p:close()
+]])
+  f:close()
+  local function run(command)
+    local p = io.popen(command .. " 2>&1")
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+  local out = run(string.format("TMPDIR='%s' '%s' --backend host '%s' '%s' '%s'", dir, culua, script, culua, dir))
+  local left = run(string.format("find '%s' -mindepth 1 | wc -l", dir))
+  os.remove(script)
+  os.execute("rm -rf '" .. dir .. "'")
+  local folders = tonumber(out:match("folders=(%d+)"))
+  T.truthy(folders and folders > 0, "A's session folder outlives B: " .. out)
+  T.eq(tonumber(left:match("%d+")), 0, "nothing left behind")
+end)
+
 -- Runs run.sh with culua and the arguments; returns the status, the output and the seconds.
 local function job(...)
   local t0 = os.time()

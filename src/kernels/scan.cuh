@@ -13,6 +13,7 @@ struct ScanFn {
   using In = T;
   using Acc = typename reduce::SumTypes<T>::Acc;
   using Out = typename reduce::SumTypes<T>::Out;
+  static constexpr bool kProduct = Prod;
 
   CULUA_HD Acc identity() const {
     if constexpr (!Prod) {

@@ -454,6 +454,7 @@ int protected_main(lua_State* L) {
   if (inv.sandbox) inv.sandbox->install(L, rt);
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0);
+  rt.collect_young = [L] { lua_gc(L, LUA_GCSTEP, 0); };  // a young collection in this mode
   lua::begin_run(L);
   bool ok = (inv.no_env || run_lua_init(L) == LUA_OK) && run_all(L, inv);
   // A failed run leaves at once: work still queued is dropped (host) or left to end with the

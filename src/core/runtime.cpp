@@ -288,11 +288,19 @@ void Runtime::check_quota(size_t bytes) {
 
 // The debt is device memory allocated since the last collection and not freed explicitly: a
 // collection runs once it reaches the threshold, before the next allocation (not because of the
-// current one, so that allocating and freeing one large array never collects).
+// current one, so that allocating and freeing one large array never collects). A young collection
+// where the state has them, a full one every kYoungPerFull-th time: a full collection costs time
+// in proportion to the whole heap (3 ms per 128 MiB array allocated in a loop beside 100000 small
+// tables, measured on the host backend), a young one in proportion to what is new.
 void Runtime::collect_if_indebted(size_t bytes) {
   if (gc_debt_ >= gc_threshold_ && collect_garbage) {
     gc_debt_ = 0;
-    collect_garbage();
+    if (collect_young && ++young_collections_ < kYoungPerFull) {
+      collect_young();
+    } else {
+      young_collections_ = 0;
+      collect_garbage();
+    }
   }
   gc_debt_ += bytes;
 }

@@ -94,6 +94,12 @@ class Runtime {
   void note_explicit_free(size_t bytes, Location loc);
   // Set by the Lua layer: a full garbage collection, so unreachable arrays release their memory.
   std::function<void()> collect_garbage;
+  // Set where the Lua state collects generationally (the CLI, the embedding library): a young
+  // collection, which frees the arrays made since the last one that are already unreachable (the
+  // temporaries of a loop) at a cost that does not grow with the rest of the heap. The debt
+  // threshold runs it, and collect_garbage every kYoungPerFull-th time (old garbage).
+  std::function<void()> collect_young;
+  static constexpr int kYoungPerFull = 8;
 
   // cu.seed / cu.rand: the seed and the counter offset of the next random array (counter-based
   // generator: the same seed gives the same numbers on every backend and launch configuration).
@@ -128,6 +134,7 @@ class Runtime {
   // collector does not see device memory, so past a threshold we collect ourselves.
   uint64_t gc_debt_ = 0;
   uint64_t gc_threshold_ = uint64_t{256} << 20;
+  int young_collections_ = 0;  // since the last full collection
   std::string fatal_location_;
   std::shared_ptr<MemoryQuota> quota_;
   RandomState random_state_;

@@ -623,6 +623,8 @@ Runtime::Runtime(const Options& options) : impl_(std::make_unique<Impl>()) {
       }
     }
     d::lua::open_cu(L, *impl_->engine);
+    // The state collects generationally (above): a step is a young collection.
+    impl_->engine->collect_young = [L] { lua_gc(L, LUA_GCSTEP, 0); };
     lua_setglobal(L, "cu");
     luaL_newmetatable(L, kFunctionType);
     lua_pushcfunction(L, function_gc);

@@ -228,6 +228,7 @@ int context_gc(lua_State* L) {
   }
   if (ctx->rt) {
     ctx->rt->collect_garbage = nullptr;
+    ctx->rt->collect_young = nullptr;
     ctx->rt->monitor().site = nullptr;
   }
   ctx->trace.reset();

@@ -69,3 +69,25 @@ TEST_CASE("out of memory: device allocations past a debt threshold ask for a col
   rt.synchronize();
   CHECK(host_backend(rt).live_device_bytes() == 0);
 }
+
+TEST_CASE("the debt runs young collections where the state has them, a full one every eighth",
+          "[oom]") {
+  Runtime rt(host_options(64 * kMiB));
+  int young = 0, full = 0;
+  rt.collect_garbage = [&] { ++full; };
+  rt.collect_young = [&] { ++young; };
+  // 8 MiB at a time: the debt reaches 256 MiB every 32 allocations; 513 of them pass it 16 times.
+  for (int i = 0; i < 32 * 16 + 1; ++i) {
+    Array a = empty(rt, Shape{int64_t{8} << 20}, DType::U8);
+  }
+  CHECK(young == 14);
+  CHECK(full == 2);
+  CHECK(Runtime::kYoungPerFull == 8);
+  // Without a full collection the young ones do not run either (the Lua layer is gone).
+  rt.collect_garbage = nullptr;
+  for (int i = 0; i < 64; ++i) {
+    Array a = empty(rt, Shape{int64_t{8} << 20}, DType::U8);
+  }
+  CHECK(young == 14);
+  rt.collect_young = nullptr;
+}

@@ -14,6 +14,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include <algorithm>
 #include <cerrno>
@@ -61,7 +62,8 @@ const char* const kSuiteUsage =
     "                         matmul     matmul_f32, matmul_bf16, matmul_f64 (cublasGemmEx)\n"
     "                         arrays     sort_f32, sort_i32, argsort_f32, argsort_i32 (CUB's\n"
     "                                    radix sort), fft_c64 (cuFFT), arrays_copy (cudaMemcpy\n"
-    "                                    at --reduce-bytes: the bound of cumsum, any, std)\n"
+    "                                    at --reduce-bytes: the bound of cumsum, any, std),\n"
+    "                                    cumsum (CUB's DeviceScan::InclusiveSum, f32)\n"
     "                         startup    context, first_kernel\n"
     "  --reps R               repetitions per figure (default 11)\n"
     "  --launches N           back-to-back launches per launch_* repetition (default 10000);\n"
@@ -1723,6 +1725,36 @@ void arrays_group(const Context& c) {
                  rates(t.per_op_ms, 2.0 * static_cast<double>(size), 1e9), t.batch,
                  "cudaMemcpyAsync device to device (2 x size moved): the bound of the arrays "
                  "group's cumsum, any and std");
+  });
+  // CUB's own scan at the same size: what cu.cumsum can reach through CUB.
+  guarded("cumsum", static_cast<long long>(size), [&] {
+    const size_t n = size / 4;
+    if (n > static_cast<size_t>(INT_MAX)) throw Failure("more items than an int counts");
+    const int count = static_cast<int>(n);
+    DeviceBuffer a(size), b(size);
+    fill(c, a.as<float>(), n);
+    size_t bytes = 0;
+    CK(cub::DeviceScan::InclusiveSum(nullptr, bytes, a.as<float>(), b.as<float>(), count, c.s));
+    DeviceBuffer temp(std::max<size_t>(bytes, 1));
+    const Batched t = time_batched(c.s, c.opt.reps, [&] {
+      size_t b_ = bytes;
+      CK(cub::DeviceScan::InclusiveSum(temp.as(), b_, a.as<float>(), b.as<float>(), count, c.s));
+    });
+    CK(cudaStreamSynchronize(c.s));
+    const std::vector<float> in = copy_back(a.as<float>(), n), out = copy_back(b.as<float>(), n);
+    double sum = 0, magnitude = 0;
+    for (float x : in) {
+      sum += x;
+      magnitude += std::fabs(x);
+    }
+    if (!(std::fabs(out[n - 1] - sum) <= 1e-3 * magnitude + 1e-6)) {
+      throw Failure("cub::DeviceScan::InclusiveSum's last element " + number(out[n - 1]) +
+                    " is not the sum " + number(sum));
+    }
+    emit_figures("cumsum", static_cast<long long>(size), "GB/s",
+                 rates(t.per_op_ms, 2.0 * static_cast<double>(size), 1e9), t.batch,
+                 "cub::DeviceScan::InclusiveSum<float> with an int count (2 x size moved), "
+                 "temporary storage allocated once");
   });
 }
 

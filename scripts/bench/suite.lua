@@ -1099,6 +1099,9 @@ local function targets()
     target(row[2] .. " against `cudaMemcpy` device to device", find("culua", row[1], cfg.reduce_bytes), copy_ref,
       function(v, r) return v >= 0.90 * r end, "≥ 90%")
   end
+  -- What CUB's scan reaches at the same size (culua-baseline's cumsum: DeviceScan::InclusiveSum).
+  target("`cu.cumsum(a, {out = c})` f32 against CUB called from C++", find("culua", "cumsum", cfg.reduce_bytes),
+    find("native", "cumsum", cfg.reduce_bytes), function(v, r) return v >= 0.90 * r end, "≥ 90%")
   local big = cfg.transfer[#cfg.transfer]
   for _, op in ipairs({ "h2d_pinned", "d2h_pinned" }) do
     target(op:gsub("_", " ") .. ", largest size", find("culua", op, big), find("native", op, big),

@@ -77,8 +77,11 @@ TEST_CASE("the debt runs young collections where the state has them, a full one 
   rt.collect_garbage = [&] { ++full; };
   rt.collect_young = [&] { ++young; };
   // 8 MiB at a time: the debt reaches 256 MiB every 32 allocations; 513 of them pass it 16 times.
+  // Each array's stream-ordered free completes before the next allocation: no out-of-memory
+  // retry (which collects fully) can run.
   for (int i = 0; i < 32 * 16 + 1; ++i) {
-    Array a = empty(rt, Shape{int64_t{8} << 20}, DType::U8);
+    { Array a = empty(rt, Shape{int64_t{8} << 20}, DType::U8); }
+    rt.synchronize();
   }
   CHECK(young == 14);
   CHECK(full == 2);
@@ -86,7 +89,8 @@ TEST_CASE("the debt runs young collections where the state has them, a full one 
   // Without a full collection the young ones do not run either (the Lua layer is gone).
   rt.collect_garbage = nullptr;
   for (int i = 0; i < 64; ++i) {
-    Array a = empty(rt, Shape{int64_t{8} << 20}, DType::U8);
+    { Array a = empty(rt, Shape{int64_t{8} << 20}, DType::U8); }
+    rt.synchronize();
   }
   CHECK(young == 14);
   rt.collect_young = nullptr;

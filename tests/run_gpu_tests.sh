@@ -99,6 +99,11 @@ run gpu.sort_cub_check "$build/tests/culua_sort_cub_check" 0
 for t in tests/numpy/test_*_numpy.lua; do
   run "numpy.cuda.$(basename "$t" .lua)" "$build/culua" --backend cuda "$t"
 done
+# Every element-wise operation through the run-time-switch kernels (docs/design.md).
+run numpy.cuda.elementwise.switch env CULUA_ELEMENTWISE_SWITCH=1 "$build/culua" --backend cuda tests/numpy/test_elementwise_numpy.lua
+for name in test_elementwise test_elementwise_api test_layouts_2d; do
+  run "lua.cuda.$name.switch" env CULUA_ELEMENTWISE_SWITCH=1 "$build/culua" --backend cuda "tests/lua/$name.lua"
+done
 # The REPL through a pseudo-terminal needs tmux, which a GPU machine may lack: then it is
 # reported as skipped (not failed: the GPU is not the reason).
 if command -v tmux >/dev/null 2>&1; then

@@ -9,7 +9,7 @@
 
 namespace culua::detail {
 
-#define CULUA_OP_NAME(e, name, functor) name,
+#define CULUA_OP_NAME(e, name, ...) name,
 const char* op_name(BinaryOp op) {
   static constexpr const char* kNames[kNumBinaryOps] = {CULUA_BINARY_OPS(CULUA_OP_NAME)};
   return kNames[static_cast<int>(op)];
@@ -52,49 +52,6 @@ int kind_rank(DType t) {
       return 3;
   }
   return 0;
-}
-
-bool binary_valid(BinaryOp op, DType t) {
-  const int k = kind_rank(t);
-  switch (op) {
-    case BinaryOp::Add:
-    case BinaryOp::Mul:
-    case BinaryOp::Eq:
-    case BinaryOp::Ne:
-    case BinaryOp::LogicalAnd:
-    case BinaryOp::LogicalOr:
-    case BinaryOp::LogicalXor:
-      return true;
-    case BinaryOp::Sub:
-    case BinaryOp::Pow:
-      return k != 0;
-    case BinaryOp::Div:
-      return k >= 2;
-    case BinaryOp::FloorDiv:
-    case BinaryOp::Mod:
-      return k == 1 || k == 2;
-    case BinaryOp::Atan2:
-    case BinaryOp::Copysign:
-    case BinaryOp::Hypot:
-    case BinaryOp::Logaddexp:
-      return k == 2;
-    case BinaryOp::BitAnd:
-    case BinaryOp::BitOr:
-    case BinaryOp::BitXor:
-      return k <= 1;
-    case BinaryOp::Shl:
-    case BinaryOp::Shr:
-      return k == 1;
-    case BinaryOp::Maximum:  // complex values in numpy's order (real part, then imaginary)
-    case BinaryOp::Minimum:
-      return true;
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge:
-      return k != 3;
-  }
-  return false;
 }
 
 DType operand_type(const Operand& o) {
@@ -277,76 +234,57 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
 }
 
 ElementwiseTypes binary_types(BinaryOp op, const Operand& a, const Operand& b) {
+  const OpRule& r = rule(op);
   DType t = common_type(a, b);
-  if (op == BinaryOp::Div && kind_rank(t) < 2) t = DType::F64;  // true division
-  // numpy has no bool power or shift: it computes in i8 (bool ^ bool is i8; bool ^ 3 is i64).
-  if ((op == BinaryOp::Pow || op == BinaryOp::Shl || op == BinaryOp::Shr) && t == DType::Bool) {
-    t = DType::I8;
+  switch (r.promote) {
+    case OpPromote::None:
+    case OpPromote::Float:
+      break;
+    case OpPromote::TrueDiv:
+      if (kind_rank(t) < 2) t = DType::F64;
+      break;
+    case OpPromote::BoolI8:  // numpy has no bool power or shift: bool ^ bool is i8
+      if (t == DType::Bool) t = DType::I8;
+      break;
+    case OpPromote::FloatPair:
+      // Integers and bools go to the float type numpy picks, the smallest that both operands
+      // cast to safely (i8 -> f16, i16 -> f32, i32 and i64 -> f64; i8 with u8 is f16, not the f32
+      // of their common i16).
+      if (a.array && b.array && kind_rank(a.array->dtype()) < 2 &&
+          kind_rank(b.array->dtype()) < 2) {
+        t = promote_types(float_for(a.array->dtype()), float_for(b.array->dtype()));
+      } else if (kind_rank(t) < 2) {
+        t = float_for(t);
+      }
+      break;
   }
-  // Real functions of floats: integers and bools go to the float type numpy picks, the smallest
-  // that both operands cast to safely (i8 -> f16, i16 -> f32, i32 and i64 -> f64; i8 with u8 is
-  // f16, not the f32 of their common i16).
-  if (op == BinaryOp::Atan2 || op == BinaryOp::Copysign || op == BinaryOp::Hypot ||
-      op == BinaryOp::Logaddexp) {
-    if (a.array && b.array && kind_rank(a.array->dtype()) < 2 && kind_rank(b.array->dtype()) < 2) {
-      t = promote_types(float_for(a.array->dtype()), float_for(b.array->dtype()));
-    } else if (kind_rank(t) < 2) {
-      t = float_for(t);
-    }
-  }
-  if (!binary_valid(op, t)) {
+  if (!accepts(r, t)) {
     fail(ErrorKind::Type, "{} is not defined for {} operands ({} and {})", op_name(op), name(t),
          name(operand_type(a)), name(operand_type(b)));
   }
-  return {t, is_comparison(op) ? DType::Bool : t};
+  return {t, result_dtype(r, t)};
+}
+
+// What an operation's operands must be, for its error message.
+static const char* expected(uint8_t accepts) {
+  using namespace opclass;
+  if (accepts == kIFC) return "use astype first";
+  if (accepts == kIF || accepts == kBIF) return "a real number is expected";
+  if (accepts == kBI) return "integers or bools are expected";
+  return "another dtype is expected";
 }
 
 ElementwiseTypes unary_types(UnaryOp op, DType a) {
-  const int k = kind_rank(a);
-  auto refuse = [&](const char* what) {
-    fail(ErrorKind::Type, "{} is not defined for {} ({})", op_name(op), name(a), what);
-  };
-  switch (op) {
-    case UnaryOp::Neg:
-      if (a == DType::Bool) fail(ErrorKind::Type, "neg is not defined for bool; use astype first");
-      return {a, a};
-    case UnaryOp::Positive:
-    case UnaryOp::Sign:
-      if (k == 0) refuse("use astype first");
-      return {a, a};
-    case UnaryOp::Square:  // numpy squares bools in i8
-      if (k == 0) return {DType::I8, DType::I8};
-      return {a, a};
-    case UnaryOp::Round:
-      if (k == 0) refuse("a real or complex number is expected");
-      return {a, a};
-    case UnaryOp::Floor:
-    case UnaryOp::Ceil:
-    case UnaryOp::Trunc:
-      if (k == 0 || k == 3) refuse("a real number is expected");
-      return {a, a};
-    case UnaryOp::Signbit:
-      if (k == 3) refuse("a real number is expected");
-      return {a, DType::Bool};
-    case UnaryOp::Isnan:
-    case UnaryOp::Isinf:
-    case UnaryOp::Isfinite:
-    case UnaryOp::LogicalNot:
-      return {a, DType::Bool};
-    case UnaryOp::BitInvert:
-      if (k >= 2) refuse("integers or bools are expected");
-      return {a, a};
-    case UnaryOp::Abs:
-    case UnaryOp::Real:
-    case UnaryOp::Imag:
-      return {a, real_of(a)};
-    case UnaryOp::Conj:
-      return {a, a};
-    default: {
-      const DType f = float_for(a);
-      return {f, f};
-    }
+  const OpRule& r = rule(op);
+  DType t = a;
+  if (r.promote == OpPromote::Float) t = float_for(a);
+  if (r.promote == OpPromote::BoolI8 && a == DType::Bool)
+    t = DType::I8;  // numpy squares bools in i8
+  if (!accepts(r, t)) {
+    fail(ErrorKind::Type, "{} is not defined for {} ({})", op_name(op), name(a),
+         op == UnaryOp::Round ? "a real or complex number is expected" : expected(r.accepts));
   }
+  return {t, result_dtype(r, t)};
 }
 
 Array binary(Runtime& rt, BinaryOp op, const Operand& a, const Operand& b, const Array* out,

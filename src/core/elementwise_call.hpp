@@ -9,22 +9,8 @@
 
 namespace culua::detail {
 
-#define CULUA_OP_ENUM(e, name, functor) e,
-#define CULUA_OP_COUNT(e, name, functor) +1
-enum class BinaryOp : uint8_t { CULUA_BINARY_OPS(CULUA_OP_ENUM) };
-inline constexpr int kNumBinaryOps = 0 CULUA_BINARY_OPS(CULUA_OP_COUNT);
-enum class UnaryOp : uint8_t { CULUA_UNARY_OPS(CULUA_OP_ENUM) };
-inline constexpr int kNumUnaryOps = 0 CULUA_UNARY_OPS(CULUA_OP_COUNT);
-#undef CULUA_OP_ENUM
-#undef CULUA_OP_COUNT
-
 const char* op_name(BinaryOp op);
 const char* op_name(UnaryOp op);
-// Comparisons and logical operations: bool results (they come last in the table).
-inline bool is_comparison(BinaryOp op) {
-  return op >= BinaryOp::Eq;
-}
-
 // An input: a view with the output's shape (stride 0 along broadcast dimensions), or a scalar
 // (view.data == nullptr) already encoded as an element of the compute type.
 struct ElementOperand {

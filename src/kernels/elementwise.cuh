@@ -1,12 +1,16 @@
-// Elementwise kernels as element functors, for both backends. Two shapes of work:
+// Elementwise kernels as element functors, for both backends. Three shapes of work:
 //  - fast: every array operand and the output are contiguous, inputs of the compute type and the
-//    output of the result type (the common case). One functor per (operation, type); on CUDA it
-//    runs with 16-byte vector loads and stores.
+//    output of the result type (the common case). The hot combinations (kHotBinary, kHotUnary:
+//    docs/design.md lists them) get one functor per (operation, type), on CUDA a kernel of their
+//    own with 16-byte vector loads and stores; every other valid combination runs through one
+//    functor per type that picks the operation at run time (BinarySwitch, UnarySwitch), vectorized
+//    the same way.
 //  - general: any strides (broadcasting is a stride of 0), any input and output dtypes (converted
 //    on load and store). One functor per compute type with the operation chosen at run time.
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -208,8 +212,6 @@ struct UnaryFast {
 
 template <class S>
 struct WhereFast {
-  using C = compute_t<S>;
-  static constexpr int V = kVecWidth<S>;
   S* out;
   const uint8_t* cond;  // bool elements, read as bytes (any nonzero byte is true); null: cv
   const S* x;           // null: the scalar xv (already of type S)
@@ -221,11 +223,93 @@ struct WhereFast {
     const bool c = cond ? cond[i] != 0 : cv;
     out[i] = c ? (x ? x[i] : xv) : (y ? y[i] : yv);
   }
-  CULUA_HD void vector(int64_t i) const {
-    CULUA_UNROLL
-    for (int k = 0; k < V; ++k) (*this)(i + k);
+};
+
+// ---- which combinations get kernels of their own ------------------------------------------------
+// Dedicated fast kernels for what scripts hit hard (the suite, the experiments, the tests):
+// arithmetic, maximum/minimum, power and comparisons on f32, f64, c64, i32, i64 and bool, the four
+// arithmetic operations on f16 and bf16, and neg/abs/exp/sqrt/square/conj on the first six types.
+// Everything else valid runs through the switch functors below (one kernel per type).
+template <class S>
+inline constexpr bool kHotType =
+    std::is_same_v<S, float> || std::is_same_v<S, double> || std::is_same_v<S, complex64> ||
+    std::is_same_v<S, int32_t> || std::is_same_v<S, int64_t> || std::is_same_v<S, bool>;
+template <class S>
+inline constexpr bool kHotHalfType = std::is_same_v<S, half> || std::is_same_v<S, bfloat16>;
+template <class Op>
+inline constexpr bool kHotArithmetic = std::is_same_v<Op, AddOp> || std::is_same_v<Op, SubOp> ||
+                                       std::is_same_v<Op, MulOp> || std::is_same_v<Op, DivOp>;
+template <class Op>
+inline constexpr bool kHotBinaryOp =
+    kHotArithmetic<Op> || std::is_same_v<Op, PowOp> || std::is_same_v<Op, MaximumOp> ||
+    std::is_same_v<Op, MinimumOp> || std::is_same_v<Op, EqOp> || std::is_same_v<Op, NeOp> ||
+    std::is_same_v<Op, LtOp> || std::is_same_v<Op, LeOp> || std::is_same_v<Op, GtOp> ||
+    std::is_same_v<Op, GeOp>;
+template <class Op>
+inline constexpr bool kHotUnaryOp =
+    std::is_same_v<Op, NegOp> || std::is_same_v<Op, AbsOp> || std::is_same_v<Op, ExpOp> ||
+    std::is_same_v<Op, SqrtOp> || std::is_same_v<Op, SquareOp> || std::is_same_v<Op, ConjOp>;
+template <class Op, class S>
+inline constexpr bool kHotBinary = op_valid<Op, compute_t<S>> &&
+                                   ((kHotType<S> && kHotBinaryOp<Op>) ||
+                                    (kHotHalfType<S> && kHotArithmetic<Op>));
+template <class Op, class S>
+inline constexpr bool kHotUnary = op_valid<Op, compute_t<S>>&& kHotType<S>&& kHotUnaryOp<Op>;
+
+// CULUA_ELEMENTWISE_SWITCH=1 in the environment sends the hot combinations through the switch
+// functors too (to measure and test that path; docs/design.md).
+inline bool switch_only() {
+  static const bool on = [] {
+    const char* v = std::getenv("CULUA_ELEMENTWISE_SWITCH");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+// The fast path of the operation chosen at run time: with_op(body) calls body(BinaryFast<Op, S>)
+// for this call's operation (one uniform branch per thread on CUDA, one per call on the host).
+template <class S>
+struct BinarySwitch {
+  using C = compute_t<S>;
+  static constexpr int V = kVecWidth<S>;
+  BinaryOp op;
+  void* out;
+  const S* a;
+  const S* b;
+  C av, bv;
+  const S* as;
+  const S* bs;
+
+  template <class Body>
+  CULUA_HD void with_op(Body&& body) const {
+    visit_binary(op, [&](auto o) {
+      using Op = decltype(o);
+      if constexpr (op_valid<Op, C>) {
+        using F = BinaryFast<Op, S>;
+        body(F{static_cast<typename F::O*>(out), a, b, av, bv, as, bs});
+      }
+    });
   }
-  bool aligned() const { return false; }
+};
+
+template <class S>
+struct UnarySwitch {
+  using C = compute_t<S>;
+  static constexpr int V = kVecWidth<S>;
+  UnaryOp op;
+  void* out;
+  const S* a;
+
+  template <class Body>
+  CULUA_HD void with_op(Body&& body) const {
+    visit_unary(op, [&](auto o) {
+      using Op = decltype(o);
+      if constexpr (op_valid<Op, C>) {
+        using F = UnaryFast<Op, S>;
+        body(F{static_cast<typename F::O*>(out), a});
+      }
+    });
+  }
 };
 
 // ---- general path -----------------------------------------------------------------------------
@@ -360,6 +444,50 @@ CULUA_HD inline void for_chunk(const Map& map, int64_t i0, int64_t n, Index (&of
   }
 }
 
+// The results of one chunk of the general path, of the operation's result type: the compute type,
+// its real part's type (abs, real, imag of complex values) or bool. Stored after the operation's
+// switch, so that the stores' dtype switch is compiled once per kind of result, not per operation.
+template <class S>
+struct ChunkResults {
+  using C = compute_t<S>;
+  using Re = typename real_type<C>::type;
+  C c[kChunk] = {};
+  Re re[kChunk] = {};
+  bool b[kChunk] = {};
+  uint8_t kind = 0;  // 0: c, 1: re, 2: b
+
+  template <class R>
+  CULUA_HD void set(int k, R v) {
+    if constexpr (std::is_same_v<R, C>) {
+      c[k] = v;
+      kind = 0;
+    } else if constexpr (std::is_same_v<R, bool>) {
+      b[k] = v;
+      kind = 2;
+    } else {
+      static_assert(std::is_same_v<R, Re>, "a result of the compute type, its real part or bool");
+      re[k] = v;
+      kind = 1;
+    }
+  }
+  // Rounded to the result type first (f16/bf16 compute in float): an out array of another dtype
+  // gets the result's value converted, as numpy does, not the float intermediate.
+  template <class Index>
+  CULUA_HD void store(const DynOut& out, int k, Index off) const {
+    if constexpr (!std::is_same_v<Re, C>) {
+      if (kind == 1) {
+        out.store(off, re[k]);
+        return;
+      }
+    }
+    if (kind == 2) {
+      out.store(off, b[k]);
+    } else {
+      out.store(off, convert<S>(c[k]));
+    }
+  }
+};
+
 template <class S, class Index>
 struct BinaryGeneral {
   using C = compute_t<S>;
@@ -371,9 +499,10 @@ struct BinaryGeneral {
 
   CULUA_HD void chunk(int64_t i0, int64_t n) const {
     Index off[3];
+    bool done = false;
     visit_binary(op, [&](auto o) {
       using Op = decltype(o);
-      if constexpr (Op::template valid<C>) {
+      if constexpr (op_valid<Op, C>) {
         using R = decltype(Op::apply(C{}, C{}));
         using O = out_storage_t<S, R>;
         if ((!a.data || a.dtype == dtype_of<S>()) && (!b.data || b.dtype == dtype_of<S>()) &&
@@ -384,31 +513,28 @@ struct BinaryGeneral {
             const C y = b.data ? to_compute(static_cast<const S*>(b.data)[o3[2]]) : b.value;
             static_cast<O*>(out.data)[o3[0]] = convert<O>(Op::apply(x, y));
           });
-        } else {
-          for_chunk(map, i0, n, off, [&](Index(&o3)[3]) {
-            const C x = a.load(o3[1]);
-            const C y = b.load(o3[2]);
-            out.store(o3[0], convert<O>(Op::apply(x, y)));
-          });
+          done = true;
         }
       }
     });
-  }
-
-  CULUA_HD void operator()(int64_t i) const {
-    Index off[3];
-    map(i, off);
-    const C x = a.load(off[1]);
-    const C y = b.load(off[2]);
+    if (done) return;
+    // Other dtypes: loads, the operation and stores in three steps, each switch compiled once.
+    C x[kChunk], y[kChunk];
+    Index at[kChunk];
+    int count = 0;
+    for_chunk(map, i0, n, off, [&](Index(&o3)[3]) {
+      x[count] = a.load(o3[1]);
+      y[count] = b.load(o3[2]);
+      at[count++] = o3[0];
+    });
+    ChunkResults<S> r;
     visit_binary(op, [&](auto o) {
       using Op = decltype(o);
-      if constexpr (Op::template valid<C>) {
-        // Rounded to the result type first (f16/bf16 compute in float): an out array of another
-        // dtype gets the result's value converted, as numpy does, not the float intermediate.
-        using R = decltype(Op::apply(x, y));
-        out.store(off[0], convert<out_storage_t<S, R>>(Op::apply(x, y)));
+      if constexpr (op_valid<Op, C>) {
+        for (int k = 0; k < count; ++k) r.set(k, Op::apply(x[k], y[k]));
       }
     });
+    for (int k = 0; k < count; ++k) r.store(out, k, at[k]);
   }
 };
 
@@ -423,9 +549,10 @@ struct UnaryGeneral {
 
   CULUA_HD void chunk(int64_t i0, int64_t n) const {
     Index off[2];
+    bool done = false;
     visit_unary(op, [&](auto o) {
       using Op = decltype(o);
-      if constexpr (Op::template valid<C>) {
+      if constexpr (op_valid<Op, C>) {
         using R = decltype(Op::apply(C{}));
         using O = out_storage_t<S, R>;
         if (a.dtype == dtype_of<S>() && out.dtype == dtype_of<O>()) {
@@ -433,25 +560,26 @@ struct UnaryGeneral {
             const S* p = static_cast<const S*>(a.data);
             static_cast<O*>(out.data)[o2[0]] = convert<O>(Op::apply(to_compute(p[o2[1]])));
           });
-        } else {
-          for_chunk(map, i0, n, off,
-                    [&](Index(&o2)[2]) { out.store(o2[0], convert<O>(Op::apply(a.load(o2[1])))); });
+          done = true;
         }
       }
     });
-  }
-
-  CULUA_HD void operator()(int64_t i) const {
-    Index off[2];
-    map(i, off);
-    const C x = a.load(off[1]);
+    if (done) return;
+    C x[kChunk];
+    Index at[kChunk];
+    int count = 0;
+    for_chunk(map, i0, n, off, [&](Index(&o2)[2]) {
+      x[count] = a.load(o2[1]);
+      at[count++] = o2[0];
+    });
+    ChunkResults<S> r;
     visit_unary(op, [&](auto o) {
       using Op = decltype(o);
-      if constexpr (Op::template valid<C>) {
-        using R = decltype(Op::apply(x));
-        out.store(off[0], convert<out_storage_t<S, R>>(Op::apply(x)));
+      if constexpr (op_valid<Op, C>) {
+        for (int k = 0; k < count; ++k) r.set(k, Op::apply(x[k]));
       }
     });
+    for (int k = 0; k < count; ++k) r.store(out, k, at[k]);
   }
 };
 
@@ -473,8 +601,10 @@ struct WhereGeneral {
 // ---- dispatch ---------------------------------------------------------------------------------
 
 // Runs the call for compute storage type S through a launcher with
-//   int launcher.fast(n, functor)  (contiguous; the functor has vector() and aligned())
-//   int launcher(n, functor)       (element by element)
+//   int launcher.fast(n, functor)         (contiguous; a hot functor with vector(); aligned when
+//                                          Launcher::kVector)
+//   int launcher.fast_switch(n, functor)  (the same for a switch functor)
+//   int launcher(n, functor)              (element by element, or chunks for kChunked functors)
 // that return an error code (0: launched).
 template <class S, class Launcher>
 int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
@@ -542,20 +672,27 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
     const C bv = scalar_value<S>(c.in[1].scalar);
     const bool single0 = n > 1 && single_as(0, st), single1 = n > 1 && single_as(1, st);
     if (out_contiguous && (single0 || contiguous_as(0, st)) && (single1 || contiguous_as(1, st))) {
+      const auto* p0 = static_cast<const S*>(ptr(0));
+      const auto* p1 = static_cast<const S*>(ptr(1));
+      const BinarySwitch<S> sw{op, out.data, single0 ? nullptr : p0, single1 ? nullptr : p1,
+                               av, bv,       single0 ? p0 : nullptr, single1 ? p1 : nullptr};
       bool done = false;
       int result = 0;
       visit_binary_host(op, [&](auto o) {
         using Op = decltype(o);
-        if constexpr (Op::template valid<C>) {
+        if constexpr (op_valid<Op, C>) {
           using F = BinaryFast<Op, S>;
-          if (out.dtype == dtype_of<typename F::O>()) {
-            const auto* p0 = static_cast<const S*>(ptr(0));
-            const auto* p1 = static_cast<const S*>(ptr(1));
-            result = launch.fast(n, F{static_cast<typename F::O*>(out.data), single0 ? nullptr : p0,
-                                      single1 ? nullptr : p1, av, bv, single0 ? p0 : nullptr,
-                                      single1 ? p1 : nullptr});
-            done = true;
+          if (out.dtype != dtype_of<typename F::O>()) return;
+          const F f{static_cast<typename F::O*>(out.data), sw.a, sw.b, av, bv, sw.as, sw.bs};
+          if (std::decay_t<Launcher>::kVector && !f.aligned()) return;  // the general path
+          done = true;
+          if constexpr (kHotBinary<Op, S>) {
+            if (!switch_only()) {
+              result = launch.fast(n, f);
+              return;
+            }
           }
+          result = launch.fast_switch(n, sw);
         }
       });
       if (done) return result;
@@ -568,17 +705,24 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
   if (c.kind == ElementwiseCall::Kind::Unary) {
     const auto op = static_cast<UnaryOp>(c.op);
     if (out_contiguous && map[0] >= 0 && contiguous_as(0, st)) {
+      const UnarySwitch<S> sw{op, out.data, static_cast<const S*>(ptr(0))};
       bool done = false;
       int result = 0;
       visit_unary_host(op, [&](auto o) {
         using Op = decltype(o);
-        if constexpr (Op::template valid<C>) {
+        if constexpr (op_valid<Op, C>) {
           using F = UnaryFast<Op, S>;
-          if (out.dtype == dtype_of<typename F::O>()) {
-            result = launch.fast(
-                n, F{static_cast<typename F::O*>(out.data), static_cast<const S*>(ptr(0))});
-            done = true;
+          if (out.dtype != dtype_of<typename F::O>()) return;
+          const F f{static_cast<typename F::O*>(out.data), sw.a};
+          if (std::decay_t<Launcher>::kVector && !f.aligned()) return;
+          done = true;
+          if constexpr (kHotUnary<Op, S>) {
+            if (!switch_only()) {
+              result = launch.fast(n, f);
+              return;
+            }
           }
+          result = launch.fast_switch(n, sw);
         }
       });
       if (done) return result;
@@ -597,7 +741,7 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
     memcpy(&yv, c.in[2].scalar, sizeof(S));
     bool cv = false;
     memcpy(&cv, c.in[0].scalar, 1);
-    return launch.fast(
+    return launch(
         n, WhereFast<S>{static_cast<S*>(out.data), static_cast<const uint8_t*>(ptr(0)),
                         static_cast<const S*>(ptr(1)), static_cast<const S*>(ptr(2)), cv, xv, yv});
   }

@@ -55,6 +55,20 @@ __global__ void elementwise_vector_once(int n, F f) {
   }
 }
 
+// The switch functors' kernel (BinarySwitch, UnarySwitch): the operation is picked once per thread
+// (a uniform branch), then the same vectorized grid-stride loop as elementwise_vector.
+template <class F>
+__global__ void elementwise_switch(int64_t n, F f) {
+  f.with_op([&](const auto& g) {
+    constexpr int V = F::V;
+    const int64_t nv = n / V;
+    const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+    const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (int64_t i = t; i < nv; i += stride) g.vector(i * V);
+    for (int64_t i = nv * V + t; i < n; i += stride) g(i);
+  });
+}
+
 // Blocks of `Kernel` (256 threads) resident on one SM, asked once per kernel. A grid-stride kernel
 // gets exactly that many blocks per SM: a grid sized for 2048 threads per SM when registers allow
 // fewer leaves a partial second wave (measured on an H100: the f16 add at 36 registers, 7 blocks
@@ -100,9 +114,9 @@ struct ElementwiseLaunch {
   static constexpr bool chunked(...) {
     return false;
   }
+  // A hot functor over aligned contiguous operands: its own vectorized kernel.
   template <class F>
   int fast(int64_t n, const F& f) const {
-    if (!f.aligned()) return (*this)(n, f);
     const int64_t threads = n / F::V + n % F::V;
     if (threads == 0) return cudaSuccess;
     const int64_t resident = static_cast<int64_t>(std::max(l.sm_count, 1)) * 2048;
@@ -115,6 +129,16 @@ struct ElementwiseLaunch {
     }
     return cudaGetLastError();
   }
+  // A switch functor over aligned contiguous operands: one kernel per type for all its operations.
+  template <class F>
+  int fast_switch(int64_t n, const F& f) const {
+    const int64_t threads = n / F::V + n % F::V;
+    if (threads == 0) return cudaSuccess;
+    elementwise_switch<<<blocks(threads, resident_blocks<elementwise_switch<F>>(l.sm_count)),
+                         kBlock, 0, static_cast<cudaStream_t>(l.stream)>>>(n, f);
+    return cudaGetLastError();
+  }
+  static constexpr bool kVector = true;
 };
 
 // ---- two-dimensional binary operations ----------------------------------------------------------
@@ -151,7 +175,7 @@ __global__ void __launch_bounds__(256) binary_rows(BinaryOp op, Binary2D<S> p, F
   const uint32_t stride = blockDim.x * gridDim.x;
   visit_binary(op, [&](auto o) {
     using Op = decltype(o);
-    if constexpr (Op::template valid<C>) {
+    if constexpr (op_valid<Op, C>) {
       using R = decltype(Op::apply(C{}, C{}));
       using O = out_storage_t<S, R>;
       for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -204,7 +228,7 @@ __global__ void __launch_bounds__(256, 8) binary_tiles(BinaryOp op, Binary2D<S> 
   const bool bt = b && p.b.s0 == 1 && p.b.s1 != 1 && p.b.s1 != 0;
   const auto body = [&](auto o) {
     using Op = decltype(o);
-    if constexpr (Op::template valid<C>) {
+    if constexpr (op_valid<Op, C>) {
       using R = decltype(Op::apply(C{}, C{}));
       using O = out_storage_t<S, R>;
       O* out = static_cast<O*>(p.out);
@@ -318,7 +342,7 @@ bool try_binary_2d(const ElementwiseCall& c, const Launch& l, int* result) {
     bool typed = false;
     visit_binary_host(op, [&](auto o) {
       using Op = decltype(o);
-      if constexpr (Op::template valid<C>) {
+      if constexpr (op_valid<Op, C>) {
         using R = decltype(Op::apply(C{}, C{}));
         typed = out.dtype == dtype_of<out_storage_t<S, R>>();
       }

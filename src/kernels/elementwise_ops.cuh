@@ -905,11 +905,9 @@ CULUA_HD inline bool is_nan(C x) {
   }
 }
 
-// Binary operations: Op::apply(a, b) on compute values. `valid<C>` says whether the operation is
-// defined for that compute type (the core rejects the others before launching).
+// Binary operations: Op::apply(a, b) on compute values. Whether an operation is defined for a
+// compute type is its row of the op table (op_valid below; the core rejects the others first).
 struct AddOp {
-  template <class C>
-  static constexpr bool valid = true;
   template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_cplx<C>) {
@@ -925,8 +923,6 @@ struct AddOp {
 };
 struct SubOp {
   template <class C>
-  static constexpr bool valid = !is_bool<C>;
-  template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_cplx<C>) {
       return cm::sub(a, b);
@@ -938,8 +934,6 @@ struct SubOp {
   }
 };
 struct MulOp {
-  template <class C>
-  static constexpr bool valid = true;
   template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_cplx<C>) {
@@ -955,8 +949,6 @@ struct MulOp {
 };
 struct DivOp {  // true division: integer operands are promoted to f64 by the core
   template <class C>
-  static constexpr bool valid = is_flt<C> || is_cplx<C>;
-  template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_cplx<C>) {
       return cm::div(a, b);
@@ -966,8 +958,6 @@ struct DivOp {  // true division: integer operands are promoted to f64 by the co
   }
 };
 struct PowOp {
-  template <class C>
-  static constexpr bool valid = !is_bool<C>;
   template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_cplx<C>) {
@@ -982,8 +972,6 @@ struct PowOp {
 // maximum/minimum propagate NaN (numpy's maximum, not fmax); complex values in numpy's order.
 struct MaximumOp {
   template <class C>
-  static constexpr bool valid = true;
-  template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_cplx<C>) {
       return cm::maximum(a, b);
@@ -995,8 +983,6 @@ struct MaximumOp {
   }
 };
 struct MinimumOp {
-  template <class C>
-  static constexpr bool valid = true;
   template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_cplx<C>) {
@@ -1010,8 +996,6 @@ struct MinimumOp {
 };
 struct FloorDivOp {
   template <class C>
-  static constexpr bool valid = is_flt<C> || is_int<C>;
-  template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_int<C>) {
       return int_floordiv(a, b);
@@ -1021,8 +1005,6 @@ struct FloorDivOp {
   }
 };
 struct ModOp {
-  template <class C>
-  static constexpr bool valid = is_flt<C> || is_int<C>;
   template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_int<C>) {
@@ -1035,15 +1017,11 @@ struct ModOp {
 // Functions of two real floats (integer operands are promoted to a float type by the core).
 struct Atan2Op {
   template <class C>
-  static constexpr bool valid = is_flt<C>;
-  template <class C>
   CULUA_HD static C apply(C a, C b) {
     return rm::atan2(a, b);
   }
 };
 struct CopysignOp {
-  template <class C>
-  static constexpr bool valid = is_flt<C>;
   template <class C>
   CULUA_HD static C apply(C a, C b) {
     return rm::copysign(a, b);
@@ -1051,15 +1029,11 @@ struct CopysignOp {
 };
 struct HypotOp {  // C99: hypot(inf, NaN) is inf
   template <class C>
-  static constexpr bool valid = is_flt<C>;
-  template <class C>
   CULUA_HD static C apply(C a, C b) {
     return rm::hypot(a, b);
   }
 };
 struct LogaddexpOp {  // numpy's npy_logaddexp
-  template <class C>
-  static constexpr bool valid = is_flt<C>;
   template <class C>
   CULUA_HD static C apply(C a, C b) {
     if (a == b) return a + C(0.693147180559945309417232121458176568);  // also equal infinities
@@ -1073,8 +1047,6 @@ struct LogaddexpOp {  // numpy's npy_logaddexp
 // Bitwise operations on integers and bools (bools: logical; shifts compute bools in i8).
 struct BitAndOp {
   template <class C>
-  static constexpr bool valid = is_int<C> || is_bool<C>;
-  template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_bool<C>) {
       return a && b;
@@ -1085,8 +1057,6 @@ struct BitAndOp {
 };
 struct BitOrOp {
   template <class C>
-  static constexpr bool valid = is_int<C> || is_bool<C>;
-  template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_bool<C>) {
       return a || b;
@@ -1096,8 +1066,6 @@ struct BitOrOp {
   }
 };
 struct BitXorOp {
-  template <class C>
-  static constexpr bool valid = is_int<C> || is_bool<C>;
   template <class C>
   CULUA_HD static C apply(C a, C b) {
     if constexpr (is_bool<C>) {
@@ -1118,8 +1086,6 @@ CULUA_HD inline bool shift_in_range(I b) {
 }
 struct ShlOp {
   template <class C>
-  static constexpr bool valid = is_int<C>;
-  template <class C>
   CULUA_HD static C apply(C a, C b) {
     if (!shift_in_range(b)) return C(0);
     using U = std::make_unsigned_t<C>;
@@ -1128,8 +1094,6 @@ struct ShlOp {
   }
 };
 struct ShrOp {
-  template <class C>
-  static constexpr bool valid = is_int<C>;
   template <class C>
   CULUA_HD static C apply(C a, C b) {
     if (!shift_in_range(b)) {
@@ -1154,8 +1118,6 @@ CULUA_HD inline bool nonzero(C a) {
 }
 struct EqOp {
   template <class C>
-  static constexpr bool valid = true;
-  template <class C>
   CULUA_HD static bool apply(C a, C b) {
     if constexpr (is_cplx<C>) {
       return a.re == b.re && a.im == b.im;
@@ -1166,15 +1128,11 @@ struct EqOp {
 };
 struct NeOp {
   template <class C>
-  static constexpr bool valid = true;
-  template <class C>
   CULUA_HD static bool apply(C a, C b) {
     return !EqOp::apply(a, b);
   }
 };
 struct LtOp {
-  template <class C>
-  static constexpr bool valid = !is_cplx<C>;
   template <class C>
   CULUA_HD static bool apply(C a, C b) {
     return a < b;
@@ -1182,23 +1140,17 @@ struct LtOp {
 };
 struct LeOp {
   template <class C>
-  static constexpr bool valid = !is_cplx<C>;
-  template <class C>
   CULUA_HD static bool apply(C a, C b) {
     return a <= b;
   }
 };
 struct GtOp {
   template <class C>
-  static constexpr bool valid = !is_cplx<C>;
-  template <class C>
   CULUA_HD static bool apply(C a, C b) {
     return a > b;
   }
 };
 struct GeOp {
-  template <class C>
-  static constexpr bool valid = !is_cplx<C>;
   template <class C>
   CULUA_HD static bool apply(C a, C b) {
     return a >= b;
@@ -1208,23 +1160,17 @@ struct GeOp {
 // Logical operations on any dtype: nonzero is true (numpy's logical_and ...).
 struct LogicalAndOp {
   template <class C>
-  static constexpr bool valid = true;
-  template <class C>
   CULUA_HD static bool apply(C a, C b) {
     return nonzero(a) && nonzero(b);
   }
 };
 struct LogicalOrOp {
   template <class C>
-  static constexpr bool valid = true;
-  template <class C>
   CULUA_HD static bool apply(C a, C b) {
     return nonzero(a) || nonzero(b);
   }
 };
 struct LogicalXorOp {
-  template <class C>
-  static constexpr bool valid = true;
   template <class C>
   CULUA_HD static bool apply(C a, C b) {
     return nonzero(a) != nonzero(b);
@@ -1234,8 +1180,6 @@ struct LogicalXorOp {
 // Unary operations. Transcendental functions are valid on floats and complex values only (the
 // core promotes integer inputs to a float type first).
 struct NegOp {
-  template <class C>
-  static constexpr bool valid = !is_bool<C>;
   template <class C>
   CULUA_HD static C apply(C a) {
     if constexpr (is_cplx<C>) {
@@ -1248,8 +1192,6 @@ struct NegOp {
   }
 };
 struct AbsOp {
-  template <class C>
-  static constexpr bool valid = true;
   template <class C>
   CULUA_HD static auto apply(C a) {
     if constexpr (is_cplx<C>) {
@@ -1267,18 +1209,16 @@ struct AbsOp {
     }
   }
 };
-#define CULUA_FLOAT_UNARY(Name, fn)                        \
-  struct Name {                                            \
-    template <class C>                                     \
-    static constexpr bool valid = is_flt<C> || is_cplx<C>; \
-    template <class C>                                     \
-    CULUA_HD static C apply(C a) {                         \
-      if constexpr (is_cplx<C>) {                          \
-        return cm::fn(a);                                  \
-      } else {                                             \
-        return rm::fn(a);                                  \
-      }                                                    \
-    }                                                      \
+#define CULUA_FLOAT_UNARY(Name, fn) \
+  struct Name {                     \
+    template <class C>              \
+    CULUA_HD static C apply(C a) {  \
+      if constexpr (is_cplx<C>) {   \
+        return cm::fn(a);           \
+      } else {                      \
+        return rm::fn(a);           \
+      }                             \
+    }                               \
   };
 CULUA_FLOAT_UNARY(ExpOp, exp)
 CULUA_FLOAT_UNARY(LogOp, log)
@@ -1302,8 +1242,6 @@ CULUA_FLOAT_UNARY(Log10Op, log10)
 #undef CULUA_FLOAT_UNARY
 struct ConjOp {
   template <class C>
-  static constexpr bool valid = true;
-  template <class C>
   CULUA_HD static C apply(C a) {
     if constexpr (is_cplx<C>) {
       return C{a.re, -a.im};
@@ -1314,8 +1252,6 @@ struct ConjOp {
 };
 struct RealOp {
   template <class C>
-  static constexpr bool valid = true;
-  template <class C>
   CULUA_HD static auto apply(C a) {
     if constexpr (is_cplx<C>) {
       return a.re;
@@ -1325,8 +1261,6 @@ struct RealOp {
   }
 };
 struct ImagOp {
-  template <class C>
-  static constexpr bool valid = true;
   template <class C>
   CULUA_HD static auto apply(C a) {
     if constexpr (is_cplx<C>) {
@@ -1339,15 +1273,11 @@ struct ImagOp {
 
 struct SquareOp {  // bools compute in i8 (numpy's square)
   template <class C>
-  static constexpr bool valid = !is_bool<C>;
-  template <class C>
   CULUA_HD static C apply(C a) {
     return MulOp::apply(a, a);
   }
 };
 struct PositiveOp {
-  template <class C>
-  static constexpr bool valid = !is_bool<C>;
   template <class C>
   CULUA_HD static C apply(C a) {
     return a;
@@ -1355,8 +1285,6 @@ struct PositiveOp {
 };
 // sign: -1, 0 or 1 (0 also for -0.0, NaN for NaN, as numpy); complex values z / |z|.
 struct SignOp {
-  template <class C>
-  static constexpr bool valid = !is_bool<C>;
   template <class C>
   CULUA_HD static C apply(C a) {
     if constexpr (is_cplx<C>) {
@@ -1373,8 +1301,6 @@ struct SignOp {
 // Rounding: integers are whole already (their dtype is kept, as the standard asks).
 struct FloorOp {
   template <class C>
-  static constexpr bool valid = is_int<C> || is_flt<C>;
-  template <class C>
   CULUA_HD static C apply(C a) {
     if constexpr (is_int<C>) {
       return a;
@@ -1384,8 +1310,6 @@ struct FloorOp {
   }
 };
 struct CeilOp {
-  template <class C>
-  static constexpr bool valid = is_int<C> || is_flt<C>;
   template <class C>
   CULUA_HD static C apply(C a) {
     if constexpr (is_int<C>) {
@@ -1397,8 +1321,6 @@ struct CeilOp {
 };
 struct TruncOp {
   template <class C>
-  static constexpr bool valid = is_int<C> || is_flt<C>;
-  template <class C>
   CULUA_HD static C apply(C a) {
     if constexpr (is_int<C>) {
       return a;
@@ -1408,8 +1330,6 @@ struct TruncOp {
   }
 };
 struct RoundOp {  // halves to even (rint in the default rounding mode); complex: both parts
-  template <class C>
-  static constexpr bool valid = !is_bool<C>;
   template <class C>
   CULUA_HD static C apply(C a) {
     if constexpr (is_cplx<C>) {
@@ -1423,8 +1343,6 @@ struct RoundOp {  // halves to even (rint in the default rounding mode); complex
 };
 struct SignbitOp {  // the sign bit, also of -0.0 and of NaN
   template <class C>
-  static constexpr bool valid = !is_cplx<C>;
-  template <class C>
   CULUA_HD static bool apply(C a) {
     if constexpr (is_flt<C>) {
       return rm::copysign(C(1), a) < C(0);
@@ -1437,8 +1355,6 @@ struct SignbitOp {  // the sign bit, also of -0.0 and of NaN
 };
 struct IsnanOp {
   template <class C>
-  static constexpr bool valid = true;
-  template <class C>
   CULUA_HD static bool apply(C a) {
     if constexpr (is_cplx<C>) {
       return cm::has_nan(a);
@@ -1448,8 +1364,6 @@ struct IsnanOp {
   }
 };
 struct IsinfOp {
-  template <class C>
-  static constexpr bool valid = true;
   template <class C>
   CULUA_HD static bool apply(C a) {
     if constexpr (is_cplx<C>) {
@@ -1463,8 +1377,6 @@ struct IsinfOp {
 };
 struct IsfiniteOp {
   template <class C>
-  static constexpr bool valid = true;
-  template <class C>
   CULUA_HD static bool apply(C a) {
     if constexpr (is_cplx<C>) {
       return cm::isfinite_r(a.re) && cm::isfinite_r(a.im);
@@ -1477,8 +1389,6 @@ struct IsfiniteOp {
 };
 struct BitInvertOp {
   template <class C>
-  static constexpr bool valid = is_int<C> || is_bool<C>;
-  template <class C>
   CULUA_HD static C apply(C a) {
     if constexpr (is_bool<C>) {
       return !a;
@@ -1489,19 +1399,47 @@ struct BitInvertOp {
 };
 struct LogicalNotOp {
   template <class C>
-  static constexpr bool valid = true;
-  template <class C>
   CULUA_HD static bool apply(C a) {
     return !nonzero(a);
   }
 };
 
+// Each functor's row of the op table (core/op_table.hpp): whether it is defined for a compute type
+// comes from there, not from the functor.
+template <class Op>
+struct op_row;
+#define CULUA_BINARY_ROW(e, name, functor, ...)                      \
+  template <>                                                        \
+  struct op_row<functor> {                                           \
+    static constexpr OpRule rule = culua::detail::rule(BinaryOp::e); \
+  };
+#define CULUA_UNARY_ROW(e, name, functor, ...)                      \
+  template <>                                                       \
+  struct op_row<functor> {                                          \
+    static constexpr OpRule rule = culua::detail::rule(UnaryOp::e); \
+  };
+CULUA_BINARY_OPS(CULUA_BINARY_ROW)
+CULUA_UNARY_OPS(CULUA_UNARY_ROW)
+#undef CULUA_BINARY_ROW
+#undef CULUA_UNARY_ROW
+
+// The table's class of a compute type.
+template <class C>
+inline constexpr uint8_t op_class_of = is_bool<C>   ? opclass::kB
+                                       : is_int<C>  ? opclass::kI
+                                       : is_flt<C>  ? opclass::kF
+                                       : is_cplx<C> ? opclass::kC
+                                                    : 0;
+// Is operation Op defined for compute type C (its row accepts C's class)?
+template <class Op, class C>
+inline constexpr bool op_valid = accepts(op_row<Op>::rule, op_class_of<C>);
+
 // Calls f(Op{}) for a runtime operation code (the cases: core/op_table.hpp).
-#define CULUA_BINARY_CASE(e, name, functor) \
-  case BinaryOp::e:                         \
+#define CULUA_BINARY_CASE(e, name, functor, ...) \
+  case BinaryOp::e:                              \
     return f(functor{});
-#define CULUA_UNARY_CASE(e, name, functor) \
-  case UnaryOp::e:                         \
+#define CULUA_UNARY_CASE(e, name, functor, ...) \
+  case UnaryOp::e:                              \
     return f(functor{});
 template <class F>
 CULUA_HD decltype(auto) visit_binary(BinaryOp op, F&& f) {

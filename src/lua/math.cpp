@@ -142,8 +142,8 @@ int l_where(lua_State* L) {
 }
 
 // cu.add, cu.exp, ...: one function per operation of core/op_table.hpp.
-#define CULUA_BINARY(e, name, functor) {name, entry<l_binary<BinaryOp::e>>},
-#define CULUA_UNARY(e, name, functor) {name, entry<l_unary<UnaryOp::e>>},
+#define CULUA_BINARY(e, name, ...) {name, entry<l_binary<BinaryOp::e>>},
+#define CULUA_UNARY(e, name, ...) {name, entry<l_unary<UnaryOp::e>>},
 const luaL_Reg kBinary[] = {CULUA_BINARY_OPS(CULUA_BINARY){nullptr, nullptr}};
 const luaL_Reg kUnary[] = {CULUA_UNARY_OPS(CULUA_UNARY){nullptr, nullptr}};
 #undef CULUA_BINARY

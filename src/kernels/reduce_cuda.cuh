@@ -22,6 +22,11 @@
 // Order of accumulation, fixed by the launch shape (deterministic run to run): each thread keeps
 // 4 or 8 partials, folded into its running total every kChunk loads each (so serial chains stay
 // short); threads are combined by a binary tree, partials of blocks likewise.
+//
+// Which functors get kernels (reduce_precompiled.cuh): the hot (op, dtype) combinations have their
+// own functor and three kernels (full: vectors, full: strided or indexed, axis); every other
+// combination runs through a shared functor of its dtype (the op chosen at run time), with one
+// full-reduction kernel for every mode and one axis kernel.
 #pragma once
 
 #include <cuda_runtime.h>

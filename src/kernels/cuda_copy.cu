@@ -254,8 +254,10 @@ struct DynamicCast {
   bool vector_out;  // `out` likewise for the converted group
 };
 
+// (A function of its own for each source dtype: ptxas takes far longer over one function holding
+// all of them.)
 template <class From>
-__device__ void cast_dynamic_from(const DynamicCast& c) {
+__device__ __noinline__ void cast_dynamic_from(DynamicCast c) {
   using L = load_t<From>;
   const auto* in = static_cast<const L*>(c.in);
   const int64_t groups = c.n / kGroup;

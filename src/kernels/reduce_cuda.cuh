@@ -185,15 +185,16 @@ __device__ bool last_block(unsigned* counter, unsigned total) {
   return last;
 }
 
-// Writes the result of n elements to element `offset` of out: op.finalize, or op.store for the
-// functors that store their own result (reduce_precompiled.cuh).
-template <class Op>
-__device__ void store_result(const Op& op, void* out, int64_t offset, typename Op::Acc acc,
+// Writes the result of n elements to element offset() of out: op.finalize, or op.store for the
+// functors that store their own result (reduce_precompiled.cuh). (The result is computed before
+// the offset, as in `out[offset()] = op.finalize(acc, n)`.)
+template <class Op, class Offset>
+__device__ void store_result(const Op& op, void* out, const Offset& offset, typename Op::Acc acc,
                              int64_t n) {
   if constexpr (reduce::HasStore<Op>::value) {
-    op.store(out, offset, acc, n);
+    op.store(out, offset(), acc, n);
   } else {
-    static_cast<typename Op::Out*>(out)[offset] = op.finalize(acc, n);
+    static_cast<typename Op::Out*>(out)[offset()] = op.finalize(acc, n);
   }
 }
 
@@ -260,8 +261,10 @@ __global__ void __launch_bounds__(kThreads) reduce_full(Op op, FullArgs a) {
   }
   acc = block_reduce(op, acc);
 
+  void* const out = a.out;
+  const auto first = [] { return int64_t{0}; };
   if (gridDim.x == 1) {
-    if (threadIdx.x == 0) store_result(op, a.out, 0, acc, a.n);
+    if (threadIdx.x == 0) store_result(op, out, first, acc, a.n);
     return;
   }
   Acc* partials = static_cast<Acc*>(a.partials);
@@ -274,7 +277,7 @@ __global__ void __launch_bounds__(kThreads) reduce_full(Op op, FullArgs a) {
                         [&](int64_t k) { return load_cg(partials + threadIdx.x + k * kThreads); });
   }
   acc = block_reduce(op, acc);
-  if (threadIdx.x == 0) store_result(op, a.out, 0, acc, a.n);
+  if (threadIdx.x == 0) store_result(op, out, first, acc, a.n);
 }
 
 // --- axis reductions ---------------------------------------------------------------------------
@@ -354,8 +357,10 @@ __global__ void __launch_bounds__(kThreads) reduce_axis(Op op, AxisArgs a) {
   }
   acc = tile_reduce(op, acc, t);
 
+  void* const out = a.out;
+  const auto offset_of_o = [&] { return a.out_idx(o); };
   if (gridDim.y == 1) {
-    if (valid && t.r == 0) store_result(op, a.out, a.out_idx(o), acc, a.R);
+    if (valid && t.r == 0) store_result(op, out, offset_of_o, acc, a.R);
     return;
   }
   Acc* partials = static_cast<Acc*>(a.partials);
@@ -368,7 +373,7 @@ __global__ void __launch_bounds__(kThreads) reduce_axis(Op op, AxisArgs a) {
                         [&](int64_t k) { return load_cg(partials + (t.r + k * t.rx) * a.M + o); });
   }
   acc = tile_reduce(op, acc, t);
-  if (valid && t.r == 0) store_result(op, a.out, a.out_idx(o), acc, a.R);
+  if (valid && t.r == 0) store_result(op, out, offset_of_o, acc, a.R);
 }
 
 // --- launches ----------------------------------------------------------------------------------

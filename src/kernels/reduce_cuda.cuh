@@ -22,6 +22,11 @@
 // Order of accumulation, fixed by the launch shape (deterministic run to run): each thread keeps
 // 4 or 8 partials, folded into its running total every kChunk loads each (so serial chains stay
 // short); threads are combined by a binary tree, partials of blocks likewise.
+//
+// Which functors get kernels (reduce_precompiled.cuh): the hot (op, dtype) combinations have their
+// own functor and three kernels (full: vectors, full: strided or indexed, axis); every other
+// combination runs through a shared functor of its dtype (the op chosen at run time), with one
+// full-reduction kernel for every mode and one axis kernel.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,11 +35,13 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/reduce_call.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/reduce.cuh"
 #include "kernels/reduce_cuda_typed.hpp"
+#include "kernels/reduce_precompiled.cuh"
 
 namespace culua::detail::kernels::cuda {
 
@@ -122,17 +129,23 @@ __device__ typename Op::Acc load_vector(const Op& op, const typename Op::In* p, 
   constexpr int V = kVec<T>;
   static_assert(sizeof(T) * V == 16, "a vector is 16 bytes");
   const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
-  T x[V];
-  memcpy(x, &raw, sizeof raw);
-  Acc t[V];
+  if constexpr (reduce::HasLoad16<Op>::value) {
+    reduce::Bytes16x b;
+    memcpy(&b, &raw, sizeof b);
+    return op.load16(b, index);  // the same loads and tree, in one call (reduce_precompiled.cuh)
+  } else {
+    T x[V];
+    memcpy(x, &raw, sizeof raw);
+    Acc t[V];
 #pragma unroll
-  for (int j = 0; j < V; ++j) t[j] = op.load(x[j], index + j);
+    for (int j = 0; j < V; ++j) t[j] = op.load(x[j], index + j);
 #pragma unroll
-  for (int s = 1; s < V; s *= 2) {
+    for (int s = 1; s < V; s *= 2) {
 #pragma unroll
-    for (int j = 0; j + s < V; j += 2 * s) t[j] = op.combine(t[j], t[j + s]);
+      for (int j = 0; j + s < V; j += 2 * s) t[j] = op.combine(t[j], t[j + s]);
+    }
+    return t[0];
   }
-  return t[0];
 }
 
 // Combines the values of all threads of the block; the result is valid in thread 0.
@@ -172,6 +185,19 @@ __device__ bool last_block(unsigned* counter, unsigned total) {
   return last;
 }
 
+// Writes the result of n elements to element offset() of out: op.finalize, or op.store for the
+// functors that store their own result (reduce_precompiled.cuh). (The result is computed before
+// the offset, as in `out[offset()] = op.finalize(acc, n)`.)
+template <class Op, class Offset>
+__device__ void store_result(const Op& op, void* out, const Offset& offset, typename Op::Acc acc,
+                             int64_t n) {
+  if constexpr (reduce::HasStore<Op>::value) {
+    op.store(out, offset(), acc, n);
+  } else {
+    static_cast<typename Op::Out*>(out)[offset()] = op.finalize(acc, n);
+  }
+}
+
 // --- full reductions ---------------------------------------------------------------------------
 
 enum FullMode : int { kVectors, kStrided, kIndexed };
@@ -189,21 +215,24 @@ struct FullArgs {
   unsigned* counter;
 };
 
-// Vectors (the common case) and the other modes are separate instantiations (General), so that the
-// registers of the element-wise paths (8 loads in flight, the 64-bit divisions of the Indexer) do
-// not lower the occupancy of the vectorized one.
-template <class Op, bool General>
+// The paths a reduce_full kernel holds. For the hot combinations vectors (the common case) and the
+// other modes are separate kernels, so that the registers of the element-wise paths (8 loads in
+// flight, the 64-bit divisions of the Indexer) do not lower the occupancy of the vectorized one;
+// the other combinations have one kernel for every mode (fewer kernels to compile).
+enum FullPaths : int { kVectorPath = 1, kGeneralPaths = 2, kAllPaths = 3 };
+
+template <class Op, int Paths>
 __global__ void __launch_bounds__(kThreads) reduce_full(Op op, FullArgs a) {
   using T = typename Op::In;
   using Acc = typename Op::Acc;
-  using Out = typename Op::Out;
   constexpr int V = kVec<T>;
   const T* data = static_cast<const T*>(a.data);
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   const int64_t nthreads = static_cast<int64_t>(gridDim.x) * kThreads;
 
   Acc acc = op.identity();
-  if constexpr (General) {
+  const bool vectors = Paths == kAllPaths ? a.mode == kVectors : Paths == kVectorPath;
+  if ((Paths & kGeneralPaths) && !vectors) {
     if (tid < a.n && a.mode == kStrided) {
       const int64_t stride = a.stride;
       acc = accumulate<kUnrollScalars>(op, (a.n - 1 - tid) / nthreads + 1, [&](int64_t k) {
@@ -216,12 +245,12 @@ __global__ void __launch_bounds__(kThreads) reduce_full(Op op, FullArgs a) {
         return op.load(data[a.idx(i)], i);
       });
     }
-  } else {
-    const T* vectors = data + a.head;
+  } else if ((Paths & kVectorPath) && vectors) {
+    const T* body = data + a.head;
     if (tid < a.nvec) {
       acc = accumulate<kUnrollVectors>(op, (a.nvec - 1 - tid) / nthreads + 1, [&](int64_t k) {
         const int64_t v = tid + k * nthreads;
-        return load_vector(op, vectors + v * V, a.head + v * V);
+        return load_vector(op, body + v * V, a.head + v * V);
       });
     }
     const int64_t body_end = a.head + a.nvec * V;
@@ -232,9 +261,10 @@ __global__ void __launch_bounds__(kThreads) reduce_full(Op op, FullArgs a) {
   }
   acc = block_reduce(op, acc);
 
-  Out* out = static_cast<Out*>(a.out);
+  void* const out = a.out;
+  const auto first = [] { return int64_t{0}; };
   if (gridDim.x == 1) {
-    if (threadIdx.x == 0) *out = op.finalize(acc, a.n);
+    if (threadIdx.x == 0) store_result(op, out, first, acc, a.n);
     return;
   }
   Acc* partials = static_cast<Acc*>(a.partials);
@@ -247,7 +277,7 @@ __global__ void __launch_bounds__(kThreads) reduce_full(Op op, FullArgs a) {
                         [&](int64_t k) { return load_cg(partials + threadIdx.x + k * kThreads); });
   }
   acc = block_reduce(op, acc);
-  if (threadIdx.x == 0) *out = op.finalize(acc, a.n);
+  if (threadIdx.x == 0) store_result(op, out, first, acc, a.n);
 }
 
 // --- axis reductions ---------------------------------------------------------------------------
@@ -299,7 +329,6 @@ template <class Op>
 __global__ void __launch_bounds__(kThreads) reduce_axis(Op op, AxisArgs a) {
   using T = typename Op::In;
   using Acc = typename Op::Acc;
-  using Out = typename Op::Out;
   Tile t;
   t.inner = a.inner != 0;
   t.ox = 1 << a.ox_log2;
@@ -328,9 +357,10 @@ __global__ void __launch_bounds__(kThreads) reduce_axis(Op op, AxisArgs a) {
   }
   acc = tile_reduce(op, acc, t);
 
-  Out* out = static_cast<Out*>(a.out);
+  void* const out = a.out;
+  const auto offset_of_o = [&] { return a.out_idx(o); };
   if (gridDim.y == 1) {
-    if (valid && t.r == 0) out[a.out_idx(o)] = op.finalize(acc, a.R);
+    if (valid && t.r == 0) store_result(op, out, offset_of_o, acc, a.R);
     return;
   }
   Acc* partials = static_cast<Acc*>(a.partials);
@@ -343,7 +373,7 @@ __global__ void __launch_bounds__(kThreads) reduce_axis(Op op, AxisArgs a) {
                         [&](int64_t k) { return load_cg(partials + (t.r + k * t.rx) * a.M + o); });
   }
   acc = tile_reduce(op, acc, t);
-  if (valid && t.r == 0) out[a.out_idx(o)] = op.finalize(acc, a.R);
+  if (valid && t.r == 0) store_result(op, out, offset_of_o, acc, a.R);
 }
 
 // --- launches ----------------------------------------------------------------------------------
@@ -410,7 +440,9 @@ class Scratch {
   size_t counter_bytes_ = 0;
 };
 
-template <class Op>
+// Hot: the vectorized and the general paths are separate kernels (reduce_full<Op, kVectorPath>,
+// reduce_full<Op, kGeneralPaths>); else one kernel holds both (reduce_full<Op, kAllPaths>).
+template <bool Hot, class Op>
 int launch_full(const Op& op, const ReducePlan& p, const Launch& l) {
   using T = typename Op::In;
   using Acc = typename Op::Acc;
@@ -431,10 +463,16 @@ int launch_full(const Op& op, const ReducePlan& p, const Launch& l) {
     a.stride = p.in.ndim == 1 ? p.in.strides[0] : 1;
   }
   const bool general = a.mode != kVectors;
-  static const int per_sm = resident_blocks(reduce_full<Op, false>);
-  static const int per_sm_general = resident_blocks(reduce_full<Op, true>);
-  const int64_t max_blocks =
-      static_cast<int64_t>(std::max(l.sm_count, 1)) * (general ? per_sm_general : per_sm);
+  int per_sm_now = 0;
+  if constexpr (Hot) {
+    static const int per_sm = resident_blocks(reduce_full<Op, kVectorPath>);
+    static const int per_sm_general = resident_blocks(reduce_full<Op, kGeneralPaths>);
+    per_sm_now = general ? per_sm_general : per_sm;
+  } else {
+    static const int per_sm = resident_blocks(reduce_full<Op, kAllPaths>);
+    per_sm_now = per_sm;
+  }
+  const int64_t max_blocks = static_cast<int64_t>(std::max(l.sm_count, 1)) * per_sm_now;
   // Enough blocks for each thread to issue one round of loads; at most one wave.
   const int64_t per_block = int64_t{kThreads} * (general ? kUnrollScalars : kUnrollVectors);
   const int64_t blocks = std::clamp<int64_t>((loads + per_block - 1) / per_block, 1, max_blocks);
@@ -448,10 +486,15 @@ int launch_full(const Op& op, const ReducePlan& p, const Launch& l) {
     a.partials = scratch.partials();
   }
   const auto stream = static_cast<cudaStream_t>(l.stream);
-  if (general) {
-    reduce_full<Op, true><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(op, a);
+  const auto grid = static_cast<unsigned>(blocks);
+  if constexpr (Hot) {
+    if (general) {
+      reduce_full<Op, kGeneralPaths><<<grid, kThreads, 0, stream>>>(op, a);
+    } else {
+      reduce_full<Op, kVectorPath><<<grid, kThreads, 0, stream>>>(op, a);
+    }
   } else {
-    reduce_full<Op, false><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(op, a);
+    reduce_full<Op, kAllPaths><<<grid, kThreads, 0, stream>>>(op, a);
   }
   return cudaGetLastError();
 }
@@ -500,11 +543,14 @@ int launch_axis(const Op& op, const ReducePlan& p, const Launch& l) {
 
 // The reductions of inputs of type T (instantiated in reduce_cuda_*.cu: each file is a module of
 // its own, loaded on first use, so that a script's first f32 sum loads only the float kernels).
+// The functors and which of them are hot: reduce_precompiled.cuh.
 template <class T>
 int reduce_typed(ReduceOp op, const reduce::ReducePlan& p, const Launch& l) {
-  return reduce::dispatch_op_typed<T>(
-      op, p.correction, static_cast<int>(cudaErrorNotSupported),
-      [&](const auto& f) { return p.full ? launch_full(f, p, l) : launch_axis(f, p, l); });
+  return reduce::dispatch_precompiled<T>(
+      op, p.correction, static_cast<int>(cudaErrorNotSupported), [&](const auto& f, auto hot) {
+        constexpr bool kHot = std::is_same_v<decltype(hot), reduce::Hot>;
+        return p.full ? launch_full<kHot>(f, p, l) : launch_axis(f, p, l);
+      });
 }
 
 }  // namespace culua::detail::kernels::cuda

@@ -27,10 +27,12 @@ cp "$build/module/cu.so" "$copy/module/"
 # the libraries each binary resolves, from the copy
 for f in culua libculua.so module/cu.so; do
   where=$(ldd "$copy/$f" | sed -n 's/.*libculua_engine\.so => \([^ ]*\).*/\1/p')
+  where=$(realpath -m "$where")
   [[ $where == "$copy/libculua_engine.so" ]] || fail "$f finds the engine at '$where', not beside it in the copy"
 done
 if [[ -e $copy/tests/culua_embed_tests ]]; then
   where=$(ldd "$copy/tests/culua_embed_tests" | sed -n 's/.*libculua\.so\.[0-9]* => \([^ ]*\).*/\1/p')
+  where=$(realpath -m "$where")
   [[ $where == "$copy/libculua.so."* ]] || fail "culua_embed_tests finds libculua at '$where'"
 fi
 echo "relocatable: ok"

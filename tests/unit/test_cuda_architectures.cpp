@@ -71,7 +71,7 @@ TEST_CASE("cuda architectures: PTX runs on its compute capability and every late
   CHECK_FALSE(covers(dist, 7, 5));
 }
 
-TEST_CASE("cuda architectures: no list covers nothing; an unknown entry covers all",
+TEST_CASE("cuda architectures: no list covers nothing, an unknown entry covers all",
           "[rtc][architectures]") {
   CHECK_FALSE(covers("", 9, 0));
   CHECK(covers("native", 7, 5));

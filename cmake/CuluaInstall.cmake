@@ -3,8 +3,32 @@
 # modules' sources and the Lua Language Server annotations) where stock Lua looks for modules.
 include(CMakePackageConfigHelpers)
 
+# Run paths of the installed tree, relative to each binary: culua finds the engine in ../lib, the
+# embedding library in its own folder, cu.so (lib/lua/5.4) two folders up; beside the CUDA
+# toolkit's library folder, from which the engine loads cuBLAS, cuFFT, NVRTC and NCCL.
+function(culua_install_rpath target from)  # from: the target's install folder
+  if(IS_ABSOLUTE ${from})
+    set(origin ${CMAKE_INSTALL_FULL_LIBDIR})
+  else()
+    file(RELATIVE_PATH rel /${from} /${CMAKE_INSTALL_LIBDIR})
+    set(origin "$ORIGIN")
+    if(rel)
+      string(APPEND origin "/${rel}")
+    endif()
+  endif()
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "${origin};${CULUA_CUDA_RPATH}")
+endfunction()
+culua_install_rpath(culua ${CMAKE_INSTALL_BINDIR})
+culua_install_rpath(culua_shared ${CMAKE_INSTALL_LIBDIR})
+culua_install_rpath(culua_module ${CULUA_LUA_CMOD_DIR})
+
 install(TARGETS culua RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS culua_shared EXPORT culuaTargets
+# The engine (libculua_engine.so) is internal: no headers; culua, libculua.so and cu.so load it.
+set(_installed culua_shared)
+if(CULUA_ENGINE_SHARED)  # (a static engine is inside culua, libculua.so and cu.so)
+  list(APPEND _installed culua_engine)
+endif()
+install(TARGETS ${_installed} EXPORT culuaTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES include/culua/culua.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/culua)

@@ -32,6 +32,7 @@
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"
 #include "lua/sandbox.hpp"
+#include "rtc/cuda_architectures.hpp"
 
 namespace culua::detail::cli {
 
@@ -347,13 +348,21 @@ void print_usage(FILE* out) {
 }
 
 void print_version() {
-  std::printf("culua %s (%s, %s)\nhost BLAS: %s\n%s\n", CULUA_VERSION, LUA_RELEASE,
+#if defined(CULUA_HAVE_CUDA)
+  // The device code of the built-in kernels: machine code (sm_NN) and PTX (compute_NN).
+  const std::string archs = culua::detail::rtc::describe_cuda_architectures(
+      culua::detail::rtc::built_cuda_architectures());
+#else
+  const std::string archs = "none (host backend only)";
+#endif
+  std::printf("culua %s (%s, %s)\nhost BLAS: %s\nCUDA architectures: %s\n%s\n", CULUA_VERSION,
+              LUA_RELEASE,
 #if defined(CULUA_HAVE_CUDA)
               "CUDA backend and host backend",
 #else
               "host backend only: built without CUDA",
 #endif
-              culua::detail::host::blas_library().c_str(), LUA_COPYRIGHT);
+              culua::detail::host::blas_library().c_str(), archs.c_str(), LUA_COPYRIGHT);
   std::fflush(stdout);
 }
 

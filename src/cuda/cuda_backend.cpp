@@ -38,6 +38,7 @@
 #include "cuda/rtc.hpp"
 #include "cuda/scoped.hpp"
 #include "kernels/kernels.hpp"
+#include "rtc/cuda_architectures.hpp"
 
 namespace culua::detail::cuda {
 
@@ -591,6 +592,21 @@ class CudaBackend final : public Backend {
 
   static cudaStream_t cu(Stream& s) { return static_cast<cudaStream_t>(s.native_handle()); }
 
+  // A GPU that none of the built-in kernels' images can run (no machine code for its architecture,
+  // no PTX of a compute capability at or below its own) fails when it is opened, before anything
+  // is queued there, rather than at some later launch with CUDA's "no kernel image is available".
+  static void check_architectures(const DeviceInfo& info) {
+    const auto& built = rtc::built_cuda_architectures();
+    if (rtc::cuda_architectures_cover(built, info.cc_major, info.cc_minor)) return;
+    fail(ErrorKind::Device,
+         "CUDA device {} ({}, compute capability {}.{}) cannot run culua's built-in kernels: this "
+         "build holds device code for {} only. Rebuild culua for this GPU: "
+         "-DCMAKE_CUDA_ARCHITECTURES={}{} (or configure on this machine without "
+         "CMAKE_CUDA_ARCHITECTURES); --backend host runs on the CPU meanwhile",
+         info.index, info.name, info.cc_major, info.cc_minor,
+         rtc::describe_cuda_architectures(built), info.cc_major, info.cc_minor);
+  }
+
   static uint64_t host_memory_bytes(bool available);
 
   // The caller holds a DeviceScope for the stream's device.
@@ -625,6 +641,7 @@ class CudaBackend final : public Backend {
     DeviceState& d = devices_[static_cast<size_t>(device)];
     if (d.ready) return d;
     device_info(device);
+    check_architectures(d.info);
     std::lock_guard lock(init_mutex_);
     if (d.ready) return d;
     const DeviceScope scope(device, *health_);

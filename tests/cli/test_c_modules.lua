@@ -191,7 +191,7 @@ T.case("require of C modules follows LUA_CPATH_5_4, LUA_CPATH and -E", function(
   T.eq({ out, code }, { "function\n", 0 })
 end)
 
-T.case("the program exports the Lua C API and none of culua's own symbols", function()
+T.case("the program exports the Lua C API, and of culua's own symbols only the engine's", function()
   local f = assert(io.popen("nm -D --defined-only " .. q(exe) .. " 2>&1", "r"))
   local symbols = f:read("a")
   T.truthy(f:close(), "nm -D failed: " .. symbols)
@@ -199,8 +199,22 @@ T.case("the program exports the Lua C API and none of culua's own symbols", func
     "luaL_checklstring", "luaL_newmetatable", "luaL_setfuncs", "luaopen_base", "luaopen_package" }) do
     T.truthy(symbols:find(" " .. name .. "\n", 1, true), name .. " is exported")
   end
-  -- culua's functions are C++ (mangled in the culua namespace: _ZN5culua...)
-  T.truthy(not symbols:find("_ZN5culua", 1, true), "culua's own symbols are not exported")
+  -- culua's functions are C++ (mangled in the culua namespace: _ZN5culua...). Where the engine is a
+  -- library of its own (libculua_engine.so beside the program), the program also exports its copies
+  -- of the inline functions the engine exports (the dynamic linker then binds both to one copy):
+  -- those, and only those, may appear.
+  local engine = exe:gsub("[^/]*$", "") .. "libculua_engine.so"
+  local shared = {}
+  local e = io.open(engine, "rb")
+  if e then
+    e:close()
+    f = assert(io.popen("nm -D --defined-only " .. q(engine) .. " 2>&1", "r"))
+    for name in f:read("a"):gmatch("%S+ %a (%S+)") do shared[name] = true end
+    T.truthy(f:close(), "nm -D failed on " .. engine)
+  end
+  for name in symbols:gmatch("%S+ %a (_ZN5culua%S*)") do
+    T.truthy(shared[name], "culua's own symbol " .. name .. " is exported by the program")
+  end
 end)
 
 os.exit(T.run())

@@ -146,6 +146,11 @@ T.case("-v prints the version", function()
   local out, code = run("-v")
   T.eq(code, 0)
   T.truthy(out:find("^culua %d+%.%d+%.%d+ %(Lua 5%.4"), out)
+  -- the device code the binary holds: sm_NN / compute_NN images, or none without CUDA
+  local archs = out:match("\nCUDA architectures: ([^\n]+)")
+  T.truthy(archs, out)
+  T.truthy(archs == "none (host backend only)" or archs:find("^sm_%d") or archs:find("^compute_%d")
+    or archs:find("^native"), archs)
 end)
 
 T.case("--backend rejects unknown names", function()

@@ -15,6 +15,15 @@ for f in bin/culua include/culua/culua.hpp share/lua/5.4/cu/testing.lua share/lu
   lib/lua/5.4/cu.so; do
   [[ -e $prefix/$f ]] || { echo "not installed: $f"; exit 1; }
 done
+# The engine library, which the program, libculua.so and cu.so load (found through their run paths
+# relative to the prefix: the checks below run them from there).
+if [[ -e $build/libculua_engine.so ]]; then
+  engine=$(find "$prefix" -name libculua_engine.so)
+  [[ -n $engine ]] || { echo "not installed: libculua_engine.so"; exit 1; }
+  for f in "$prefix/bin/culua" "$prefix/lib/lua/5.4/cu.so" "$engine"; do
+    echo "$f: $(readelf -d "$f" | grep -o 'R[UN]*PATH.*' || echo 'no run path')"
+  done
+fi
 config=$(find "$prefix" -name culuaConfig.cmake)
 pc=$(find "$prefix" -name culua.pc)
 lib=$(find "$prefix" -name 'libculua.so*' | head -1)

@@ -28,7 +28,8 @@ for _, case in ipairs(cases) do
   local name, dt, nin, fn = case[1], case[2], case[3], case[4]
   local item = ({ f32 = 4, f64 = 8, c64 = 8, f16 = 2, i32 = 4 })[dt]
   local n = mib * 1024 * 1024 // item
-  local a, b = cu.full(n, 1.5, dt), cu.full(n, 2.25, dt)
+  local int = dt:sub(1, 1) == "i"
+  local a, b = cu.full(n, int and 3 or 1.5, dt), cu.full(n, int and 5 or 2.25, dt)
   local rdt = result_dtype[name]
   if type(rdt) == "table" then rdt = rdt[dt] end
   rdt = rdt or dt

@@ -11,6 +11,10 @@
 //          integers and bools in f64; FloatPair: integers and bools in the float numpy picks for
 //          them; BoolI8: bools in i8; Float: integers and bools in float_for, as numpy's ufuncs);
 // result:  the result type from the compute type (Same, Bool, Real: the real part's type).
+// Reductions, X(Enum, "lua name", accepts, result), with their own result rules (numpy's):
+//   Accumulate: bool and signed integers -> i64, unsigned -> u64 (wrapping), others keep their
+//               type; Mean: bool and integers -> f64; RealFloat: bool and integers -> f64, complex
+//               -> its real type, floats keep theirs; Index: i64 (1-based positions); Same; Bool.
 #pragma once
 
 #include <cstdint>
@@ -85,6 +89,27 @@
   X(BitInvert, "bitwise_invert", BitInvertOp, kBI, None, Same) \
   X(LogicalNot, "logical_not", LogicalNotOp, kAll, None, Bool)
 
+#define CULUA_REDUCE_OPS(X)                                \
+  X(Sum, "sum", kAll, Accumulate)                          \
+  X(Mean, "mean", kAll, Mean)                              \
+  X(Max, "max", kBIF, Same)                                \
+  X(Min, "min", kBIF, Same)                                \
+  X(Prod, "prod", kAll, Accumulate)                        \
+  X(Norm, "norm", kAll, RealFloat)                         \
+  X(Argmax, "argmax", kBIF, Index)                         \
+  X(Argmin, "argmin", kBIF, Index)                         \
+  X(Var, "var", kAll, RealFloat) /* statistics */          \
+  X(Std, "std", kAll, RealFloat)                           \
+  X(Any, "any", kAll, Bool)                                \
+  X(All, "all", kAll, Bool)                                \
+  X(NanSum, "nansum", kAll, Accumulate) /* NaN-skipping */ \
+  X(NanMean, "nanmean", kAll, Mean)                        \
+  X(NanMax, "nanmax", kBIF, Same)                          \
+  X(NanMin, "nanmin", kBIF, Same)                          \
+  X(NanProd, "nanprod", kAll, Accumulate)                  \
+  X(NanVar, "nanvar", kAll, RealFloat)                     \
+  X(NanStd, "nanstd", kAll, RealFloat)
+
 namespace culua::detail {
 
 #define CULUA_OP_ENUM(e, ...) e,
@@ -93,6 +118,8 @@ enum class BinaryOp : uint8_t { CULUA_BINARY_OPS(CULUA_OP_ENUM) };
 inline constexpr int kNumBinaryOps = 0 CULUA_BINARY_OPS(CULUA_OP_COUNT);
 enum class UnaryOp : uint8_t { CULUA_UNARY_OPS(CULUA_OP_ENUM) };
 inline constexpr int kNumUnaryOps = 0 CULUA_UNARY_OPS(CULUA_OP_COUNT);
+enum class ReduceOp : uint8_t { CULUA_REDUCE_OPS(CULUA_OP_ENUM) };
+inline constexpr int kNumReduceOps = 0 CULUA_REDUCE_OPS(CULUA_OP_COUNT);
 #undef CULUA_OP_ENUM
 #undef CULUA_OP_COUNT
 
@@ -107,7 +134,7 @@ inline constexpr uint8_t kAll = kB | kI | kF | kC, kIFC = kI | kF | kC, kFC = kF
 }  // namespace opclass
 
 enum class OpPromote : uint8_t { None, TrueDiv, FloatPair, BoolI8, Float };
-enum class OpResult : uint8_t { Same, Bool, Real };
+enum class OpResult : uint8_t { Same, Bool, Real, Accumulate, Mean, RealFloat, Index };
 
 struct OpRule {
   uint8_t accepts;  // opclass mask of compute types
@@ -120,12 +147,28 @@ struct OpRule {
 inline constexpr OpRule kBinaryRules[kNumBinaryOps] = {CULUA_BINARY_OPS(CULUA_OP_RULE)};
 inline constexpr OpRule kUnaryRules[kNumUnaryOps] = {CULUA_UNARY_OPS(CULUA_OP_RULE)};
 #undef CULUA_OP_RULE
+#define CULUA_REDUCE_RULE(e, name, accepts, result) \
+  OpRule{opclass::accepts, OpPromote::None, OpResult::result},
+inline constexpr OpRule kReduceRules[kNumReduceOps] = {CULUA_REDUCE_OPS(CULUA_REDUCE_RULE)};
+#undef CULUA_REDUCE_RULE
 
 constexpr const OpRule& rule(BinaryOp op) {
   return kBinaryRules[static_cast<int>(op)];
 }
 constexpr const OpRule& rule(UnaryOp op) {
   return kUnaryRules[static_cast<int>(op)];
+}
+constexpr const OpRule& rule(ReduceOp op) {
+  return kReduceRules[static_cast<int>(op)];
+}
+constexpr OpKind kind_of(BinaryOp) {
+  return OpKind::Binary;
+}
+constexpr OpKind kind_of(UnaryOp) {
+  return OpKind::Unary;
+}
+constexpr OpKind kind_of(ReduceOp) {
+  return OpKind::Reduction;
 }
 constexpr bool accepts(const OpRule& r, uint8_t cls) {
   return (r.accepts & cls) != 0;
@@ -150,13 +193,30 @@ constexpr uint8_t op_class(DType t) {
 constexpr bool accepts(const OpRule& r, DType t) {
   return accepts(r, op_class(t));
 }
-// The result dtype of an operation computed in `compute`.
+constexpr bool is_unsigned_dtype(DType t) {
+  return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64;
+}
+// The result dtype of an operation computed in (for reductions: over elements of) `compute`.
 constexpr DType result_dtype(const OpRule& r, DType compute) {
+  const uint8_t cls = op_class(compute);
+  const bool integral = cls == opclass::kB || cls == opclass::kI;
+  const DType real = compute == DType::C64    ? DType::F32
+                     : compute == DType::C128 ? DType::F64
+                                              : compute;
   switch (r.result) {
     case OpResult::Bool:
       return DType::Bool;
     case OpResult::Real:
-      return compute == DType::C64 ? DType::F32 : compute == DType::C128 ? DType::F64 : compute;
+      return real;
+    case OpResult::Accumulate:
+      if (is_unsigned_dtype(compute)) return DType::U64;
+      return integral ? DType::I64 : compute;
+    case OpResult::Mean:
+      return integral ? DType::F64 : compute;
+    case OpResult::RealFloat:
+      return integral ? DType::F64 : real;
+    case OpResult::Index:
+      return DType::I64;
     case OpResult::Same:
       break;
   }

@@ -152,52 +152,21 @@ AxisRun reduced_run(Runtime& rt, const Array& a, const std::vector<bool>& reduce
 }  // namespace
 
 const char* op_name(ReduceOp op) {
-  static constexpr const char* kNames[kNumReduceOps] = {
-      "sum", "mean", "max",    "min",     "prod",   "norm",   "argmax",  "argmin", "var",   "std",
-      "any", "all",  "nansum", "nanmean", "nanmax", "nanmin", "nanprod", "nanvar", "nanstd"};
+#define CULUA_REDUCE_NAME(e, name, ...) name,
+  static constexpr const char* kNames[kNumReduceOps] = {CULUA_REDUCE_OPS(CULUA_REDUCE_NAME)};
+#undef CULUA_REDUCE_NAME
   return kNames[static_cast<int>(op)];
 }
 
 DType reduce_result_dtype(ReduceOp op, DType in) {
-  const DTypeClass cls = info(in).cls;
-  const bool integral =
-      cls == DTypeClass::Bool || cls == DTypeClass::Signed || cls == DTypeClass::Unsigned;
   if (op != ReduceOp::NanMax && op != ReduceOp::NanMin) op = without_nan(op);
-  switch (op) {
-    case ReduceOp::Var:
-    case ReduceOp::Std:
-      if (integral) return DType::F64;
-      return real_of(in);
-    case ReduceOp::Any:
-    case ReduceOp::All:
-      return DType::Bool;
-    case ReduceOp::Sum:
-    case ReduceOp::Prod:
-      // numpy on Linux: unsigned integers sum in u64, bool and signed integers in i64.
-      if (cls == DTypeClass::Unsigned) return DType::U64;
-      return integral ? DType::I64 : in;
-    case ReduceOp::Mean:
-      return integral ? DType::F64 : in;
-    case ReduceOp::Norm:
-      if (integral) return DType::F64;
-      return real_of(in);  // c64 -> f32, c128 -> f64
-    case ReduceOp::Max:
-    case ReduceOp::Min:
-    case ReduceOp::Argmax:
-    case ReduceOp::Argmin:
-    case ReduceOp::NanMax:
-    case ReduceOp::NanMin:
-      if (cls == DTypeClass::Complex) {
-        fail(ErrorKind::Type,
-             "{} is not defined for complex arrays ({}): complex numbers are not ordered; reduce "
-             "cu.abs(a) or cu.real(a) instead",
-             op_name(op), name(in));
-      }
-      return op == ReduceOp::Argmax || op == ReduceOp::Argmin ? DType::I64 : in;
-    default:
-      break;
+  if (!accepts(rule(op), in)) {
+    fail(ErrorKind::Type,
+         "{} is not defined for complex arrays ({}): complex numbers are not ordered; reduce "
+         "cu.abs(a) or cu.real(a) instead",
+         op_name(op), name(in));
   }
-  return in;
+  return result_dtype(rule(op), in);
 }
 
 Shape reduce_shape(const Shape& in, std::optional<int> axis, bool keepdims) {

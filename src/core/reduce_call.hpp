@@ -7,33 +7,11 @@
 
 #include "core/dtype.hpp"
 #include "core/layout.hpp"
+#include "core/op_table.hpp"
 
 namespace culua::detail {
 
-enum class ReduceOp : uint8_t {
-  Sum,
-  Mean,
-  Max,
-  Min,
-  Prod,
-  Norm,
-  Argmax,
-  Argmin,
-  // Statistics (issue 25): var and std use the call's `correction` (ddof); any/all give bools.
-  Var,
-  Std,
-  Any,
-  All,
-  // NaN-skipping variants (floating and complex inputs; the core maps the others to the plain op).
-  NanSum,
-  NanMean,
-  NanMax,
-  NanMin,
-  NanProd,
-  NanVar,
-  NanStd,
-};
-inline constexpr int kNumReduceOps = 19;
+// ReduceOp, its names and its type rules: the reduction rows of core/op_table.hpp.
 
 // The op that `op` is for inputs without NaN (integers, bools): nansum -> sum, ...; else `op`.
 constexpr ReduceOp without_nan(ReduceOp op) {

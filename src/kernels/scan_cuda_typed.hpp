@@ -1,12 +1,16 @@
-// The per-type entry points of the CUDA scans (scan_cuda.cuh, scan_cuda_*.cu).
+// The scans that the CUDA backend compiles (scan_cuda.cuh, instantiated in scan_cuda_*.cu): one per
+// accumulator type A (uint64 for bool and integers, float, double, complex64, complex128), over
+// contiguous rows of A. scan_cuda.cu brings every other input and output to and from them.
 #pragma once
 
-#include "core/scan_call.hpp"
+#include <cstdint>
+
 #include "kernels/kernels.hpp"
 
 namespace culua::detail::kernels::cuda {
 
-template <class T>
-int scan_typed(const ScanCall& c, const Launch& l);
+// out[m, r] = in[m, 0] + ... + in[m, r] (the product when prod) for M contiguous rows of R items.
+template <class A>
+int scan_rows(bool prod, const A* in, A* out, int64_t M, int64_t R, const Launch& l);
 
 }  // namespace culua::detail::kernels::cuda

@@ -1,14 +1,13 @@
-// The CUDA entry point of sorting, searching and sets: the kernels of the element type
-// (sort_cuda.cuh, instantiated per group of types in sort_cuda_*.cu).
+// The CUDA entry point of sorting, searching and sets: the code of each element type
+// (sort_cuda.cuh; the CUB algorithms it calls are compiled once in sort_cuda_cub.cu, the merge sort
+// of complex numbers in sort_cuda_complex.cu).
 #include <cuda_runtime.h>
 
 #include "core/sort_call.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/sort_cuda.cuh"
 
 namespace culua::detail::kernels::cuda {
-
-template <class T>
-int sort_typed(const SortCall& c, const Launch& l);
 
 int sort(const SortCall& c, const Launch& l) {
   return dispatch(c.dtype, [&](auto tag) {

@@ -1,38 +1,42 @@
-// The CUDA side of sorting, searching and sets: templates instantiated per group of element types
-// in sort_cuda_*.cu (the entry point is in sort_cuda.cu).
+// The CUDA side of sorting, searching and sets: per-type code instantiated per group of element
+// types in sort_cuda_*.cu (the entry point is in sort_cuda.cu); the CUB algorithms themselves are
+// compiled once, for a few key types, in sort_cuda_cub.cu.
 //
 // Sorting, searching and sets on the GPU (core/sort_call.hpp), through CUB: DeviceRadixSort for
 // one row (and for a few long rows, one call each), DeviceSegmentedSort for many rows,
 // DeviceMergeSort for complex numbers (lexicographic order with numpy's NaN rules needs a
-// comparison), DeviceSelect for nonzero and unique, DeviceScan for unique's inverse. Temporary
-// memory comes from the device's stream-ordered pool and is freed in stream order.
+// comparison, sort_cuda_complex.cu), DeviceSelect for nonzero and unique, DeviceScan for unique's
+// inverse. Temporary memory comes from the device's stream-ordered pool and is freed in stream
+// order.
 //
-// numpy's order by radix sort: integers and bool are their own keys (CUB orders signed integers).
-// A float key becomes an unsigned integer of its width whose order is numpy's (-0.0 and 0.0 the
-// same key, every NaN the largest key, negative values' bits inverted, positive values' sign bit
-// set). The elements move
-// as the payload of the keys (SortPairs), so a -0.0 or a NaN keeps its bits and equal keys keep
-// their input order (CUB's radix sorts are stable, its descending ones too). Integers and bool
-// use SortKeys, or SortPairs with the positions for argsort. f32 and f64 values
-// sorted without positions in one or a few long rows use SortKeys on the floats (sort_floats).
+// numpy's order by radix sort, through keys: every element type becomes an unsigned key of 32 or
+// 64 bits whose ascending order is the order wanted. Signed integers flip their sign bit, unsigned
+// ones and bool are their own keys, a float key is an unsigned integer of its width whose order is
+// numpy's (-0.0 and 0.0 the same key, every NaN the largest key, negative values' bits inverted,
+// positive values' sign bit set); types narrower than 32 bits sit in the low bits of a 32-bit key
+// (the radix passes cover only those bits). Descending order complements the key's bits: CUB's
+// radix sorts are stable, so equal keys keep their input order both ways. Integer keys turn back
+// into the elements after the sort; float elements move as the payload of their keys (a -0.0 or
+// a NaN keeps its bits), or, with positions, are gathered through them.
+//
+// The hot cases skip the key pass (docs/design.md, "Precompiled kernels"): ascending sorts and
+// argsorts of i32 and i64 in one or a few rows sort the elements themselves (CUB orders signed
+// integers), and ascending sorts of f32 and f64 without positions sort the floats (sort_floats).
+// So the CUB radix sorts compiled are: the six key types u32, u64, i32, i64, f32, f64 alone or with
+// int64 positions or (u32, u64) their own bits as payload, ascending only; rows of more than 2^31
+// elements through the u32/u64 keys with positions.
 #pragma once
 
 #include <cuda_runtime.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 #include <cstring>
-#include <cub/device/device_merge_sort.cuh>
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
-#include <cub/device/device_segmented_sort.cuh>
-#include <cub/device/device_select.cuh>
 #include <type_traits>
 #include <vector>
 
 #include "core/sort_call.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort_order.cuh"
+#include "kernels/stream_temp.cuh"
 
 namespace culua::detail::kernels::cuda {
 
@@ -45,40 +49,6 @@ namespace so = sort_order;
     const cudaError_t e_ = (call);    \
     if (e_ != cudaSuccess) return e_; \
   } while (0)
-
-// Temporary device memory of one call, from the device's pool, freed in stream order when the
-// call's work is queued.
-class Temp {
- public:
-  explicit Temp(const Launch& l) : l_(l) {}
-  ~Temp() {
-    for (void* p : ptrs_) cudaFreeAsync(p, stream());
-  }
-  Temp(const Temp&) = delete;
-  Temp& operator=(const Temp&) = delete;
-
-  template <class U>
-  cudaError_t get(U** out, int64_t count) {
-    return bytes(reinterpret_cast<void**>(out), static_cast<size_t>(count) * sizeof(U));
-  }
-  cudaError_t bytes(void** out, size_t n) {
-    *out = nullptr;
-    if (n == 0) n = 16;
-    void* p = nullptr;
-    const cudaError_t e =
-        l_.pool ? cudaMallocFromPoolAsync(&p, n, static_cast<cudaMemPool_t>(l_.pool), stream())
-                : cudaMallocAsync(&p, n, stream());
-    if (e != cudaSuccess) return e;
-    ptrs_.push_back(p);
-    *out = p;
-    return cudaSuccess;
-  }
-  cudaStream_t stream() const { return static_cast<cudaStream_t>(l_.stream); }
-
- private:
-  const Launch& l_;
-  std::vector<void*> ptrs_;
-};
 
 // Runs a CUB algorithm: the size query, the temporary storage, the call.
 template <class F>
@@ -133,21 +103,72 @@ constexpr uint64_t inf_bits() {
   }
 }
 
-// numpy's order of a float as an unsigned key (see the top of the file).
-template <class T, class K>
-__device__ K to_key(T x) {
-  K b;
-  memcpy(&b, &x, sizeof(K));
-  constexpr K sign = K(K(1) << (sizeof(K) * 8 - 1));
-  const K mag = K(b & K(~sign));
-  if (mag > K(inf_bits<T>())) return K(~K(0));  // NaN: after +inf
+// numpy's order of a float as an unsigned key of its width (see the top of the file).
+template <class T, class U>
+__device__ U float_key(T x) {
+  U b;
+  memcpy(&b, &x, sizeof(U));
+  constexpr U sign = U(U(1) << (sizeof(U) * 8 - 1));
+  const U mag = U(b & U(~sign));
+  if (mag > U(inf_bits<T>())) return U(~U(0));  // NaN: after +inf
   if (mag == 0) return sign;                    // -0.0 and 0.0
-  return (b & sign) ? K(~b) : K(b | sign);
+  return (b & sign) ? U(~b) : U(b | sign);
 }
 
-template <class T, class K>
-__global__ void keys_kernel(const T* in, K* keys, int64_t n) {
-  CULUA_GRID_LOOP(i, n) keys[i] = to_key<T, K>(in[i]);
+// The key type of an element type: 32 bits, or 64 for 8-byte elements.
+template <class T>
+using key_of = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+// The key bits that the radix passes cover.
+template <class T>
+constexpr int key_bits() {
+  return static_cast<int>(sizeof(T) * 8);
+}
+
+// The ascending key of an element, in the low key_bits<T>() bits of a key_of<T>.
+template <class T>
+__device__ key_of<T> key_of_element(T x) {
+  using K = key_of<T>;
+  using U = typename unsigned_of<sizeof(T)>::type;
+  if constexpr (std::is_same_v<T, bool>) {
+    return K(x ? 1 : 0);
+  } else if constexpr (std::is_integral_v<T>) {
+    U b;
+    memcpy(&b, &x, sizeof(U));
+    if constexpr (std::is_signed_v<T>) b = U(b ^ U(U(1) << (sizeof(U) * 8 - 1)));
+    return K(b);
+  } else {
+    return K(float_key<T, U>(x));
+  }
+}
+
+// The complement of the key bits (descending order).
+template <class T>
+constexpr key_of<T> key_mask() {
+  using K = key_of<T>;
+  return sizeof(T) >= sizeof(K) ? K(~K(0)) : K((K(1) << key_bits<T>()) - 1);
+}
+
+template <class T>
+__global__ void keys_kernel(const T* in, key_of<T>* keys, int64_t n, bool desc) {
+  const key_of<T> flip = desc ? key_mask<T>() : key_of<T>(0);
+  CULUA_GRID_LOOP(i, n) keys[i] = key_of_element<T>(in[i]) ^ flip;
+}
+
+// Integers and bool: the element of a key (key_of_element's inverse).
+template <class T>
+__global__ void from_keys_kernel(const key_of<T>* keys, T* out, int64_t n, bool desc) {
+  using U = typename unsigned_of<sizeof(T)>::type;
+  const key_of<T> flip = desc ? key_mask<T>() : key_of<T>(0);
+  CULUA_GRID_LOOP(i, n) {
+    const key_of<T> k = keys[i] ^ flip;
+    if constexpr (std::is_same_v<T, bool>) {
+      out[i] = k != 0;
+    } else {
+      U b = U(k);
+      if constexpr (std::is_signed_v<T>) b = U(b ^ U(U(1) << (sizeof(U) * 8 - 1)));
+      memcpy(&out[i], &b, sizeof(U));
+    }
+  }
 }
 
 // 1-based positions along rows of n. A 64-bit remainder is a long software sequence on the GPU,
@@ -165,131 +186,87 @@ __global__ void positions_kernel(int64_t* out, int64_t total, int64_t n) {
   }
 }
 
-template <class T>
-__global__ void gather_rows_kernel(const T* in, const int64_t* pos, T* out, int64_t total,
+// Elements of U (the element type's bits) gathered along rows by 1-based positions.
+template <class U>
+__global__ void gather_rows_kernel(const U* in, const int64_t* pos, U* out, int64_t total,
                                    int64_t n) {
   CULUA_GRID_LOOP(i, total) out[i] = in[(i / n) * n + pos[i] - 1];
 }
-
-struct RowStart {
-  int64_t n;
-  __host__ __device__ int64_t operator()(int64_t r) const { return r * n; }
-};
 
 // Rows sorted one CUB call each when they are few and long; else one segmented sort.
 inline bool row_by_row(int64_t rows, int64_t n) {
   return rows == 1 || (rows <= 16 && n >= (int64_t{1} << 18));
 }
 
-// One CUB radix sort per row of n keys (and values, unless V is void), n an int or an int64_t.
-template <class K, class V, class N>
-cudaError_t sort_row_by_row(Temp& t, const K* keys_in, K* keys_out, const V* values_in,
-                            V* values_out, int64_t rows, N n, bool desc) {
-  const cudaStream_t st = t.stream();
-  constexpr bool pairs = !std::is_void_v<V>;
-  size_t bytes = 0;
-  const auto call = [&](void* p, size_t& b, int64_t r) -> cudaError_t {
-    const int64_t o = r * int64_t{n};
-    if constexpr (pairs) {
-      return desc ? cub::DeviceRadixSort::SortPairsDescending(p, b, keys_in + o, keys_out + o,
-                                                              values_in + o, values_out + o, n, 0,
-                                                              int(sizeof(K) * 8), st)
-                  : cub::DeviceRadixSort::SortPairs(p, b, keys_in + o, keys_out + o, values_in + o,
-                                                    values_out + o, n, 0, int(sizeof(K) * 8), st);
-    } else {
-      return desc ? cub::DeviceRadixSort::SortKeysDescending(p, b, keys_in + o, keys_out + o, n, 0,
-                                                             int(sizeof(K) * 8), st)
-                  : cub::DeviceRadixSort::SortKeys(p, b, keys_in + o, keys_out + o, n, 0,
-                                                   int(sizeof(K) * 8), st);
-    }
-  };
-  CULUA_SORT_TRY(call(nullptr, bytes, 0));
-  void* p = nullptr;
-  CULUA_SORT_TRY(t.bytes(&p, bytes));
-  for (int64_t r = 0; r < rows; ++r) CULUA_SORT_TRY(call(p, bytes, r));
-  return cudaSuccess;
-}
-
-// Sorts rows x n keys (and values, unless V is void) into keys_out (values_out).
+// Sorts rows x n keys (and values, unless V is void) into keys_out (values_out), ascending and
+// stable, the radix passes over the low `bits` bits of the keys (sort_cuda_cub.cu, instantiated
+// for the pairs that kAnyRows and kAnyLength allow; the others only for row_by_row rows of at most
+// INT32_MAX elements, which is what the callers pass them).
 template <class K, class V>
 cudaError_t sort_rows(Temp& t, const K* keys_in, K* keys_out, const V* values_in, V* values_out,
-                      int64_t rows, int64_t n, bool desc) {
-  const cudaStream_t st = t.stream();
-  constexpr bool pairs = !std::is_void_v<V>;
-  if (row_by_row(rows, n)) {
-    // CUB sizes its offsets by the type of the count: 64-bit ones cost 3.5% in SortPairs of 2^26
-    // f32 keys with i64 values on the H200 (2.758 against 2.662 ms), 1.6% in SortKeys. Rows that
-    // fit an int get an int.
-    if (n <= INT32_MAX)
-      return sort_row_by_row<K, V>(t, keys_in, keys_out, values_in, values_out, rows,
-                                   static_cast<int32_t>(n), desc);
-    return sort_row_by_row<K, V>(t, keys_in, keys_out, values_in, values_out, rows, n, desc);
-  }
-  const auto begin =
-      thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), RowStart{n});
-  const auto end = begin + 1;
-  const int64_t total = rows * n;
-  return with_storage(t, [&](void* p, size_t& b) -> cudaError_t {
-    if constexpr (pairs) {
-      return desc
-                 ? cub::DeviceSegmentedSort::StableSortPairsDescending(
-                       p, b, keys_in, keys_out, values_in, values_out, total, rows, begin, end, st)
-                 : cub::DeviceSegmentedSort::StableSortPairs(
-                       p, b, keys_in, keys_out, values_in, values_out, total, rows, begin, end, st);
-    } else {
-      return desc ? cub::DeviceSegmentedSort::StableSortKeysDescending(p, b, keys_in, keys_out,
-                                                                       total, rows, begin, end, st)
-                  : cub::DeviceSegmentedSort::StableSortKeys(p, b, keys_in, keys_out, total, rows,
-                                                             begin, end, st);
-    }
-  });
-}
+                      int64_t rows, int64_t n, int bits);
 
-// The 1-based positions that sort rows of keys (transformed or not) into out_index, and the
-// elements in that order into out when wanted.
+// Key types with a segmented sort (many short rows).
+template <class K, class V>
+constexpr bool kAnyRows = std::is_unsigned_v<K> && !std::is_same_v<K, bool>;
+// Key types with rows longer than INT32_MAX elements (CUB's 64-bit offsets).
+template <class K, class V>
+constexpr bool kAnyLength = kAnyRows<K, V>&& std::is_same_v<V, int64_t>;
+
+// The positions of the `count` elements whose flag is set, in order, and their number
+// (sort_cuda_cub.cu).
+cudaError_t select_flagged(Temp& t, const uint8_t* flags, int64_t* out, int64_t* count, int64_t n);
+// out[i] = flags[0] + ... + flags[i] (sort_cuda_cub.cu).
+cudaError_t flags_inclusive_sum(Temp& t, const uint8_t* flags, int64_t* out, int64_t n);
+
+// The 1-based positions that sort rows of keys (the elements themselves or their keys) into
+// c.out_index (a temporary when only the elements are wanted), and the elements in that order
+// into c.out when wanted.
 template <class T, class K>
-cudaError_t sort_positions(Temp& t, const SortCall& c, const Launch& l, const K* keys) {
+cudaError_t sort_positions(Temp& t, const SortCall& c, const Launch& l, const K* keys, int bits) {
   const int64_t total = c.rows * c.n;
   const int grid = grid_for(total, l);
   K* keys_out = nullptr;
   int64_t* pos = nullptr;
+  int64_t* index = c.out_index;
   CULUA_SORT_TRY(t.get(&keys_out, total));
   CULUA_SORT_TRY(t.get(&pos, total));
+  if (!index) CULUA_SORT_TRY(t.get(&index, total));
   positions_kernel<><<<grid, 256, 0, t.stream()>>>(pos, total, c.n);
   CULUA_SORT_TRY(cudaGetLastError());
-  CULUA_SORT_TRY(
-      (sort_rows<K, int64_t>(t, keys, keys_out, pos, c.out_index, c.rows, c.n, c.descending)));
+  CULUA_SORT_TRY((sort_rows<K, int64_t>(t, keys, keys_out, pos, index, c.rows, c.n, bits)));
   if (c.out) {
-    gather_rows_kernel<T><<<grid, 256, 0, t.stream()>>>(static_cast<const T*>(c.in), c.out_index,
-                                                        static_cast<T*>(c.out), total, c.n);
+    using U = typename unsigned_of<sizeof(T)>::type;
+    gather_rows_kernel<U><<<grid, 256, 0, t.stream()>>>(static_cast<const U*>(c.in), index,
+                                                        static_cast<U*>(c.out), total, c.n);
     CULUA_SORT_TRY(cudaGetLastError());
   }
   return cudaSuccess;
 }
 
-// f32 and f64 values alone (no positions), in one or a few long rows: CUB sorts the floats
-// themselves (its float order already has -0.0 == 0.0, stable, and keeps each element's bits), so
-// no key pass and no payload. CUB orders NaNs by their bits, so those with the sign bit set come
-// before -inf (after everything when descending): a rotation of the row moves them to the end
-// (the front when descending), where numpy's order has them. It costs nothing when there are none
-// (the kernels read the count and return). NaNs of different bit patterns may end up in another
-// order among themselves than their input order; every NaN still sorts after every number.
+// f32 and f64 values alone (no positions), ascending, in one or a few long rows: CUB sorts the
+// floats themselves (its float order already has -0.0 == 0.0, stable, and keeps each element's
+// bits), so no key pass and no payload. CUB orders NaNs by their bits, so those with the sign bit
+// set come before -inf: a rotation of the row moves them to the end, where numpy's order has
+// them. It costs nothing when there are none (the kernels read the count and return). NaNs of
+// different bit patterns may end up in another order among themselves than their input order;
+// every NaN still sorts after every number.
 template <class F>
 __device__ bool negative_nan(F x) {
   return x != x && signbit(x);
 }
 
-// The number of NaNs with the sign bit set in a sorted row: a prefix (a suffix when descending).
+// The number of NaNs with the sign bit set in a sorted row: a prefix.
 // One block searches: each round its threads test evenly spaced elements of the interval that
 // holds the end of the prefix and narrow it to one gap between them (three rounds of 1024 threads
 // for 2^26 elements, where a binary search by one thread waited on 26 loads one after another).
 template <class F>
-__global__ void count_negative_nans_kernel(const F* row, int64_t n, bool desc, int64_t* m) {
+__global__ void count_negative_nans_kernel(const F* row, int64_t n, int64_t* m) {
   int64_t lo = 0, hi = n;  // the prefix ends in [lo, hi]
   while (lo < hi) {
     const int64_t step = (hi - lo + blockDim.x - 1) / blockDim.x;
     const int64_t i = lo + static_cast<int64_t>(threadIdx.x) * step;
-    const bool before = i < hi && (desc ? !negative_nan(row[i]) : negative_nan(row[i]));
+    const bool before = i < hi && negative_nan(row[i]);
     // The probes are in order and the prefix is one: the first c probes are in it.
     const int c = __syncthreads_count(before);
     if (c == 0) {
@@ -300,7 +277,7 @@ __global__ void count_negative_nans_kernel(const F* row, int64_t n, bool desc, i
       lo = next;
     }
   }
-  if (threadIdx.x == 0) *m = desc ? n - lo : lo;
+  if (threadIdx.x == 0) *m = lo;
 }
 
 template <class F>
@@ -309,19 +286,19 @@ __global__ void save_row_kernel(const F* row, F* copy, int64_t n, const int64_t*
   CULUA_GRID_LOOP(i, n) copy[i] = row[i];
 }
 
-// Ascending: the first m elements go to the end; descending: the last m go to the front.
+// The first m elements go to the end.
 template <class F>
-__global__ void rotate_row_kernel(F* row, const F* copy, int64_t n, const int64_t* m, bool desc) {
+__global__ void rotate_row_kernel(F* row, const F* copy, int64_t n, const int64_t* m) {
   const int64_t k = *m;
   if (k == 0) return;
-  CULUA_GRID_LOOP(i, n) row[i] = copy[desc ? (i + n - k) % n : (i + k) % n];
+  CULUA_GRID_LOOP(i, n) row[i] = copy[(i + k) % n];
 }
 
 template <class F>
 cudaError_t sort_floats(Temp& t, const SortCall& c, const Launch& l) {
   const F* in = static_cast<const F*>(c.in);
   F* out = static_cast<F*>(c.out);
-  CULUA_SORT_TRY((sort_rows<F, void>(t, in, out, nullptr, nullptr, c.rows, c.n, c.descending)));
+  CULUA_SORT_TRY((sort_rows<F, void>(t, in, out, nullptr, nullptr, c.rows, c.n, key_bits<F>())));
   int64_t* m = nullptr;
   F* copy = nullptr;
   CULUA_SORT_TRY(t.get(&m, c.rows));
@@ -329,98 +306,73 @@ cudaError_t sort_floats(Temp& t, const SortCall& c, const Launch& l) {
   const int grid = grid_for(c.n, l);
   for (int64_t r = 0; r < c.rows; ++r) {
     F* row = out + r * c.n;
-    count_negative_nans_kernel<F><<<1, 1024, 0, t.stream()>>>(row, c.n, c.descending, m + r);
+    count_negative_nans_kernel<F><<<1, 1024, 0, t.stream()>>>(row, c.n, m + r);
     save_row_kernel<F><<<grid, 256, 0, t.stream()>>>(row, copy, c.n, m + r);
-    rotate_row_kernel<F><<<grid, 256, 0, t.stream()>>>(row, copy, c.n, m + r, c.descending);
+    rotate_row_kernel<F><<<grid, 256, 0, t.stream()>>>(row, copy, c.n, m + r);
     CULUA_SORT_TRY(cudaGetLastError());
   }
   return cudaSuccess;
 }
 
 template <class T>
+constexpr bool kDirectInts = std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
+template <class T>
+constexpr bool kDirectFloats = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+template <class T>
 cudaError_t radix_sort(const SortCall& c, const Launch& l) {
   Temp t(l);
   const T* in = static_cast<const T*>(c.in);
-  if constexpr (std::is_integral_v<T>) {
-    // The elements are their own keys (bool as bytes: CUB orders integers, signed ones too).
-    using N = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
-    const N* keys = reinterpret_cast<const N*>(in);
-    if (!c.out_index) {
-      return sort_rows<N, void>(t, keys, static_cast<N*>(c.out), nullptr, nullptr, c.rows, c.n,
-                                c.descending);
-    }
-    return sort_positions<T, N>(t, c, l, keys);
-  } else {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      if (!c.out_index && row_by_row(c.rows, c.n)) return sort_floats<T>(t, c, l);
-    }
-    using K = typename unsigned_of<sizeof(T)>::type;
-    const int64_t total = c.rows * c.n;
-    K* keys = nullptr;
-    CULUA_SORT_TRY(t.get(&keys, total));
-    keys_kernel<T, K><<<grid_for(total, l), 256, 0, t.stream()>>>(in, keys, total);
-    CULUA_SORT_TRY(cudaGetLastError());
-    if (c.out_index) return sort_positions<T, K>(t, c, l, keys);
-    // The elements ride along as the keys' values (a -0.0 or a NaN keeps its bits).
-    K* keys_out = nullptr;
-    CULUA_SORT_TRY(t.get(&keys_out, total));
-    return sort_rows<K, K>(t, keys, keys_out, reinterpret_cast<const K*>(in),
-                           static_cast<K*>(c.out), c.rows, c.n, c.descending);
-  }
-}
-
-// Complex numbers: a stable merge sort of the flat positions, row first, then numpy's order.
-template <class T>
-struct PositionLess {
-  const T* k;
-  int64_t n;
-  bool desc;
-  __device__ bool operator()(int64_t a, int64_t b) const {
-    const int64_t ra = a / n, rb = b / n;
-    if (ra != rb) return ra < rb;
-    return desc ? so::less(k[b], k[a]) : so::less(k[a], k[b]);
-  }
-};
-
-template <int = 0>
-__global__ void iota_kernel(int64_t* out, int64_t total) {
-  CULUA_GRID_LOOP(i, total) out[i] = i;
-}
-
-template <class T>
-__global__ void from_positions_kernel(const T* in, const int64_t* pos, T* out, int64_t* out_index,
-                                      int64_t total, int64_t n) {
-  CULUA_GRID_LOOP(i, total) {
-    const int64_t p = pos[i];
-    if (out) out[i] = in[p];
-    if (out_index) out_index[i] = p % n + 1;
-  }
-}
-
-template <class T>
-cudaError_t merge_sort(const SortCall& c, const Launch& l) {
-  Temp t(l);
   const int64_t total = c.rows * c.n;
-  const int grid = grid_for(total, l);
-  const T* in = static_cast<const T*>(c.in);
-  int64_t* pos = nullptr;
-  CULUA_SORT_TRY(t.get(&pos, total));
-  iota_kernel<><<<grid, 256, 0, t.stream()>>>(pos, total);
+  // The hot cases (the top of this file): no key pass.
+  const bool direct = !c.descending && row_by_row(c.rows, c.n) && c.n <= INT32_MAX;
+  if constexpr (kDirectInts<T>) {
+    if (direct && !c.out_index) {
+      return sort_rows<T, void>(t, in, static_cast<T*>(c.out), nullptr, nullptr, c.rows, c.n,
+                                key_bits<T>());
+    }
+    if (direct) return sort_positions<T, T>(t, c, l, in, key_bits<T>());
+  }
+  if constexpr (kDirectFloats<T>) {
+    if (direct && !c.out_index) return sort_floats<T>(t, c, l);
+  }
+  using K = key_of<T>;
+  K* keys = nullptr;
+  CULUA_SORT_TRY(t.get(&keys, total));
+  keys_kernel<T><<<grid_for(total, l), 256, 0, t.stream()>>>(in, keys, total, c.descending);
   CULUA_SORT_TRY(cudaGetLastError());
-  const PositionLess<T> less{in, c.n, c.descending};
-  CULUA_SORT_TRY(with_storage(t, [&](void* p, size_t& b) {
-    return cub::DeviceMergeSort::StableSortKeys(p, b, pos, total, less, t.stream());
-  }));
-  from_positions_kernel<T>
-      <<<grid, 256, 0, t.stream()>>>(in, pos, static_cast<T*>(c.out), c.out_index, total, c.n);
-  return cudaGetLastError();
+  // Positions, or rows longer than INT32_MAX elements (sorted through positions and gathered), or
+  // floats narrower than their keys (gathered through positions).
+  constexpr bool payload = kDirectFloats<T> || std::is_integral_v<T>;
+  if (c.out_index || c.n > INT32_MAX || !payload) {
+    return sort_positions<T, K>(t, c, l, keys, key_bits<T>());
+  }
+  K* keys_out = nullptr;
+  CULUA_SORT_TRY(t.get(&keys_out, total));
+  if constexpr (std::is_integral_v<T>) {
+    // Integer keys turn back into the elements.
+    CULUA_SORT_TRY(
+        (sort_rows<K, void>(t, keys, keys_out, nullptr, nullptr, c.rows, c.n, key_bits<T>())));
+    from_keys_kernel<T><<<grid_for(total, l), 256, 0, t.stream()>>>(
+        keys_out, static_cast<T*>(c.out), total, c.descending);
+    return cudaGetLastError();
+  } else {
+    // f32 and f64: the elements ride along as the keys' values (a -0.0 or a NaN keeps its bits).
+    return sort_rows<K, K>(t, keys, keys_out, reinterpret_cast<const K*>(in),
+                           static_cast<K*>(c.out), c.rows, c.n, key_bits<T>());
+  }
 }
 
+// Complex numbers: a stable merge sort (sort_cuda_complex.cu).
 template <class T>
-struct IsNonzero {
-  const T* in;
-  __device__ bool operator()(int64_t i) const { return so::nonzero(in[i]); }
-};
+cudaError_t merge_sort(const SortCall& c, const Launch& l);
+
+// Nonzero and unique flag their elements with a kernel per element type, then select the flagged
+// positions with one CUB selection for all types (sort_cuda_cub.cu).
+template <class T>
+__global__ void nonzero_flags_kernel(const T* in, uint8_t* flags, int64_t n) {
+  CULUA_GRID_LOOP(i, n) flags[i] = so::nonzero(in[i]) ? 1 : 0;
+}
 
 struct Dims {
   int ndim;
@@ -443,15 +395,16 @@ cudaError_t nonzero(const SortCall& c, const Launch& l) {
   Temp t(l);
   int64_t* flat = nullptr;
   int64_t* selected = nullptr;
+  uint8_t* flags = nullptr;
   // Room for every element: the count was computed beforehand, but the selection must not write
   // past its output whatever the data became since.
   CULUA_SORT_TRY(t.get(&flat, c.n));
   CULUA_SORT_TRY(t.get(&selected, 1));
-  const IsNonzero<T> pred{static_cast<const T*>(c.in)};
-  CULUA_SORT_TRY(with_storage(t, [&](void* p, size_t& b) {
-    return cub::DeviceSelect::If(p, b, thrust::make_counting_iterator<int64_t>(0), flat, selected,
-                                 c.n, pred, t.stream());
-  }));
+  CULUA_SORT_TRY(t.get(&flags, c.n));
+  nonzero_flags_kernel<T>
+      <<<grid_for(c.n, l), 256, 0, t.stream()>>>(static_cast<const T*>(c.in), flags, c.n);
+  CULUA_SORT_TRY(cudaGetLastError());
+  CULUA_SORT_TRY(select_flagged(t, flags, flat, selected, c.n));
   Dims d{c.ndim, {}};
   for (int k = 0; k < c.ndim && k < 8; ++k) d.shape[k] = c.shape[k];
   unravel_kernel<><<<grid_for(c.count, l), 256, 0, t.stream()>>>(flat, c.out_index, c.count, d);
@@ -460,21 +413,20 @@ cudaError_t nonzero(const SortCall& c, const Launch& l) {
 
 // Unique: a distinct value starts where a sorted key differs from the one before it.
 template <class T>
-struct IsStart {
-  const T* k;
-  __device__ bool operator()(int64_t i) const { return i == 0 || !so::equal(k[i], k[i - 1]); }
-};
-template <class T>
-struct StartFlag {
-  const T* k;
-  __device__ int64_t operator()(int64_t i) const {
-    return (i == 0 || !so::equal(k[i], k[i - 1])) ? 1 : 0;
-  }
-};
+__global__ void start_flags_kernel(const T* k, uint8_t* flags, int64_t n) {
+  CULUA_GRID_LOOP(i, n) flags[i] = (i == 0 || !so::equal(k[i], k[i - 1])) ? 1 : 0;
+}
 
-template <class T>
-__global__ void unique_finish_kernel(const T* k, const int64_t* perm, const int64_t* starts,
-                                     const int64_t* count, int64_t n, T* values, int64_t* counts,
+// The bits of an element of N bytes (copied, never compared).
+struct Bits16 {
+  uint64_t lo, hi;
+};
+template <size_t N>
+using bits_of = std::conditional_t<N == 16, Bits16, typename unsigned_of<N == 16 ? 8 : N>::type>;
+
+template <class B>
+__global__ void unique_finish_kernel(const B* k, const int64_t* perm, const int64_t* starts,
+                                     const int64_t* count, int64_t n, B* values, int64_t* counts,
                                      int64_t* first) {
   const int64_t m = *count;
   CULUA_GRID_LOOP(i, m) {
@@ -498,22 +450,21 @@ cudaError_t unique(const SortCall& c, const Launch& l) {
   const T* k = static_cast<const T*>(c.in);
   const int grid = grid_for(c.n, l);
   int64_t* starts = nullptr;
+  uint8_t* flags = nullptr;
   CULUA_SORT_TRY(t.get(&starts, c.n));
-  CULUA_SORT_TRY(with_storage(t, [&](void* p, size_t& b) {
-    return cub::DeviceSelect::If(p, b, thrust::make_counting_iterator<int64_t>(0), starts,
-                                 c.out_count, c.n, IsStart<T>{k}, t.stream());
-  }));
-  unique_finish_kernel<T><<<grid, 256, 0, t.stream()>>>(
-      k, c.perm, starts, c.out_count, c.n, static_cast<T*>(c.out), c.out_counts, c.out_index);
+  CULUA_SORT_TRY(t.get(&flags, c.n));
+  start_flags_kernel<T><<<grid, 256, 0, t.stream()>>>(k, flags, c.n);
+  CULUA_SORT_TRY(cudaGetLastError());
+  CULUA_SORT_TRY(select_flagged(t, flags, starts, c.out_count, c.n));
+  using B = bits_of<sizeof(T)>;
+  unique_finish_kernel<B>
+      <<<grid, 256, 0, t.stream()>>>(reinterpret_cast<const B*>(k), c.perm, starts, c.out_count,
+                                     c.n, static_cast<B*>(c.out), c.out_counts, c.out_index);
   CULUA_SORT_TRY(cudaGetLastError());
   if (c.out_inverse) {
     int64_t* run = nullptr;
     CULUA_SORT_TRY(t.get(&run, c.n));
-    const auto flags = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0),
-                                                       StartFlag<T>{k});
-    CULUA_SORT_TRY(with_storage(t, [&](void* p, size_t& b) {
-      return cub::DeviceScan::InclusiveSum(p, b, flags, run, c.n, t.stream());
-    }));
+    CULUA_SORT_TRY(flags_inclusive_sum(t, flags, run, c.n));
     scatter_kernel<><<<grid, 256, 0, t.stream()>>>(c.perm, run, c.out_inverse, c.n);
     CULUA_SORT_TRY(cudaGetLastError());
   }

@@ -139,92 +139,6 @@ CULUA_HD inline compute_t<S> scalar_value(const unsigned char* bytes) {
   return to_compute(s);
 }
 
-// ---- fast path --------------------------------------------------------------------------------
-
-template <class Op, class S>
-struct BinaryFast {
-  using C = compute_t<S>;
-  using R = decltype(Op::apply(C{}, C{}));
-  using O = out_storage_t<S, R>;
-  static constexpr int V = kVecWidth<S>;
-  O* out;
-  const S* a;  // null: the scalar av, or the element *as
-  const S* b;
-  C av, bv;
-  // A one-element array broadcast over the output (a 0-d array: a value that lives on the
-  // device, as a graph's per-launch values do), read once per call; null: none.
-  const S* as = nullptr;
-  const S* bs = nullptr;
-
-  CULUA_HD C first(C v, const S* one) const { return one ? to_compute(*one) : v; }
-
-  CULUA_HD void operator()(int64_t i) const {
-    const C x = a ? to_compute(a[i]) : first(av, as);
-    const C y = b ? to_compute(b[i]) : first(bv, bs);
-    out[i] = convert<O>(Op::apply(x, y));
-  }
-  // Elements [i, i + V) with vector loads; every pointer is aligned to its vector size.
-  CULUA_HD void vector(int64_t i) const {
-    Vec<S, V> va, vb;
-    if (a) va = *reinterpret_cast<const Vec<S, V>*>(a + i);
-    if (b) vb = *reinterpret_cast<const Vec<S, V>*>(b + i);
-    const C sa = first(av, as), sb = first(bv, bs);
-    Vec<O, V> r;
-    CULUA_UNROLL
-    for (int k = 0; k < V; ++k) {
-      const C x = a ? to_compute(va.v[k]) : sa;
-      const C y = b ? to_compute(vb.v[k]) : sb;
-      r.v[k] = convert<O>(Op::apply(x, y));
-    }
-    *reinterpret_cast<Vec<O, V>*>(out + i) = r;
-  }
-  bool aligned() const {
-    return is_aligned(out, sizeof(O) * V) && is_aligned(a, sizeof(S) * V) &&
-           is_aligned(b, sizeof(S) * V);
-  }
-  static bool is_aligned(const void* p, size_t n) {
-    return reinterpret_cast<uintptr_t>(p) % n == 0;
-  }
-};
-
-template <class Op, class S>
-struct UnaryFast {
-  using C = compute_t<S>;
-  using R = decltype(Op::apply(C{}));
-  using O = out_storage_t<S, R>;
-  static constexpr int V = kVecWidth<S>;
-  O* out;
-  const S* a;
-
-  CULUA_HD void operator()(int64_t i) const { out[i] = convert<O>(Op::apply(to_compute(a[i]))); }
-  CULUA_HD void vector(int64_t i) const {
-    const Vec<S, V> va = *reinterpret_cast<const Vec<S, V>*>(a + i);
-    Vec<O, V> r;
-    CULUA_UNROLL
-    for (int k = 0; k < V; ++k) r.v[k] = convert<O>(Op::apply(to_compute(va.v[k])));
-    *reinterpret_cast<Vec<O, V>*>(out + i) = r;
-  }
-  bool aligned() const {
-    return reinterpret_cast<uintptr_t>(out) % (sizeof(O) * V) == 0 &&
-           reinterpret_cast<uintptr_t>(a) % (sizeof(S) * V) == 0;
-  }
-};
-
-template <class S>
-struct WhereFast {
-  S* out;
-  const uint8_t* cond;  // bool elements, read as bytes (any nonzero byte is true); null: cv
-  const S* x;           // null: the scalar xv (already of type S)
-  const S* y;
-  bool cv;
-  S xv, yv;
-
-  CULUA_HD void operator()(int64_t i) const {
-    const bool c = cond ? cond[i] != 0 : cv;
-    out[i] = c ? (x ? x[i] : xv) : (y ? y[i] : yv);
-  }
-};
-
 // ---- which combinations get kernels of their own ------------------------------------------------
 // Dedicated fast kernels for what scripts hit hard (the suite, the experiments, the tests):
 // arithmetic, maximum/minimum, power and comparisons on f32, f64, c64, i32, i64 and bool, the four
@@ -255,6 +169,150 @@ inline constexpr bool kHotBinary = op_valid<Op, compute_t<S>> &&
                                     (kHotHalfType<S> && kHotArithmetic<Op>));
 template <class Op, class S>
 inline constexpr bool kHotUnary = op_valid<Op, compute_t<S>>&& kHotType<S>&& kHotUnaryOp<Op>;
+
+// ---- light and heavy operations ------------------------------------------------------------
+// Outside the hot list, an operation whose code is large (math-library functions, division and
+// power, every complex operation: C99 Annex G) is called, not inlined: one __noinline__ device
+// function per (operation, compute type) in each kernel file, called from every kernel that
+// evaluates it (the switch kernels, the general path, the 2-D rows and tiles). Inlined, each of
+// those kernels held its own copy of every operation, unrolled over a vector (8 copies in the
+// half-precision switch kernel), and ptxas spent most of the build compiling them (issue 36:
+// elementwise_cuda_half.cu was 18 MB of PTX, 2 MB of it the tiles kernel). Light operations
+// (arithmetic, comparisons, bit and logical operations, rounding, sign tests of real types) stay
+// inline everywhere: a call would cost more than they do. The hot combinations are always inline.
+template <class Op>
+inline constexpr bool kLightOp =
+    std::is_same_v<Op, AddOp> || std::is_same_v<Op, SubOp> || std::is_same_v<Op, MulOp> ||
+    std::is_same_v<Op, MaximumOp> || std::is_same_v<Op, MinimumOp> ||
+    std::is_same_v<Op, CopysignOp> || std::is_same_v<Op, BitAndOp> || std::is_same_v<Op, BitOrOp> ||
+    std::is_same_v<Op, BitXorOp> || std::is_same_v<Op, ShlOp> || std::is_same_v<Op, ShrOp> ||
+    std::is_same_v<Op, EqOp> || std::is_same_v<Op, NeOp> || std::is_same_v<Op, LtOp> ||
+    std::is_same_v<Op, LeOp> || std::is_same_v<Op, GtOp> || std::is_same_v<Op, GeOp> ||
+    std::is_same_v<Op, LogicalAndOp> || std::is_same_v<Op, LogicalOrOp> ||
+    std::is_same_v<Op, LogicalXorOp> || std::is_same_v<Op, NegOp> || std::is_same_v<Op, AbsOp> ||
+    std::is_same_v<Op, ConjOp> || std::is_same_v<Op, RealOp> || std::is_same_v<Op, ImagOp> ||
+    std::is_same_v<Op, SquareOp> || std::is_same_v<Op, PositiveOp> || std::is_same_v<Op, SignOp> ||
+    std::is_same_v<Op, FloorOp> || std::is_same_v<Op, CeilOp> || std::is_same_v<Op, TruncOp> ||
+    std::is_same_v<Op, RoundOp> || std::is_same_v<Op, SignbitOp> || std::is_same_v<Op, IsnanOp> ||
+    std::is_same_v<Op, IsinfOp> || std::is_same_v<Op, IsfiniteOp> ||
+    std::is_same_v<Op, BitInvertOp> || std::is_same_v<Op, LogicalNotOp>;
+template <class Op, class S>
+inline constexpr bool kOutlined = !(kHotBinary<Op, S> || kHotUnary<Op, S>)&&!(
+    kLightOp<Op> && !is_complex_element<compute_t<S>>::value);
+
+#if defined(__CUDACC__)
+template <class Op, class C>
+__device__ __noinline__ auto outlined_apply(C x, C y) {
+  return Op::apply(x, y);
+}
+template <class Op, class C>
+__device__ __noinline__ auto outlined_apply(C x) {
+  return Op::apply(x);
+}
+#endif
+
+// Op::apply on compute values of elements stored as S: a call for the heavy operations outside
+// the hot list in device code, inline otherwise.
+template <class Op, class S, class... C>
+CULUA_HD inline auto apply_op(C... x) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (kOutlined<Op, S>) {
+    return outlined_apply<Op, compute_t<S>>(x...);
+  } else {
+    return Op::apply(x...);
+  }
+#else
+  return Op::apply(x...);
+#endif
+}
+
+// ---- fast path --------------------------------------------------------------------------------
+
+template <class Op, class S>
+struct BinaryFast {
+  using C = compute_t<S>;
+  using R = decltype(Op::apply(C{}, C{}));
+  using O = out_storage_t<S, R>;
+  static constexpr int V = kVecWidth<S>;
+  O* out;
+  const S* a;  // null: the scalar av, or the element *as
+  const S* b;
+  C av, bv;
+  // A one-element array broadcast over the output (a 0-d array: a value that lives on the
+  // device, as a graph's per-launch values do), read once per call; null: none.
+  const S* as = nullptr;
+  const S* bs = nullptr;
+
+  CULUA_HD C first(C v, const S* one) const { return one ? to_compute(*one) : v; }
+
+  CULUA_HD void operator()(int64_t i) const {
+    const C x = a ? to_compute(a[i]) : first(av, as);
+    const C y = b ? to_compute(b[i]) : first(bv, bs);
+    out[i] = convert<O>(apply_op<Op, S>(x, y));
+  }
+  // Elements [i, i + V) with vector loads; every pointer is aligned to its vector size.
+  CULUA_HD void vector(int64_t i) const {
+    Vec<S, V> va, vb;
+    if (a) va = *reinterpret_cast<const Vec<S, V>*>(a + i);
+    if (b) vb = *reinterpret_cast<const Vec<S, V>*>(b + i);
+    const C sa = first(av, as), sb = first(bv, bs);
+    Vec<O, V> r;
+    CULUA_UNROLL
+    for (int k = 0; k < V; ++k) {
+      const C x = a ? to_compute(va.v[k]) : sa;
+      const C y = b ? to_compute(vb.v[k]) : sb;
+      r.v[k] = convert<O>(apply_op<Op, S>(x, y));
+    }
+    *reinterpret_cast<Vec<O, V>*>(out + i) = r;
+  }
+  bool aligned() const {
+    return is_aligned(out, sizeof(O) * V) && is_aligned(a, sizeof(S) * V) &&
+           is_aligned(b, sizeof(S) * V);
+  }
+  static bool is_aligned(const void* p, size_t n) {
+    return reinterpret_cast<uintptr_t>(p) % n == 0;
+  }
+};
+
+template <class Op, class S>
+struct UnaryFast {
+  using C = compute_t<S>;
+  using R = decltype(Op::apply(C{}));
+  using O = out_storage_t<S, R>;
+  static constexpr int V = kVecWidth<S>;
+  O* out;
+  const S* a;
+
+  CULUA_HD void operator()(int64_t i) const {
+    out[i] = convert<O>(apply_op<Op, S>(to_compute(a[i])));
+  }
+  CULUA_HD void vector(int64_t i) const {
+    const Vec<S, V> va = *reinterpret_cast<const Vec<S, V>*>(a + i);
+    Vec<O, V> r;
+    CULUA_UNROLL
+    for (int k = 0; k < V; ++k) r.v[k] = convert<O>(apply_op<Op, S>(to_compute(va.v[k])));
+    *reinterpret_cast<Vec<O, V>*>(out + i) = r;
+  }
+  bool aligned() const {
+    return reinterpret_cast<uintptr_t>(out) % (sizeof(O) * V) == 0 &&
+           reinterpret_cast<uintptr_t>(a) % (sizeof(S) * V) == 0;
+  }
+};
+
+template <class S>
+struct WhereFast {
+  S* out;
+  const uint8_t* cond;  // bool elements, read as bytes (any nonzero byte is true); null: cv
+  const S* x;           // null: the scalar xv (already of type S)
+  const S* y;
+  bool cv;
+  S xv, yv;
+
+  CULUA_HD void operator()(int64_t i) const {
+    const bool c = cond ? cond[i] != 0 : cv;
+    out[i] = c ? (x ? x[i] : xv) : (y ? y[i] : yv);
+  }
+};
 
 // CULUA_ELEMENTWISE_SWITCH=1 in the environment sends the hot combinations through the switch
 // functors too (to measure and test that path; docs/design.md).
@@ -511,7 +569,7 @@ struct BinaryGeneral {
           for_chunk(map, i0, n, off, [&](Index(&o3)[3]) {
             const C x = a.data ? to_compute(static_cast<const S*>(a.data)[o3[1]]) : a.value;
             const C y = b.data ? to_compute(static_cast<const S*>(b.data)[o3[2]]) : b.value;
-            static_cast<O*>(out.data)[o3[0]] = convert<O>(Op::apply(x, y));
+            static_cast<O*>(out.data)[o3[0]] = convert<O>(apply_op<Op, S>(x, y));
           });
           done = true;
         }
@@ -531,7 +589,7 @@ struct BinaryGeneral {
     visit_binary(op, [&](auto o) {
       using Op = decltype(o);
       if constexpr (op_valid<Op, C>) {
-        for (int k = 0; k < count; ++k) r.set(k, Op::apply(x[k], y[k]));
+        for (int k = 0; k < count; ++k) r.set(k, apply_op<Op, S>(x[k], y[k]));
       }
     });
     for (int k = 0; k < count; ++k) r.store(out, k, at[k]);
@@ -558,7 +616,7 @@ struct UnaryGeneral {
         if (a.dtype == dtype_of<S>() && out.dtype == dtype_of<O>()) {
           for_chunk(map, i0, n, off, [&](Index(&o2)[2]) {
             const S* p = static_cast<const S*>(a.data);
-            static_cast<O*>(out.data)[o2[0]] = convert<O>(Op::apply(to_compute(p[o2[1]])));
+            static_cast<O*>(out.data)[o2[0]] = convert<O>(apply_op<Op, S>(to_compute(p[o2[1]])));
           });
           done = true;
         }
@@ -576,7 +634,7 @@ struct UnaryGeneral {
     visit_unary(op, [&](auto o) {
       using Op = decltype(o);
       if constexpr (op_valid<Op, C>) {
-        for (int k = 0; k < count; ++k) r.set(k, Op::apply(x[k]));
+        for (int k = 0; k < count; ++k) r.set(k, apply_op<Op, S>(x[k]));
       }
     });
     for (int k = 0; k < count; ++k) r.store(out, k, at[k]);
@@ -658,9 +716,13 @@ int run_elementwise_typed(const ElementwiseCall& c, Launcher&& launch) {
     return DynInput<T>{slots[k + 1].data, slots[k + 1].dtype, scalar};
   };
   const DynOut dout{views[0].data, views[0].dtype};
-  // Launches Functor<uint32_t> or Functor<int64_t> made by make(index_tag, map).
+  // Launches Functor<uint32_t> or Functor<int64_t> made by make(index_tag, map). The 32-bit
+  // offsets (cheaper index arithmetic) only for the hot dtypes: the others compile one general
+  // kernel per operation kind, not two.
   auto general = [&](auto make) {
-    if (narrow_index) return launch(n, make(type_tag<uint32_t>{}));
+    if constexpr (kHotType<S>) {
+      if (narrow_index) return launch(n, make(type_tag<uint32_t>{}));
+    }
     return launch(n, make(type_tag<int64_t>{}));
   };
   const DType st = c.compute;

@@ -1,10 +1,15 @@
 // Every functor against its row of the op table (core/op_table.hpp), for every dtype: where the row
 // says the operation is defined, the functor's result must be stored as the dtype the row's result
 // rule gives (core/elementwise.cpp types the output by the row; the kernels store what the functor
-// returns). A mismatch fails to compile here instead of writing nothing at run time.
+// returns). A mismatch fails to compile here instead of writing nothing at run time. The same for
+// the reductions: for every op and dtype, the functor that both backends run (dispatch_op_typed)
+// exists exactly where the row accepts the dtype, and its result type is the row's result dtype
+// (the dtype the core gives the output, reduce_result_dtype).
 #include "core/dtype.hpp"
 #include "core/op_table.hpp"
+#include "core/reduce_call.hpp"
 #include "kernels/elementwise.cuh"
+#include "kernels/reduce.cuh"
 
 namespace culua::detail::kernels {
 namespace {
@@ -54,6 +59,33 @@ CULUA_BINARY_OPS(CULUA_CHECK_BINARY)
 CULUA_UNARY_OPS(CULUA_CHECK_UNARY)
 #undef CULUA_CHECK_BINARY
 #undef CULUA_CHECK_UNARY
+
+// The reductions: -1 where dispatch_op_typed has no functor, else its result's dtype.
+template <class T>
+constexpr bool reductions_match() {
+  for (int i = 0; i < kNumReduceOps; ++i) {
+    const auto op = static_cast<ReduceOp>(i);
+    const int got = reduce::dispatch_op_typed<T>(op, 0.0, -1, [](auto f) {
+      return static_cast<int>(dtype_of<typename decltype(f)::Out>());
+    });
+    // As reduce_result_dtype reads the table: nanmax and nanmin keep their rows (they order
+    // NaNs), the other nan* ops are their plain op's.
+    const ReduceOp row = op == ReduceOp::NanMax || op == ReduceOp::NanMin ? op : without_nan(op);
+    const bool defined = accepts(rule(row), dtype_of<T>());
+    if (defined != (got >= 0)) return false;
+    if (defined && got != static_cast<int>(result_dtype(rule(row), dtype_of<T>()))) return false;
+  }
+  return true;
+}
+static_assert(reductions_match<float>() && reductions_match<double>() && reductions_match<half>() &&
+                  reductions_match<bfloat16>() && reductions_match<int8_t>() &&
+                  reductions_match<int16_t>() && reductions_match<int32_t>() &&
+                  reductions_match<int64_t>() && reductions_match<uint8_t>() &&
+                  reductions_match<uint16_t>() && reductions_match<uint32_t>() &&
+                  reductions_match<uint64_t>() && reductions_match<bool>() &&
+                  reductions_match<complex64>() && reductions_match<complex128>(),
+              "op table: a reduction's functor disagrees with its row (defined dtypes or result "
+              "dtype)");
 
 }  // namespace
 }  // namespace culua::detail::kernels

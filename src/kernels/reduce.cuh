@@ -441,9 +441,10 @@ inline constexpr bool kHasNan = !std::is_integral_v<T>;
 
 // Calls f(functor) with the functor of `op` over elements of type T, and returns what f returns.
 // Ops that are not defined for the type (max of complex values) return `undefined`; the core
-// rejects those calls before they reach a backend.
+// rejects those calls before they reach a backend. constexpr: kernels/op_table_check.cpp checks
+// every functor's result type against the op table at compile time.
 template <class T, class Result, class F>
-Result dispatch_op_typed(ReduceOp op, double correction, Result undefined, F&& f) {
+constexpr Result dispatch_op_typed(ReduceOp op, double correction, Result undefined, F&& f) {
   using S = SumTypes<T>;
   using M = MeanTypes<T>;
   using N = NormTypes<T>;

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <semaphore>
 #include <vector>
 
 #include "core/blas_call.hpp"
@@ -135,16 +135,36 @@ __attribute__((constructor(101))) void choose_openblas_core() {
 // 16 threads, H100 host, 2026-11-26).
 constexpr int kMaxBlasCalls = 64;
 
+// (A mutex and a condition variable count the calls: std::counting_semaphore of GCC 12's
+// libstdc++ lost a wakeup under load — a process of the tuning experiment waited forever in
+// acquire() with no product running, 5 of 12 runs on 2 busy cores, 2026-11-29.)
 class BlasSlot {
  public:
-  BlasSlot() { slots().acquire(); }
-  ~BlasSlot() { slots().release(); }
+  BlasSlot() {
+    Slots& s = slots();
+    std::unique_lock<std::mutex> lock(s.m);
+    s.cv.wait(lock, [&] { return s.free > 0; });
+    --s.free;
+  }
+  ~BlasSlot() {
+    Slots& s = slots();
+    {
+      std::lock_guard<std::mutex> lock(s.m);
+      ++s.free;
+    }
+    s.cv.notify_one();
+  }
   BlasSlot(const BlasSlot&) = delete;
   BlasSlot& operator=(const BlasSlot&) = delete;
 
  private:
-  static std::counting_semaphore<kMaxBlasCalls>& slots() {
-    static std::counting_semaphore<kMaxBlasCalls> s(blas_calls());
+  struct Slots {
+    std::mutex m;
+    std::condition_variable cv;
+    int free = blas_calls();
+  };
+  static Slots& slots() {
+    static Slots s;
     return s;
   }
 };

@@ -1135,9 +1135,13 @@ int l_sweep(lua_State* L) {
 
 // The test hook behind cu.testing.segfault (require "cu.test_hooks"): ends the process with
 // SIGSEGV, as a crashing kernel launch or library does, for the tests of isolated sweep points.
-// Only when the environment variable CULUA_TEST_HOOKS is 1.
+// Only when the environment variable CULUA_TEST_HOOKS is 1, and never under --sandbox (untrusted
+// code must not end the process whatever the environment says).
 int l_test_segfault(lua_State* L) {
-  (void)L;
+  if (Sandbox::of(L) != nullptr) {
+    fail(ErrorKind::Unsupported,
+         "is a test hook that crashes the process; it does not run under --sandbox");
+  }
   const char* on = std::getenv("CULUA_TEST_HOOKS");
   if (!on || std::strcmp(on, "1") != 0) {
     fail(ErrorKind::Unsupported,

@@ -266,6 +266,14 @@ T.case("the segfault hook needs CULUA_TEST_HOOKS=1", function()
     "it runs only when the environment variable CULUA_TEST_HOOKS is 1"), out)
 end)
 
+T.case("the segfault hook does not run under --sandbox, even with CULUA_TEST_HOOKS=1", function()
+  local out, err, code = run("--sandbox -e " .. shell_quote(
+    "print(pcall(require('cu.testing').segfault))"), { env = "CULUA_TEST_HOOKS=1" })
+  T.eq(code, 0, out .. err)
+  T.truthy(out:find("false\t[^\n]*segfault: is a test hook that crashes the process; it does " ..
+    "not run under %-%-sandbox"), out)
+end)
+
 T.case("isolate is refused in --sandbox", function()
   local out, err, code = run("--sandbox -e " .. shell_quote(ISOLATED_E))
   T.eq(code, 1, out .. err)

@@ -3,7 +3,9 @@
 -- with CULUA_ELEMENTWISE_SWITCH=1 in the environment (every operation through the switch
 -- kernels), and compare the lines. The second table, operations off the hot list (the switch and
 -- general kernels whatever the environment says, heavy operations called rather than inlined,
--- f16 rows and transposes through the general path), compares builds: run it with each.
+-- f16 rows and transposes through the general path), and the third, the general and 2-D kernels
+-- (strided, broadcast and mixed-dtype operands, any operation over rows and transposes), compare
+-- builds: run it with each.
 --   culua scripts/bench/elementwise_paths.lua [MiB]
 local mib = tonumber(arg and arg[1]) or 256
 local mode = os.getenv("CULUA_ELEMENTWISE_SWITCH") or "0"
@@ -43,7 +45,22 @@ local cold = {
   { "add", "f16", 2, binary(cu.add), nil, "transposed" },
   { "sin", "f32", 1, unary(cu.sin), nil, "transposed" },
 }
-local sizes = { f32 = 4, f64 = 8, c64 = 8, c128 = 16, f16 = 2, bf16 = 2, i16 = 2, i32 = 4, i64 = 8, u8 = 1 }
+-- Layouts: "stride2" (every operand a step-2 slice of an array twice the size: the general path,
+-- typed loads), "bcast3" (b of shape {1, 32, 1} broadcast over a's {n / 32768, 32, 1024}: the
+-- general path), "mixed" (b of dtype f64, the output f64: the general path converting on load).
+local general = {
+  { "add", "f32", 2, binary(cu.add), nil, "stride2" },
+  { "mul", "i32", 2, binary(cu.mul), nil, "stride2" },
+  { "sin", "f32", 1, unary(cu.sin), nil, "stride2" },
+  { "add", "f32", 2, binary(cu.add), nil, "bcast3" },
+  { "add", "f32", 2, binary(cu.add), "f64", "mixed" },
+  { "maximum", "f32", 2, binary(cu.maximum), nil, "transposed" },
+  { "atan2", "f32", 2, binary(cu.atan2), nil, "row" },
+  { "lt", "f64", 2, binary(cu.lt), "bool", "row" },
+  { "hypot", "f16", 2, binary(cu.hypot), nil, "transposed" },
+}
+local sizes = { f32 = 4, f64 = 8, c64 = 8, c128 = 16, f16 = 2, bf16 = 2, i16 = 2, i32 = 4, i64 = 8, u8 = 1,
+  bool = 1 }
 
 local e0, e1 = cu.event(), cu.event()
 local function run(cases, title)
@@ -63,10 +80,18 @@ local function run(cases, title)
       a, b = cu.full({ m, m }, va, dt), cu.full({ m, m }, vb, dt)
       if nin == 1 then a = a:transpose() else b = b:transpose() end
       c = cu.empty({ m, m }, rdt or dt)
+    elseif layout == "stride2" then
+      a, b = cu.full(2 * n, va, dt)[{ 1, -1, 2 }], cu.full(2 * n, vb, dt)[{ 1, -1, 2 }]
+      c = cu.empty(2 * n, rdt or dt)[{ 1, -1, 2 }]
+    elseif layout == "bcast3" then
+      a, b = cu.full({ n // 32768, 32, 1024 }, va, dt), cu.full({ 1, 32, 1 }, vb, dt)
+      c = cu.empty({ n // 32768, 32, 1024 }, rdt or dt)
+    elseif layout == "mixed" then
+      a, b, c = cu.full(n, va, dt), cu.full(n, vb, "f64"), cu.empty(n, rdt or dt)
     else
       a, b, c = cu.full(n, va, dt), cu.full(n, vb, dt), cu.empty(n, rdt or dt)
     end
-    local bytes = a.nbytes + (nin == 2 and b.nbytes or 0) + c.nbytes
+    local bytes = a.size * item + (nin == 2 and b.nbytes or 0) + c.size * (rdt and sizes[rdt] or item)
     fn(a, b, c)
     cu.sync()
     local best = math.huge
@@ -84,3 +109,4 @@ local function run(cases, title)
 end
 run(hot, mode .. " kernels")
 run(cold, "operations off the hot list")
+run(general, "the general and 2-D kernels")

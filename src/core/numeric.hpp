@@ -118,6 +118,23 @@ CULUA_HD inline double round_to_significand(uint64_t m, int bits) {
   return ldexp(static_cast<double>(q), shift);
 }
 
+#if defined(__CUDACC__)
+// The NaN paths of the device's conversions between float and the small floats: calls, so that
+// the common path stays a branch around them (inlined, the fix-up was computed and selected for
+// every element: an f16 add ran at 3.7 instead of 4.0 TB/s on the H200) and no conversion site
+// holds a copy of the encoder.
+// A float NaN as from_double encodes it: its sign, all exponent bits, the quiet bit (`quiet_nan`:
+// the exponent and quiet bits of the format).
+__device__ __noinline__ inline uint16_t nan_to_small_float(float x, uint32_t quiet_nan) {
+  return static_cast<uint16_t>(((__float_as_uint(x) >> 16) & 0x8000u) | quiet_nan);
+}
+// A binary16 NaN as a float, its sign and payload kept (as the host's decoding).
+__device__ __noinline__ inline float nan_from_half(uint16_t bits) {
+  return __uint_as_float((static_cast<uint32_t>(bits & 0x8000u) << 16) | 0x7F800000u |
+                         (static_cast<uint32_t>(bits & 0x3FFu) << 13));
+}
+#endif
+
 // IEEE 754 binary16.
 struct half {
   static constexpr int kSignificand = 11;
@@ -132,15 +149,18 @@ struct half {
       asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(x));
       return half{b};
     }
-#endif
+    return half{nan_to_small_float(x, 0x7E00u)};
+#else
     return from_double(static_cast<double>(x));
+#endif
   }
   CULUA_HD float to_float() const {
 #if defined(__CUDA_ARCH__)
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));  // exact, as below
     if (f == f) return f;
-#endif
+    return nan_from_half(bits);
+#else
     const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
     const uint32_t exp = (bits >> 10) & 0x1Fu;
     const uint32_t man = bits & 0x3FFu;
@@ -150,6 +170,7 @@ struct half {
       return sign ? -v : v;
     }
     return float_from_bits(sign | ((exp + 112u) << 23) | (man << 13));
+#endif
   }
 };
 
@@ -165,8 +186,10 @@ struct bfloat16 {
       asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(x));
       return bfloat16{b};
     }
-#endif
+    return bfloat16{nan_to_small_float(x, 0x7FC0u)};
+#else
     return from_double(static_cast<double>(x));
+#endif
   }
   CULUA_HD float to_float() const {
     return float_from_bits(static_cast<uint32_t>(bits) << 16);

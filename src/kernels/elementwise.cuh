@@ -226,6 +226,117 @@ CULUA_HD inline auto apply_op(C... x) {
 #endif
 }
 
+// ---- one operation over a few elements, chosen at run time ------------------------------------
+
+// The operation on the elements of `mask` of x (and y), values of the compute type, chosen at run
+// time: one switch for all of them, each result written over its input x[k] as a compute value
+// (the compute type holds each kind of result exactly: the real part of a complex result, from
+// abs, real or imag, as a complex number with imaginary part 0; a bool as 0 or 1). The switch
+// returns the kind of result; the stores, after it, are compiled once per kind, not once per
+// operation. Results over the inputs keep a thread's registers few: the heavy operations are
+// calls, and what is live across a call may spill.
+enum : uint8_t { kResultValue = 0, kResultReal = 1, kResultBool = 2 };
+
+template <class C, class R>
+constexpr uint8_t result_kind_of() {
+  static_assert(std::is_same_v<R, C> || std::is_same_v<R, bool> ||
+                    std::is_same_v<R, typename real_type<C>::type>,
+                "a result of the compute type, its real part or bool");
+  return std::is_same_v<R, C> ? kResultValue : std::is_same_v<R, bool> ? kResultBool : kResultReal;
+}
+template <class C, class R>
+inline constexpr uint8_t result_kind = result_kind_of<C, R>();
+
+template <class S, int N, class C = compute_t<S>>
+CULUA_HD inline uint8_t apply_binary(BinaryOp op, C (&x)[N], const C (&y)[N], unsigned mask) {
+  static_assert(std::is_same_v<C, compute_t<S>>);
+  uint8_t kind = kResultValue;
+  visit_binary(op, [&](auto o) {
+    using Op = decltype(o);
+    if constexpr (op_valid<Op, C>) {
+      kind = result_kind<C, decltype(Op::apply(C{}, C{}))>;
+      CULUA_UNROLL
+      for (int k = 0; k < N; ++k) {
+        if (mask >> k & 1u) {
+          x[k] = convert<C>(apply_op<Op, S>(x[k], y[k]));
+        }
+      }
+    }
+  });
+  return kind;
+}
+template <class S, int N, class C = compute_t<S>>
+CULUA_HD inline uint8_t apply_unary(UnaryOp op, C (&x)[N], unsigned mask) {
+  static_assert(std::is_same_v<C, compute_t<S>>);
+  uint8_t kind = kResultValue;
+  visit_unary(op, [&](auto o) {
+    using Op = decltype(o);
+    if constexpr (op_valid<Op, C>) {
+      kind = result_kind<C, decltype(Op::apply(C{}))>;
+      CULUA_UNROLL
+      for (int k = 0; k < N; ++k) {
+        if (mask >> k & 1u) x[k] = convert<C>(apply_op<Op, S>(x[k]));
+      }
+    }
+  });
+  return kind;
+}
+
+// The dtype a result of this kind is stored as when the output holds the result type (f16/bf16
+// results round to the storage type: out_storage_t).
+template <class S>
+CULUA_HD inline DType result_storage(uint8_t kind) {
+  using Re = typename real_type<compute_t<S>>::type;
+  return kind == kResultBool ? DType::Bool : kind == kResultReal ? dtype_of<Re>() : dtype_of<S>();
+}
+
+// A result into an output of dtype result_storage<S>(kind), at element `off`.
+template <class S, class T, class Index>
+CULUA_HD inline void store_result(void* base, uint8_t kind, T v, Index off) {
+  using C = compute_t<S>;
+  using Re = typename real_type<C>::type;
+  if (kind == kResultBool) {
+    static_cast<bool*>(base)[off] = convert<bool>(v);
+    return;
+  }
+  if constexpr (!std::is_same_v<Re, C>) {
+    if (kind == kResultReal) {
+      static_cast<Re*>(base)[off] = convert<Re>(v);
+      return;
+    }
+  }
+  static_cast<S*>(base)[off] = convert<S>(v);
+}
+
+// The results of `mask` to offsets at[k] of an output of any dtype: typed stores when it holds the
+// result type; otherwise converted as numpy does, from the result rounded to its type first
+// (f16/bf16 compute in float: an out array of another dtype gets the result's value converted,
+// not the float intermediate).
+template <class S, int N, class T, class Out, class Index>
+CULUA_HD inline void store_results(const Out& out, uint8_t kind, const T (&x)[N],
+                                   const Index (&at)[N], unsigned mask) {
+  using C = compute_t<S>;
+  using Re = typename real_type<C>::type;
+  if (out.dtype == result_storage<S>(kind)) {
+    CULUA_UNROLL
+    for (int k = 0; k < N; ++k) {
+      if (mask >> k & 1u) store_result<S>(out.data, kind, x[k], at[k]);
+    }
+    return;
+  }
+  CULUA_UNROLL
+  for (int k = 0; k < N; ++k) {
+    if (!(mask >> k & 1u)) continue;
+    if (kind == kResultBool) {
+      out.store(at[k], convert<bool>(x[k]));
+    } else if (!std::is_same_v<Re, C> && kind == kResultReal) {
+      out.store(at[k], convert<Re>(x[k]));
+    } else {
+      out.store(at[k], convert<S>(x[k]));
+    }
+  }
+}
+
 // ---- fast path --------------------------------------------------------------------------------
 
 template <class Op, class S>
@@ -481,15 +592,18 @@ struct DynOut {
 
 // In each functor, slot 0 of the offset map is the output and slot k + 1 input k (a scalar's
 // slot has stride 0 and is never read).
-// Runs f(k, off) for elements i0 .. i0 + kChunk - 1 (below n) of the offset map: the index is
+// Runs f(k, off) for elements i0 + k, k < kChunk, below n, of the offset map: the index is
 // decomposed once and then stepped along the innermost row. The general functors process a chunk
-// per CUDA thread, so the dtype and operation switches are taken once per chunk.
+// per CUDA thread: the offsets first, then the loads, one switch on the operation for the whole
+// chunk, then the stores (each of those steps compiled once, not once per operation).
 inline constexpr int kChunk = 4;
 template <class Map, class Index, int K, class F>
 CULUA_HD inline void for_chunk(const Map& map, int64_t i0, int64_t n, Index (&off)[K], F&& f) {
   int64_t pos = map(i0, off);
   const int64_t inner = map.inner_length();
-  for (int k = 0; k < kChunk && i0 + k < n; ++k) {
+  CULUA_UNROLL
+  for (int k = 0; k < kChunk; ++k) {
+    if (i0 + k >= n) break;
     if (k > 0) {
       if (++pos < inner) {
         map.step(off);
@@ -498,53 +612,9 @@ CULUA_HD inline void for_chunk(const Map& map, int64_t i0, int64_t n, Index (&of
         map(i0 + k, off);
       }
     }
-    f(off);
+    f(k, off);
   }
 }
-
-// The results of one chunk of the general path, of the operation's result type: the compute type,
-// its real part's type (abs, real, imag of complex values) or bool. Stored after the operation's
-// switch, so that the stores' dtype switch is compiled once per kind of result, not per operation.
-template <class S>
-struct ChunkResults {
-  using C = compute_t<S>;
-  using Re = typename real_type<C>::type;
-  C c[kChunk] = {};
-  Re re[kChunk] = {};
-  bool b[kChunk] = {};
-  uint8_t kind = 0;  // 0: c, 1: re, 2: b
-
-  template <class R>
-  CULUA_HD void set(int k, R v) {
-    if constexpr (std::is_same_v<R, C>) {
-      c[k] = v;
-      kind = 0;
-    } else if constexpr (std::is_same_v<R, bool>) {
-      b[k] = v;
-      kind = 2;
-    } else {
-      static_assert(std::is_same_v<R, Re>, "a result of the compute type, its real part or bool");
-      re[k] = v;
-      kind = 1;
-    }
-  }
-  // Rounded to the result type first (f16/bf16 compute in float): an out array of another dtype
-  // gets the result's value converted, as numpy does, not the float intermediate.
-  template <class Index>
-  CULUA_HD void store(const DynOut& out, int k, Index off) const {
-    if constexpr (!std::is_same_v<Re, C>) {
-      if (kind == 1) {
-        out.store(off, re[k]);
-        return;
-      }
-    }
-    if (kind == 2) {
-      out.store(off, b[k]);
-    } else {
-      out.store(off, convert<S>(c[k]));
-    }
-  }
-};
 
 template <class S, class Index>
 struct BinaryGeneral {
@@ -556,43 +626,37 @@ struct BinaryGeneral {
   DynInput<C> a, b;
 
   CULUA_HD void chunk(int64_t i0, int64_t n) const {
-    Index off[3];
-    bool done = false;
-    visit_binary(op, [&](auto o) {
-      using Op = decltype(o);
-      if constexpr (op_valid<Op, C>) {
-        using R = decltype(Op::apply(C{}, C{}));
-        using O = out_storage_t<S, R>;
-        if ((!a.data || a.dtype == dtype_of<S>()) && (!b.data || b.dtype == dtype_of<S>()) &&
-            out.dtype == dtype_of<O>()) {
-          // Every operand of the compute type: typed loads and stores, no conversions.
-          for_chunk(map, i0, n, off, [&](Index(&o3)[3]) {
-            const C x = a.data ? to_compute(static_cast<const S*>(a.data)[o3[1]]) : a.value;
-            const C y = b.data ? to_compute(static_cast<const S*>(b.data)[o3[2]]) : b.value;
-            static_cast<O*>(out.data)[o3[0]] = convert<O>(apply_op<Op, S>(x, y));
-          });
-          done = true;
+    Index off[3], at[kChunk] = {}, ia[kChunk] = {}, ib[kChunk] = {};
+    unsigned mask = 0;
+    for_chunk(map, i0, n, off, [&](int k, Index(&o3)[3]) {
+      at[k] = o3[0];
+      ia[k] = o3[1];
+      ib[k] = o3[2];
+      mask |= 1u << k;
+    });
+    C x[kChunk], y[kChunk];
+    if ((!a.data || a.dtype == dtype_of<S>()) && (!b.data || b.dtype == dtype_of<S>())) {
+      // Inputs of the compute type: typed loads, no conversions.
+      const S* pa = static_cast<const S*>(a.data);
+      const S* pb = static_cast<const S*>(b.data);
+      CULUA_UNROLL
+      for (int k = 0; k < kChunk; ++k) {
+        if (mask >> k & 1u) {
+          x[k] = pa ? to_compute(pa[ia[k]]) : a.value;
+          y[k] = pb ? to_compute(pb[ib[k]]) : b.value;
         }
       }
-    });
-    if (done) return;
-    // Other dtypes: loads, the operation and stores in three steps, each switch compiled once.
-    C x[kChunk], y[kChunk];
-    Index at[kChunk];
-    int count = 0;
-    for_chunk(map, i0, n, off, [&](Index(&o3)[3]) {
-      x[count] = a.load(o3[1]);
-      y[count] = b.load(o3[2]);
-      at[count++] = o3[0];
-    });
-    ChunkResults<S> r;
-    visit_binary(op, [&](auto o) {
-      using Op = decltype(o);
-      if constexpr (op_valid<Op, C>) {
-        for (int k = 0; k < count; ++k) r.set(k, apply_op<Op, S>(x[k], y[k]));
+    } else {
+      CULUA_UNROLL
+      for (int k = 0; k < kChunk; ++k) {
+        if (mask >> k & 1u) {
+          x[k] = a.load(ia[k]);
+          y[k] = b.load(ib[k]);
+        }
       }
-    });
-    for (int k = 0; k < count; ++k) r.store(out, k, at[k]);
+    }
+    const uint8_t kind = apply_binary<S>(op, x, y, mask);
+    store_results<S>(out, kind, x, at, mask);
   }
 };
 
@@ -606,38 +670,28 @@ struct UnaryGeneral {
   DynInput<C> a;
 
   CULUA_HD void chunk(int64_t i0, int64_t n) const {
-    Index off[2];
-    bool done = false;
-    visit_unary(op, [&](auto o) {
-      using Op = decltype(o);
-      if constexpr (op_valid<Op, C>) {
-        using R = decltype(Op::apply(C{}));
-        using O = out_storage_t<S, R>;
-        if (a.dtype == dtype_of<S>() && out.dtype == dtype_of<O>()) {
-          for_chunk(map, i0, n, off, [&](Index(&o2)[2]) {
-            const S* p = static_cast<const S*>(a.data);
-            static_cast<O*>(out.data)[o2[0]] = convert<O>(apply_op<Op, S>(to_compute(p[o2[1]])));
-          });
-          done = true;
-        }
-      }
+    Index off[2], at[kChunk] = {}, ia[kChunk] = {};
+    unsigned mask = 0;
+    for_chunk(map, i0, n, off, [&](int k, Index(&o2)[2]) {
+      at[k] = o2[0];
+      ia[k] = o2[1];
+      mask |= 1u << k;
     });
-    if (done) return;
     C x[kChunk];
-    Index at[kChunk];
-    int count = 0;
-    for_chunk(map, i0, n, off, [&](Index(&o2)[2]) {
-      x[count] = a.load(o2[1]);
-      at[count++] = o2[0];
-    });
-    ChunkResults<S> r;
-    visit_unary(op, [&](auto o) {
-      using Op = decltype(o);
-      if constexpr (op_valid<Op, C>) {
-        for (int k = 0; k < count; ++k) r.set(k, apply_op<Op, S>(x[k]));
+    if (a.dtype == dtype_of<S>()) {
+      const S* pa = static_cast<const S*>(a.data);
+      CULUA_UNROLL
+      for (int k = 0; k < kChunk; ++k) {
+        if (mask >> k & 1u) x[k] = pa ? to_compute(pa[ia[k]]) : a.value;
       }
-    });
-    for (int k = 0; k < count; ++k) r.store(out, k, at[k]);
+    } else {
+      CULUA_UNROLL
+      for (int k = 0; k < kChunk; ++k) {
+        if (mask >> k & 1u) x[k] = a.load(ia[k]);
+      }
+    }
+    const uint8_t kind = apply_unary<S>(op, x, mask);
+    store_results<S>(out, kind, x, at, mask);
   }
 };
 

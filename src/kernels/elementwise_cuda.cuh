@@ -56,9 +56,12 @@ __global__ void elementwise_vector_once(int n, F f) {
 }
 
 // The switch functors' kernel (BinarySwitch, UnarySwitch): the operation is picked once per thread
-// (a uniform branch), then the same vectorized grid-stride loop as elementwise_vector.
+// (a uniform branch), then the same vectorized grid-stride loop as elementwise_vector. Held to 64
+// registers (4 blocks of 256 threads per SM): the operation with the most registers sets them for
+// every operation of the kernel (u8 and i8: 80, 3 blocks; the add ran at 3727 GB/s, at 64
+// registers 4050 on the H200).
 template <class F>
-__global__ void elementwise_switch(int64_t n, F f) {
+__global__ void __launch_bounds__(256, 4) elementwise_switch(int64_t n, F f) {
   f.with_op([&](const auto& g) {
     constexpr int V = F::V;
     const int64_t nv = n / V;
@@ -166,9 +169,12 @@ struct Binary2D {
   C av, bv;
 };
 
-// One vector of V columns per thread; a grid-stride loop over rows * (cols / V) vectors.
+// One vector of V columns per thread; a grid-stride loop over rows * (cols / V) vectors, the
+// operation picked once per thread. The output holds the operation's result type. Held to 40
+// registers (6 blocks of 256 threads per SM).
 template <class S, int V>
-__global__ void __launch_bounds__(256) binary_rows(BinaryOp op, Binary2D<S> p, FastDiv32 per_row) {
+__global__ void __launch_bounds__(256, 6)
+    binary_rows(BinaryOp op, Binary2D<S> p, FastDiv32 per_row) {
   using C = compute_t<S>;
   const uint32_t vpr = per_row.divisor;
   const auto total = static_cast<uint32_t>(p.rows) * vpr;
@@ -209,12 +215,13 @@ __global__ void __launch_bounds__(256) binary_rows(BinaryOp op, Binary2D<S> p, F
 }
 
 // 32 x 32 output tiles, 32 x 8 threads, 4 rows each; a column-major operand (s0 == 1) is read
-// along its columns into shared memory first.
+// along its columns into shared memory first. The output holds the operation's result type.
 // Fixed: the operation, for the four arithmetic ones (their own kernels, a few registers each), or
-// void: any operation, chosen at run time. That kernel holds every operation, and is held to 32
-// registers (8 blocks of 256 threads per SM): the heaviest operation's registers would otherwise
-// halve the blocks in flight for all of them (an f32 add at 48 registers ran at 60% of memcpy on
-// an H100; at 32, 67%); heavy operations may spill instead.
+// void: any operation, chosen at run time (one switch per tile row of 4 elements). That kernel
+// holds every operation, and is held to 32 registers (8 blocks of 256 threads per SM): the
+// heaviest operation's registers would otherwise halve the blocks in flight for all of them (an
+// f32 add at 48 registers ran at 60% of memcpy on an H100; at 32, 67%); heavy operations may
+// spill instead.
 template <class S, class Fixed>
 __global__ void __launch_bounds__(256, 8) binary_tiles(BinaryOp op, Binary2D<S> p) {
   using C = compute_t<S>;
@@ -226,74 +233,86 @@ __global__ void __launch_bounds__(256, 8) binary_tiles(BinaryOp op, Binary2D<S> 
   const S* b = static_cast<const S*>(p.b.data);
   const bool at = a && p.a.s0 == 1 && p.a.s1 != 1 && p.a.s1 != 0;
   const bool bt = b && p.b.s0 == 1 && p.b.s1 != 1 && p.b.s1 != 0;
-  const auto body = [&](auto o) {
-    using Op = decltype(o);
-    if constexpr (op_valid<Op, C>) {
-      using R = decltype(Op::apply(C{}, C{}));
-      using O = out_storage_t<S, R>;
-      O* out = static_cast<O*>(p.out);
-      for (int64_t r0 = static_cast<int64_t>(blockIdx.y) * 32; r0 < p.rows;
-           r0 += static_cast<int64_t>(gridDim.y) * 32) {
-        for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * 32; c0 < p.cols;
-             c0 += static_cast<int64_t>(gridDim.x) * 32) {
-          if (r0 + 32 <= p.rows && c0 + 32 <= p.cols) {
-            // A whole tile (the common case): no bounds checks, offsets from the tile's corner.
-            const S* ta = at ? a + r0 + c0 * p.a.s1 : nullptr;
-            const S* tb = bt ? b + r0 + c0 * p.b.s1 : nullptr;
-            const S* da = a && !at ? a + r0 * p.a.s0 + c0 * p.a.s1 : nullptr;
-            const S* db = b && !bt ? b + r0 * p.b.s0 + c0 * p.b.s1 : nullptr;
-            O* o = out + r0 * p.os + c0;
-#pragma unroll
-            for (int j = 0; j < 32; j += 8) {
-              if (ta) tiles[0][ty + j][tx] = ta[tx + (ty + j) * p.a.s1];
-              if (tb) tiles[1][ty + j][tx] = tb[tx + (ty + j) * p.b.s1];
-            }
-            __syncthreads();
-#pragma unroll
-            for (int j = 0; j < 32; j += 8) {
-              const int rr = ty + j;
-              const C x = !a   ? p.av
-                          : ta ? to_compute(tiles[0][tx][rr])
-                               : to_compute(da[rr * p.a.s0 + tx * p.a.s1]);
-              const C y = !b   ? p.bv
-                          : tb ? to_compute(tiles[1][tx][rr])
-                               : to_compute(db[rr * p.b.s0 + tx * p.b.s1]);
-              o[rr * p.os + tx] = convert<O>(apply_op<Op, S>(x, y));
-            }
-            __syncthreads();
-            continue;
-          }
+  for (int64_t r0 = static_cast<int64_t>(blockIdx.y) * 32; r0 < p.rows;
+       r0 += static_cast<int64_t>(gridDim.y) * 32) {
+    for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * 32; c0 < p.cols;
+         c0 += static_cast<int64_t>(gridDim.x) * 32) {
+      if constexpr (!std::is_void_v<Fixed>) {
+        using R = decltype(Fixed::apply(C{}, C{}));
+        using O = out_storage_t<S, R>;
+        O* out = static_cast<O*>(p.out);
+        if (r0 + 32 <= p.rows && c0 + 32 <= p.cols) {
+          // A whole tile (the common case): no bounds checks, offsets from the tile's corner.
+          const S* ta = at ? a + r0 + c0 * p.a.s1 : nullptr;
+          const S* tb = bt ? b + r0 + c0 * p.b.s1 : nullptr;
+          const S* da = a && !at ? a + r0 * p.a.s0 + c0 * p.a.s1 : nullptr;
+          const S* db = b && !bt ? b + r0 * p.b.s0 + c0 * p.b.s1 : nullptr;
+          O* o = out + r0 * p.os + c0;
 #pragma unroll
           for (int j = 0; j < 32; j += 8) {
-            const int64_t r = r0 + tx, c = c0 + ty + j;
-            if (r < p.rows && c < p.cols) {
-              if (at) tiles[0][ty + j][tx] = a[r + c * p.a.s1];
-              if (bt) tiles[1][ty + j][tx] = b[r + c * p.b.s1];
-            }
+            if (ta) tiles[0][ty + j][tx] = ta[tx + (ty + j) * p.a.s1];
+            if (tb) tiles[1][ty + j][tx] = tb[tx + (ty + j) * p.b.s1];
           }
           __syncthreads();
 #pragma unroll
           for (int j = 0; j < 32; j += 8) {
-            const int64_t r = r0 + ty + j, c = c0 + tx;
-            if (r < p.rows && c < p.cols) {
-              const C x = !a   ? p.av
-                          : at ? to_compute(tiles[0][tx][ty + j])
-                               : to_compute(a[r * p.a.s0 + c * p.a.s1]);
-              const C y = !b   ? p.bv
-                          : bt ? to_compute(tiles[1][tx][ty + j])
-                               : to_compute(b[r * p.b.s0 + c * p.b.s1]);
-              out[r * p.os + c] = convert<O>(apply_op<Op, S>(x, y));
-            }
+            const int rr = ty + j;
+            const C x = !a   ? p.av
+                        : ta ? to_compute(tiles[0][tx][rr])
+                             : to_compute(da[rr * p.a.s0 + tx * p.a.s1]);
+            const C y = !b   ? p.bv
+                        : tb ? to_compute(tiles[1][tx][rr])
+                             : to_compute(db[rr * p.b.s0 + tx * p.b.s1]);
+            o[rr * p.os + tx] = convert<O>(apply_op<Fixed, S>(x, y));
           }
           __syncthreads();
+          continue;
         }
       }
+#pragma unroll
+      for (int j = 0; j < 32; j += 8) {
+        const int64_t r = r0 + tx, c = c0 + ty + j;
+        if (r < p.rows && c < p.cols) {
+          if (at) tiles[0][ty + j][tx] = a[r + c * p.a.s1];
+          if (bt) tiles[1][ty + j][tx] = b[r + c * p.b.s1];
+        }
+      }
+      __syncthreads();
+      C x[4], y[4];
+      int64_t to[4] = {};
+      unsigned mask = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int j = 8 * k;
+        const int64_t r = r0 + ty + j, c = c0 + tx;
+        if (r < p.rows && c < p.cols) {
+          x[k] = !a   ? p.av
+                 : at ? to_compute(tiles[0][tx][ty + j])
+                      : to_compute(a[r * p.a.s0 + c * p.a.s1]);
+          y[k] = !b   ? p.bv
+                 : bt ? to_compute(tiles[1][tx][ty + j])
+                      : to_compute(b[r * p.b.s0 + c * p.b.s1]);
+          to[k] = r * p.os + c;
+          mask |= 1u << k;
+        }
+      }
+      if constexpr (std::is_void_v<Fixed>) {
+        const uint8_t kind = apply_binary<S>(op, x, y, mask);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          if (mask >> k & 1u) store_result<S>(p.out, kind, x[k], to[k]);
+        }
+      } else {
+        using R = decltype(Fixed::apply(C{}, C{}));
+        using O = out_storage_t<S, R>;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          if (mask >> k & 1u)
+            static_cast<O*>(p.out)[to[k]] = convert<O>(apply_op<Fixed, S>(x[k], y[k]));
+        }
+      }
+      __syncthreads();
     }
-  };
-  if constexpr (std::is_void_v<Fixed>) {
-    visit_binary(op, body);
-  } else {
-    body(Fixed{});
   }
 }
 

@@ -1,7 +1,10 @@
 #include "core/sandbox.hpp"
 
+#include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -24,6 +27,98 @@ std::string allowed_list(const FilePolicy& p) {
   std::string s;
   for (const auto& w : p.writable) s += (s.empty() ? "'" : ", '") + w + "'";
   return s + (p.writable.size() == 1 ? " is" : " are");
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// `source` as the preprocessor reads it, for the checks below: the trigraph ??/ (a backslash)
+// and ??= (#) replaced, lines spliced (a backslash, optional blanks, a newline: "#inc\<newline>
+// lude" is #include), universal character names of ASCII characters decoded (\u0069 is i). Each
+// is done whether or not the compiler's mode would do it: the check may refuse more, never less.
+std::string as_preprocessed(const std::string& source) {
+  std::string t;
+  t.reserve(source.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    if (source[i] == '?' && i + 2 < source.size() && source[i + 1] == '?' &&
+        (source[i + 2] == '/' || source[i + 2] == '=')) {
+      t += source[i + 2] == '/' ? '\\' : '#';
+      i += 2;
+    } else {
+      t += source[i];
+    }
+  }
+  std::string out;
+  out.reserve(t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == '\\') {
+      size_t j = i + 1;
+      while (j < t.size() && (t[j] == ' ' || t[j] == '\t' || t[j] == '\r')) ++j;
+      if (j < t.size() && t[j] == '\n') {  // a splice: the line goes on
+        i = j;
+        continue;
+      }
+      const size_t digits = i + 1 < t.size() ? (t[i + 1] == 'u' ? 4 : t[i + 1] == 'U' ? 8 : 0) : 0;
+      if (digits > 0 && i + 1 + digits < t.size()) {
+        uint32_t code = 0;
+        bool ok = true;
+        for (size_t k = 0; ok && k < digits; ++k) {
+          const int h = hex_value(t[i + 2 + k]);
+          ok = h >= 0;
+          code = code * 16 + static_cast<uint32_t>(ok ? h : 0);
+        }
+        if (ok && code > 0 && code < 0x80) {
+          out += static_cast<char>(code);
+          i += 1 + digits;
+          continue;
+        }
+      }
+    }
+    out += t[i];
+  }
+  return out;
+}
+
+// The names of the directives of `source` (preprocessed, above): the word after a # or %: that
+// starts a line, blanks and comments skipped.
+std::vector<std::string> directives(const std::string& source) {
+  std::vector<std::string> names;
+  size_t i = 0;
+  const auto skip_blanks = [&] {
+    for (;;) {
+      while (i < source.size() && (source[i] == ' ' || source[i] == '\t' || source[i] == '\r' ||
+                                   source[i] == '\f' || source[i] == '\v')) {
+        ++i;
+      }
+      if (source.compare(i, 2, "/*") == 0) {
+        const size_t end = source.find("*/", i + 2);
+        i = end == std::string::npos ? source.size() : end + 2;
+        continue;
+      }
+      return;
+    }
+  };
+  while (i < source.size()) {
+    skip_blanks();
+    if (i < source.size() && (source[i] == '#' || source.compare(i, 2, "%:") == 0)) {
+      i += source[i] == '#' ? 1 : 2;
+      skip_blanks();
+      size_t j = i;
+      while (j < source.size() &&
+             (std::isalnum(static_cast<unsigned char>(source[j])) || source[j] == '_')) {
+        ++j;
+      }
+      names.emplace_back(source, i, j - i);
+      i = j;
+    }
+    const size_t end = source.find('\n', i);
+    i = end == std::string::npos ? source.size() : end + 1;
+  }
+  return names;
 }
 
 // `source` without the lines that include one of the allowed CUDA headers.
@@ -102,10 +197,26 @@ void check_sandboxed_compile(RtcRequest& request) {
   // "include" anywhere (#include, %:include, __has_include, a macro that pastes it together needs
   // the word too): the preprocessor would read a file of the machine. The CUDA headers that
   // culua's own kernel templates include are allowed, each alone on its line.
-  if (without_cuda_headers(request.source).find("include") != std::string::npos) {
+  // Checked as the preprocessor reads the source (line splices, trigraphs, universal character
+  // names undone): "#inc\<newline>lude" is an #include. #embed and #import read files too.
+  const std::string source = as_preprocessed(request.source);
+  if (without_cuda_headers(source).find("include") != std::string::npos) {
     fail(ErrorKind::Limit,
          "the sandbox does not allow 'include' in kernel source (no file of the machine may be "
          "read by the compiler)");
+  }
+  for (const std::string& d : directives(source)) {
+    if (d == "embed" || d == "import") {
+      fail(ErrorKind::Limit,
+           "the sandbox does not allow '#{}' in kernel source (no file of the machine may be read "
+           "by the compiler)",
+           d);
+    }
+  }
+  if (source.find("__has_embed") != std::string::npos) {
+    fail(ErrorKind::Limit,
+         "the sandbox does not allow '__has_embed' in kernel source (no file of the machine may "
+         "be read by the compiler)");
   }
   if (!request.include_paths.empty()) {
     fail(ErrorKind::Limit, "the sandbox does not allow include paths (option 'include_paths')");

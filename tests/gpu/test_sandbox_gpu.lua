@@ -104,6 +104,9 @@ T.case("a sandboxed kernel computes; include and include paths are refused", fun
     print("maxdiff", cu.abs(y - expected):max():item())
     print(pcall(cu.compile, '#include "/etc/passwd"\n__global__ void k() {}'))
     print(pcall(cu.compile, '__global__ void k() {}', {options = {"-I/etc"}}))
+    -- A line splice inside the directive (NVRTC joins the lines and reads the file).
+    print("spliced", pcall(cu.compile, '#inc\\\nlude "/etc/passwd"\n__global__ void k() {}'))
+    print("embed", pcall(cu.compile, '#embed "/etc/passwd"\n__global__ void k() {}'))
     local h = cu.elementwise("f32 x -> f32 y", "y = x * 2")
     print("template", h(cu.ones(8)):sum():item())
     local half = cu.elementwise("f16 x -> f16 y", "y = x + x")
@@ -113,6 +116,9 @@ T.case("a sandboxed kernel computes; include and include paths are refused", fun
   T.truthy(out:find("maxdiff\t0.0\n", 1, true), out)
   T.truthy(out:find("does not allow 'include' in kernel source", 1, true), out)
   T.truthy(out:find("does not allow the compiler option '-I/etc'", 1, true), out)
+  T.truthy(out:find("spliced\tfalse\t[^\n]*does not allow 'include' in kernel source"), out)
+  T.truthy(out:find("embed\tfalse\t[^\n]*does not allow '#embed' in kernel source"), out)
+  T.eq(out:find("root:", 1, true), nil, out)
   T.truthy(out:find("template\t16.0", 1, true), out)
   T.truthy(out:find("half\t16.0", 1, true), out) -- culua's own #include <cuda_fp16.h> is allowed
 end)

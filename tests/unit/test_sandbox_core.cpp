@@ -47,6 +47,25 @@ TEST_CASE("sandbox: a sandboxed compile", "[sandbox]") {
   CHECK_FALSE(message(r).empty());
   r.source = "#define X __has_include(<stdio.h>)\n";
   CHECK_FALSE(message(r).empty());
+  // As the preprocessor reads it: line splices, trigraphs and universal character names undone.
+  for (const char* src : {"#inc\\\nlude \"/etc/passwd\"\n", "#inc\\ \t\r\nlude </etc/passwd>\n",
+                          "#\\u0069nclude </etc/passwd>\n", "#\\U00000069nclude <x>\n",
+                          "#inc?\?/\nlude <x>\n", "__has_inc\\\nlude(<x>)"}) {
+    r.source = src;
+    INFO(src);
+    CHECK(message(r).find("the sandbox does not allow 'include' in kernel source") == 0);
+  }
+  for (const char* src : {"#embed \"/etc/passwd\"\n", "  %: /* x */ embed <x>\n",
+                          "#/*\n*/import <x>\n", "#emb\\\ned <x>\n"}) {
+    r.source = src;
+    INFO(src);
+    CHECK(message(r).find("the sandbox does not allow '#") == 0);
+  }
+  r.source = "#if __has_embed(\"/etc/passwd\")\n#endif\n";
+  CHECK(message(r).find("the sandbox does not allow '__has_embed'") == 0);
+  // Neither directives nor names: allowed.
+  r.source = "// #embed after a line comment: no directive\nint embed = 1;\n";
+  check_sandboxed_compile(r);
   r.source = "__global__ void k() {}";
   r.include_paths = {"/etc"};
   CHECK(message(r) == "the sandbox does not allow include paths (option 'include_paths')");

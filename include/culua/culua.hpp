@@ -57,6 +57,17 @@ struct SandboxOptions {
   uint64_t heap_limit = uint64_t{256} << 20;  // bytes of the Lua heap (the whole state)
   uint64_t memory_limit = uint64_t{1} << 30;  // bytes of culua's arrays (device and host)
   std::vector<std::string> output_files;      // the only files culua may write for scripts
+  uint64_t stream_limit = 64;  // streams a script holds at once (cu.stream; host backend: threads)
+  // The watchdog. A few single calls of C functions run on with no hook to end them: Lua's
+  // pattern matching over a long string, a chain of __call metamethods (Lua 5.4.4 loops in C);
+  // docs/sandbox.md lists them. When set, a thread of culua's calls `on_stuck` (on that thread,
+  // at most once per entry) when an entry still runs `watchdog_grace` seconds after its time
+  // limit. culua cannot end that call safely from outside; the application decides: end the
+  // process (the CLI prints a message and exits with status 1), or log it and let it run. It must
+  // not throw (an exception on that thread ends the process). Unset: no watchdog. Needs a time
+  // limit.
+  std::function<void()> on_stuck;
+  double watchdog_grace = 2;
 };
 
 struct Options {

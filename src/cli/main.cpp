@@ -208,6 +208,18 @@ const LongOption kLongOptions[] = {
        inv.limits.instructions = v;
        return {};
      }},
+    {"--max-streams", "N", "sandbox: streams the script may hold at once (default 64; 0: none)",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.limit_options.emplace_back("--max-streams");
+       uint64_t v = 0;
+       const char* end = value + std::strlen(value);
+       const auto [at, ec] = std::from_chars(value, end, v);
+       if (ec != std::errc() || at != end || at == value || v > 1000000)
+         return std::string("expected a number of streams from 0 (no limit) to 1000000, got '") +
+                value + "'";
+       inv.limits.streams = v;
+       return {};
+     }},
     {"--max-memory", "SIZE", "sandbox: Lua heap limit (default 256M; 0: none)",
      [](Invocation& inv, const char* value) -> std::string {
        inv.limit_options.emplace_back("--max-memory");
@@ -466,6 +478,14 @@ int protected_main(lua_State* L) {
   rt.collect_young = [L] { lua_gc(L, LUA_GCSTEP, 0); };  // a young collection in this mode
   lua::begin_run(L);
   bool ok = (inv.no_env || run_lua_init(L) == LUA_OK) && run_all(L, inv);
+  // In a sandbox the work the script queued is bounded by its time limit too, not waited for
+  // without end after the script (a queued cu.sleep of an hour).
+  std::string late;
+  if (ok && inv.sandbox && !inv.sandbox->wait_for_queued_work(rt, false, &late)) {
+    std::fprintf(stderr, "%s: %s\n", "culua", late.c_str());
+    std::fflush(stderr);
+    ok = false;
+  }
   // A failed run leaves at once: work still queued is dropped (host) or left to end with the
   // process (CUDA), not waited for (the trace, written below, then has what completed).
   if (!ok) lua::abandon_queued_work(rt);
@@ -563,6 +583,8 @@ int docall(lua_State* L, int nargs, int nresults, bool traceback) {
     sigaction(SIGINT, &previous, nullptr);
   }
   status = lua::sandbox_leave(L, status);  // also a Ctrl-C that came after the last Lua step
+  // An interrupted entry: the host work it queued stops too (a sandbox's limits: sandbox_leave).
+  if (status != LUA_OK && interrupt_flag.requested()) lua::cut_short_queued_work(L);
   if (traceback) lua_remove(L, base);
   return status;
 }

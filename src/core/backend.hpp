@@ -146,6 +146,11 @@ class Backend {
   // drops what it can (the host backend: everything not yet started, and a running sleep) and
   // skips waits in its teardown. Returns how many streams still have work queued or running.
   virtual int abandon_queued_work() noexcept { return 0; }
+  // An entry into Lua ended by a sandbox limit or an interrupt: the work queued so far is cut
+  // short where the backend can (the host backend: tasks not yet started are dropped, a running
+  // one stops at its next check; their outputs are left as far as they got), and the backend
+  // stays usable for work queued later. CUDA work cannot be recalled: it runs on.
+  virtual void cut_short_queued_work() noexcept {}
   // Embedding: a stream of the application (a cudaStream_t) that culua queues work on but never
   // destroys. Backends without native streams throw Error(Unsupported).
   virtual std::shared_ptr<Stream> wrap_stream(void* native, int device);

@@ -42,6 +42,10 @@ bool wait_deadline_set() noexcept {
   return t_deadline_ns != 0;
 }
 
+int64_t wait_deadline_ns() noexcept {
+  return t_deadline_ns;
+}
+
 void check_wait_deadline() {
   if (t_deadline_ns != 0 && now_ns() >= t_deadline_ns) {
     throw Error(ErrorKind::Limit, t_deadline_message ? *t_deadline_message : "time limit exceeded");

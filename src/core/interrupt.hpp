@@ -45,6 +45,7 @@ InterruptFlag* current_interrupt_flag() noexcept;
 // in scope then polls too. 0 removes the deadline. `message` must outlive the deadline.
 void set_wait_deadline(int64_t deadline_ns, const std::string* message) noexcept;
 bool wait_deadline_set() noexcept;
+int64_t wait_deadline_ns() noexcept;  // the calling thread's (0: none)
 // Throws Error(ErrorKind::Limit) when the calling thread's wait deadline has passed.
 void check_wait_deadline();
 int64_t steady_now_ns() noexcept;

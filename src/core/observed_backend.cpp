@@ -144,6 +144,7 @@ class ObservedBackend final : public Backend {
   }
   void synchronize_device(int d) override { inner_->synchronize_device(d); }
   int abandon_queued_work() noexcept override { return inner_->abandon_queued_work(); }
+  void cut_short_queued_work() noexcept override { inner_->cut_short_queued_work(); }
   std::shared_ptr<Stream> wrap_stream(void* native, int d) override {
     return inner_->wrap_stream(native, d);
   }

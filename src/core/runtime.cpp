@@ -310,6 +310,11 @@ void Runtime::note_explicit_free(size_t bytes, Location loc) {
   gc_debt_ = gc_debt_ > bytes ? gc_debt_ - bytes : 0;
 }
 
+void Runtime::synchronize_all_devices() {
+  if (!backend_) return;
+  for (int d = 0; d < backend_->device_count(); ++d) backend_->synchronize_device(d);
+}
+
 void Runtime::synchronize() {
   Backend& b = backend();
   {

@@ -110,11 +110,18 @@ class Runtime {
   RandomState& random_state() { return random_state_; }
 
   void synchronize();  // all work of the current device (an explicit wait)
+  // All work of every device, when there is a backend (none made yet: nothing to wait for).
+  void synchronize_all_devices();
   // Leaving early (an error exit, os.exit): queued work is dropped where the backend can (host),
   // and neither this runtime's teardown nor the backend's waits for it. Returns the number of
   // streams that still had work (CUDA work cannot be recalled: it ends with the process).
   int abandon_queued_work() noexcept;
   bool abandoned() const { return abandoned_; }
+  // An entry ended by a sandbox limit or an interrupt: Backend::cut_short_queued_work (the host
+  // backend drops or stops the work queued so far; CUDA's runs on). No backend yet: nothing.
+  void cut_short_queued_work() noexcept {
+    if (backend_) backend_->cut_short_queued_work();
+  }
   // Sticky errors: where the first one surfaced (file:line of the script), for later messages.
   const std::string& fatal_location() const { return fatal_location_; }
   void set_fatal_location(std::string where) { fatal_location_ = std::move(where); }

@@ -334,7 +334,11 @@ struct Runtime::Impl {
 
   ~Impl() {
     // A wait cut short by the time limit leaves its work queued: the teardown does not wait for
-    // it (the host backend drops it; CUDA work ends with the process).
+    // it (the host backend drops it; CUDA work ends with the process). Other queued work of a
+    // sandbox is waited for within one time limit (a queued cu.sleep of an hour is not).
+    if (!limit_hit && engine && sandbox && !sandbox->wait_for_queued_work(*engine, true, nullptr)) {
+      limit_hit = true;
+    }
     if (limit_hit && engine) engine->abandon_queued_work();
     if (L) {
       d::lua::mark_closing(L);
@@ -505,7 +509,11 @@ void protect(Impl& impl, const std::function<void(lua_State*)>& body) {
   impl.traceback.clear();
   impl.error_kind.clear();
   int status = lua_pcall(L, 1, 0, base + 1);
-  if (impl.sandbox) status = impl.sandbox->leave(L, status);
+  if (impl.sandbox) {
+    status = impl.sandbox->leave(L, status);  // cuts short the work of an entry a limit ended
+  } else if (status != LUA_OK && impl.interrupt.requested()) {
+    impl.engine->cut_short_queued_work();  // the host work an interrupted entry queued stops too
+  }
   std::string message;
   if (status != LUA_OK) {
     const char* msg = lua_tostring(L, -1);
@@ -642,7 +650,12 @@ Runtime::Runtime(const Options& options) : impl_(std::make_unique<Impl>()) {
     limits.heap_bytes = so.heap_limit;
     limits.memory_bytes = so.memory_limit;
     limits.output_files = so.output_files;
+    limits.streams = so.stream_limit;
+    if (so.on_stuck && (!(so.watchdog_grace >= 0) || !std::isfinite(so.watchdog_grace))) {
+      throw Error("Options::sandbox.watchdog_grace must be a finite number of seconds, 0 or more");
+    }
     auto box = std::make_unique<d::lua::Sandbox>(std::move(limits));
+    if (so.on_stuck) box->enable_watchdog(so.watchdog_grace, so.on_stuck);
     protect(*impl_, [&](lua_State* L) { box->install(L, *impl_->engine, &impl_->interrupt); });
     impl_->sandbox = std::move(box);
   }

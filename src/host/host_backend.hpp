@@ -39,6 +39,7 @@ class HostBackend final : public Backend {
   std::shared_ptr<Event> create_event(int device, bool timing) override;
   void synchronize_device(int device) override;
   int abandon_queued_work() noexcept override;
+  void cut_short_queued_work() noexcept override { health_->cut_short(); }
 
   void* allocate(size_t bytes, Location loc, int device, Stream* stream) override;
   void deallocate(void* p, size_t bytes, Location loc, int device,

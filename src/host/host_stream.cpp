@@ -21,11 +21,28 @@ void Health::abandon() noexcept {
   abandoning.notify_all();
 }
 
+void Health::cut_short() noexcept {
+  {
+    std::lock_guard lock(m);
+    cut.fetch_add(1);
+  }
+  abandoning.notify_all();
+}
+
+kernels::host::WorkStop Health::stop_for_new_task() const noexcept {
+  kernels::host::WorkStop s;
+  s.abandoned = &abandoned;
+  s.cut = &cut;
+  s.epoch = cut.load();
+  return s;
+}
+
 void Health::sleep(double seconds) {
   seconds = std::min(seconds, 1e9);  // about 30 years: beyond it the deadline would overflow
+  const kernels::host::WorkStop* stop = kernels::host::current_work_stop();
   std::unique_lock lock(m);
   abandoning.wait_for(lock, std::chrono::duration<double>(seconds),
-                      [&] { return abandoned.load(); });
+                      [&] { return abandoned.load() || (stop && stop->requested()); });
 }
 
 void run_worker(const std::shared_ptr<WorkQueue>& q) {
@@ -45,10 +62,15 @@ void run_worker(const std::shared_ptr<WorkQueue>& q) {
     // A failed task poisons the backend, as a sticky CUDA error does. Later tasks still run so
     // that events complete and nothing waits forever. Abandoned work is dropped unrun; frees and
     // waits for other streams still run, in order, so nothing is freed while in use.
-    if (task.work && !task.bookkeeping && q->health->abandoned.load()) task.work = nullptr;
+    // Work cut short is dropped alike; a task that stops inside (WorkStopped) leaves its outputs
+    // as far as it got, and poisons nothing.
+    if (task.work && !task.bookkeeping && task.stop.requested()) task.work = nullptr;
     if (task.work) {
+      const kernels::host::WorkStopScope scope(task.bookkeeping ? nullptr : &task.stop);
       try {
         task.work();
+      } catch (const kernels::host::WorkStopped&) {
+        // Cut short or abandoned: nothing failed.
       } catch (const std::exception& e) {
         q->health->fail(std::string("host backend task failed: ") + e.what());
       }
@@ -90,7 +112,8 @@ void HostStream::enqueue(std::function<void()> work, bool bookkeeping) {
   }
   {
     std::lock_guard lock(queue_->m);
-    queue_->tasks.push_back(Task{std::move(work), nullptr, 0, bookkeeping});
+    queue_->tasks.push_back(
+        Task{std::move(work), nullptr, 0, bookkeeping, queue_->health->stop_for_new_task()});
     ++queue_->enqueued;
   }
   queue_->work_ready.notify_one();
@@ -99,7 +122,7 @@ void HostStream::enqueue(std::function<void()> work, bool bookkeeping) {
 void HostStream::enqueue_event(std::shared_ptr<EventState> event, uint64_t generation) {
   {
     std::lock_guard lock(queue_->m);
-    queue_->tasks.push_back(Task{nullptr, std::move(event), generation, true});
+    queue_->tasks.push_back(Task{nullptr, std::move(event), generation, true, {}});
     ++queue_->enqueued;
   }
   queue_->work_ready.notify_one();

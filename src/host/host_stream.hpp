@@ -15,22 +15,29 @@
 
 #include "core/capture.hpp"
 #include "core/stream.hpp"
+#include "kernels/host_pool.hpp"
 
 namespace culua::detail::host {
 
 // State shared by a backend and its workers. A task that throws poisons the backend. Work that
 // was abandoned (the process is leaving early: an error exit, os.exit) is dropped: workers skip
-// every task not yet started but bookkeeping (completing events, so that no wait hangs) and a
-// running sleep ends at once.
+// every task not yet started but bookkeeping (completing events, so that no wait hangs), and a
+// running task stops at its next check (kernels::host::check_stop, a sleep at once). Work cut
+// short (an entry into Lua ended by a sandbox limit or an interrupt) is treated so too, but only
+// the tasks queued before the cut: the backend stays usable.
 struct Health {
   std::mutex m;
   std::atomic<bool> poisoned{false};
   std::string message;
   std::atomic<bool> abandoned{false};
+  std::atomic<uint64_t> cut{0};        // cuts so far; a task is cut short when it moved on
   std::condition_variable abandoning;  // wakes sleeping tasks (waits on m)
   void fail(const std::string& what) noexcept;
   void abandon() noexcept;
-  // cu.sleep's task: sleeps `seconds`, or until the work is abandoned.
+  void cut_short() noexcept;
+  // What stops a task queued now.
+  kernels::host::WorkStop stop_for_new_task() const noexcept;
+  // cu.sleep's task: sleeps `seconds`, or until its work is abandoned or cut short.
   void sleep(double seconds);
 };
 
@@ -44,6 +51,7 @@ struct Task {
   std::shared_ptr<EventState> event;
   uint64_t generation = 0;
   bool bookkeeping = false;  // a free or a wait for another stream: runs even when abandoned
+  kernels::host::WorkStop stop;
 };
 
 // State shared by a stream's handle and its worker thread (which outlives the handle until the

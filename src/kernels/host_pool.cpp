@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 
 namespace culua::detail::kernels::host {
 
@@ -37,6 +39,37 @@ constexpr int64_t kRangesPerThread = 4;
 constexpr std::chrono::microseconds kSpin{50};
 
 thread_local bool in_range = false;  // this thread runs a range of a parallel_for
+// What stops the work of this thread (a worker's task, or the parallel_for whose range it runs).
+thread_local const WorkStop* t_stop = nullptr;
+
+// Sets t_stop for a scope.
+class StopInScope {
+ public:
+  explicit StopInScope(const WorkStop* stop) noexcept : previous_(t_stop) { t_stop = stop; }
+  ~StopInScope() { t_stop = previous_; }
+  StopInScope(const StopInScope&) = delete;
+  StopInScope& operator=(const StopInScope&) = delete;
+
+ private:
+  const WorkStop* previous_;
+};
+
+// What stops a parallel_for started on this thread: the thread's own (a worker's task), else the
+// thread's interrupt flag and wait deadline, taken along to the helper threads.
+WorkStop stop_of_caller() {
+  if (t_stop) return *t_stop;
+  WorkStop s;
+  s.flag = current_interrupt_flag();
+  s.deadline_ns = wait_deadline_ns();
+  return s;
+}
+
+// A parallel_for that stopped: on a thread with no stop of its own (the script's), the error that
+// stopped it (interrupted, or the sandbox's time limit), else WorkStopped for the worker.
+[[noreturn]] void rethrow_stopped(const std::exception_ptr& e, bool callers_own) {
+  if (callers_own) check_interrupt();
+  std::rethrow_exception(e);
+}
 
 int configured_threads() {
   const char* env = std::getenv("CULUA_HOST_THREADS");
@@ -69,6 +102,7 @@ int environment_threads() {
 struct Job {
   pool_detail::RangeFn fn;
   void* context;
+  WorkStop stop;
   int64_t n, size, count;
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> finished{0};
@@ -77,9 +111,10 @@ struct Job {
   std::condition_variable all_done;
   std::exception_ptr error;  // the first a range threw (under m)
 
-  Job(pool_detail::RangeFn f, void* c, int64_t total, int64_t range_size)
+  Job(pool_detail::RangeFn f, void* c, const WorkStop& s, int64_t total, int64_t range_size)
       : fn(f),
         context(c),
+        stop(s),
         n(total),
         size(range_size),
         count((total + range_size - 1) / range_size) {}
@@ -94,7 +129,9 @@ struct Job {
       if (!failed.load(std::memory_order_relaxed)) {
         const int64_t lo = r * size;
         in_range = true;
+        const StopInScope scope(&stop);
         try {
+          if (stop.requested()) throw WorkStopped();
           fn(context, lo, std::min(n, lo + size));
         } catch (...) {
           // Carried to the caller of parallel_for and rethrown there as it was, not handled here.
@@ -235,10 +272,56 @@ int64_t grain_for(int64_t bytes_per_index) {
   return std::max<int64_t>(1, kGrainBytes / std::max<int64_t>(1, bytes_per_index));
 }
 
+bool WorkStop::requested() const noexcept {
+  return (abandoned && abandoned->load(std::memory_order_relaxed)) ||
+         (cut && cut->load(std::memory_order_relaxed) != epoch) || (flag && flag->requested()) ||
+         (deadline_ns != 0 && steady_now_ns() >= deadline_ns);
+}
+
+WorkStopScope::WorkStopScope(const WorkStop* stop) noexcept : previous_(t_stop) {
+  t_stop = stop;
+}
+
+WorkStopScope::~WorkStopScope() {
+  t_stop = previous_;
+}
+
+const WorkStop* current_work_stop() noexcept {
+  return t_stop;
+}
+
+void check_stop() {
+  if (!t_stop) {
+    check_interrupt();
+  } else if (t_stop->requested()) {
+    throw WorkStopped();
+  }
+}
+
 namespace pool_detail {
 
 bool serial(int64_t n, int64_t grain) {
   return n <= grain || in_range || pool_threads() <= 1;
+}
+
+namespace {
+
+// The longest range a check_stop may be apart from the next (a multiple of align).
+int64_t chunk_of(int64_t grain, int64_t align) {
+  const int64_t g = std::max<int64_t>(1, grain);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / kStopChunkGrains;
+  const int64_t chunk = g > kMax ? kMax * kStopChunkGrains : g * kStopChunkGrains;
+  return std::max(align, chunk / align * align);
+}
+
+}  // namespace
+
+void run_serial(int64_t n, int64_t grain, int64_t align, RangeFn fn, void* context) {
+  const int64_t chunk = chunk_of(grain, std::max<int64_t>(1, align));
+  for (int64_t lo = 0; lo < n; lo += chunk) {
+    if (lo > 0) check_stop();
+    fn(context, lo, lo + std::min(chunk, n - lo));
+  }
 }
 
 void run(int64_t n, int64_t grain, int64_t align, RangeFn fn, void* context) {
@@ -248,11 +331,17 @@ void run(int64_t n, int64_t grain, int64_t align, RangeFn fn, void* context) {
   int64_t size =
       std::max<int64_t>(grain, (n + threads * kRangesPerThread - 1) / (threads * kRangesPerThread));
   size = (size + align - 1) / align * align;
+  size = std::min(size, chunk_of(grain, align));  // stops are seen between ranges
   if (size >= n) {
     fn(context, 0, n);
     return;
   }
-  pool.run(std::make_shared<Job>(fn, context, n, size), threads);
+  const bool callers_own = t_stop == nullptr;
+  try {
+    pool.run(std::make_shared<Job>(fn, context, stop_of_caller(), n, size), threads);
+  } catch (const WorkStopped&) {
+    rethrow_stopped(std::current_exception(), callers_own);
+  }
 }
 
 }  // namespace pool_detail

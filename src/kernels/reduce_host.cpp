@@ -25,6 +25,12 @@ constexpr int64_t kLeaf = 16 * 1024;
 // Output positions reduced together when the reduced axis is not the innermost one: their
 // elements lie side by side in memory.
 constexpr int kLanes = 32;
+// Subtrees of the recursion of at most kSpan elements are reduced one after another, their
+// leaves in parallel: the partials kept at a time stay a few thousand however long the reduction
+// (a broadcast view of 2^59 elements needs no memory of its size).
+constexpr int64_t kSpan = kLeaf * 4096;
+// The most partials kept at once (times the accumulator's size: 2 MiB for the largest).
+constexpr int64_t kMaxPartials = int64_t{1} << 16;
 
 // Visits the elements [lo, hi) of a full reduction in row-major order: fn(index, element).
 template <class T>
@@ -207,6 +213,42 @@ typename Op::Acc combine_leaves(const Op& op, int64_t lo, int64_t hi, const Leaf
   return op.combine(first, combine_leaves(op, lo + half, hi, leaf, next));
 }
 
+// The recursion over [lo, hi) for `width` reductions side by side: leaf(a, b, acc) reduces the
+// elements [a, b) of a leaf into acc[0, width); the result lands in out[0, width). Subtrees of
+// at most kSpan / width elements are reduced with their leaves in parallel, combined in the
+// recursion's order: the same bits as the serial recursion, with at most ~2 * kSpan / kLeaf
+// partials at a time.
+template <class Op, class Leaf>
+void reduce_span(const Op& op, int64_t lo, int64_t hi, int width, int64_t grain, const Leaf& leaf,
+                 typename Op::Acc* out) {
+  using Acc = typename Op::Acc;
+  if (hi - lo > std::max<int64_t>(kLeaf, kSpan / width)) {
+    int64_t half = (hi - lo) / 2;
+    half -= half % 8;
+    std::vector<Acc> second(static_cast<size_t>(width));
+    reduce_span(op, lo, lo + half, width, grain, leaf, out);
+    check_stop();
+    reduce_span(op, lo + half, hi, width, grain, leaf, second.data());
+    for (int k = 0; k < width; ++k) out[k] = op.combine(out[k], second[static_cast<size_t>(k)]);
+    return;
+  }
+  std::vector<int64_t> starts;
+  leaves(lo, hi, starts);
+  const auto nl = static_cast<int64_t>(starts.size());
+  std::vector<Acc> part(static_cast<size_t>(nl * width), op.identity());
+  parallel_for(nl, grain, [&](int64_t a, int64_t b) {
+    for (int64_t l = a; l < b; ++l) {
+      const int64_t end = l + 1 < nl ? starts[static_cast<size_t>(l + 1)] : hi;
+      leaf(starts[static_cast<size_t>(l)], end, part.data() + l * width);
+    }
+  });
+  for (int k = 0; k < width; ++k) {
+    size_t next = 0;
+    out[k] = combine_leaves(
+        op, lo, hi, [&](size_t l) { return part[l * static_cast<size_t>(width) + k]; }, next);
+  }
+}
+
 template <class Op>
 void run(const Op& op, const ReducePlan& p) {
   using T = typename Op::In;
@@ -214,12 +256,6 @@ void run(const Op& op, const ReducePlan& p) {
   using Acc = typename Op::Acc;
   Out* out = static_cast<Out*>(p.out.data);
   const int64_t length = p.full ? p.count : p.R;  // of each reduction
-  std::vector<int64_t> starts;
-  leaves(0, length, starts);
-  const auto nl = static_cast<int64_t>(starts.size());
-  const auto end = [&](int64_t l) {
-    return l + 1 < nl ? starts[static_cast<size_t>(l + 1)] : length;
-  };
   // Pieces of parallel work: (reduction, leaf) pairs, at least a grain's worth of elements each.
   const int64_t piece = std::min(length, kLeaf);
   const int64_t grain = std::max<int64_t>(1, grain_for(sizeof(T)) / std::max<int64_t>(1, piece));
@@ -229,20 +265,23 @@ void run(const Op& op, const ReducePlan& p) {
       return;
     }
     const FullVisitor<T> visit{static_cast<const T*>(p.in.data), p.in};
-    std::vector<Acc> part(starts.size(), op.identity());
-    parallel_for(nl, grain, [&](int64_t lo, int64_t hi) {
-      for (int64_t l = lo; l < hi; ++l) {
-        part[static_cast<size_t>(l)] = pairwise(op, starts[static_cast<size_t>(l)], end(l), visit);
-      }
-    });
-    size_t next = 0;
-    *out = op.finalize(combine_leaves(
-                           op, 0, length, [&](size_t l) { return part[l]; }, next),
-                       p.count);
+    Acc acc;
+    reduce_span(
+        op, 0, length, 1, grain,
+        [&](int64_t a, int64_t b, Acc* r) { *r = pairwise(op, a, b, visit); }, &acc);
+    *out = op.finalize(acc, p.count);
     return;
   }
   const Indexer in_idx(p.in_outer), out_idx(p.out);
   const T* in = static_cast<const T*>(p.in_outer.data);
+  // The leaves of one reduction, when it is short enough to list them (else each output, or
+  // group of outputs, is reduced by reduce_span on its own: it has leaves enough to share).
+  std::vector<int64_t> starts;
+  if (length <= kSpan) leaves(0, length, starts);
+  const auto nl = static_cast<int64_t>(starts.size());
+  const auto end = [&](int64_t l) {
+    return l + 1 < nl ? starts[static_cast<size_t>(l + 1)] : length;
+  };
   if (p.inner && nl == 1) {  // each output one leaf: no partials to keep
     parallel_for(p.M, grain, [&](int64_t lo, int64_t hi) {
       for (int64_t o = lo; o < hi; ++o) {
@@ -252,30 +291,47 @@ void run(const Op& op, const ReducePlan& p) {
     });
     return;
   }
-  if (p.inner) {  // partials: M * nl, at most one per 8192 input elements
-    std::vector<Acc> part(static_cast<size_t>(p.M * nl), op.identity());
-    parallel_for(p.M * nl, grain, [&](int64_t lo, int64_t hi) {
-      for (int64_t w = lo; w < hi; ++w) {
-        const int64_t o = w / nl, l = w % nl;
-        const AxisVisitor<T> visit{in + in_idx(o), p.rs};
-        part[static_cast<size_t>(w)] = pairwise(op, starts[static_cast<size_t>(l)], end(l), visit);
-      }
-    });
-    parallel_for(p.M, std::max<int64_t>(1, 4096 / nl), [&](int64_t lo, int64_t hi) {
-      for (int64_t o = lo; o < hi; ++o) {
-        size_t next = 0;
-        const Acc* first = part.data() + o * nl;
-        out[out_idx(o)] = op.finalize(combine_leaves(
-                                          op, 0, length, [&](size_t l) { return first[l]; }, next),
-                                      p.R);
-      }
-    });
+  if (p.inner && (nl == 0 || 2 * nl > kMaxPartials)) {  // long reductions, one at a time
+    for (int64_t o = 0; o < p.M; ++o) {
+      const AxisVisitor<T> visit{in + in_idx(o), p.rs};
+      Acc acc;
+      reduce_span(
+          op, 0, p.R, 1, grain,
+          [&](int64_t a, int64_t b, Acc* r) { *r = pairwise(op, a, b, visit); }, &acc);
+      out[out_idx(o)] = op.finalize(acc, p.R);
+    }
+    return;
+  }
+  if (p.inner) {  // partials: nl per output, for as many outputs at a time as kMaxPartials allows
+    const int64_t block = std::max<int64_t>(1, kMaxPartials / nl);
+    std::vector<Acc> part(static_cast<size_t>(std::min(p.M, block) * nl));
+    for (int64_t o0 = 0; o0 < p.M; o0 += block) {
+      const int64_t m = std::min(block, p.M - o0);
+      parallel_for(m * nl, grain, [&](int64_t lo, int64_t hi) {
+        for (int64_t w = lo; w < hi; ++w) {
+          const int64_t o = o0 + w / nl, l = w % nl;
+          const AxisVisitor<T> visit{in + in_idx(o), p.rs};
+          part[static_cast<size_t>(w)] =
+              pairwise(op, starts[static_cast<size_t>(l)], end(l), visit);
+        }
+      });
+      parallel_for(m, std::max<int64_t>(1, 4096 / nl), [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) {
+          size_t next = 0;
+          const Acc* first = part.data() + i * nl;
+          out[out_idx(o0 + i)] =
+              op.finalize(combine_leaves(
+                              op, 0, length, [&](size_t l) { return first[l]; }, next),
+                          p.R);
+        }
+      });
+    }
     return;
   }
   // kLanes outputs at a time, their elements side by side.
   const int64_t groups = (p.M + kLanes - 1) / kLanes;
-  // Reduces leaf l of group g into acc[0, lanes).
-  const auto lanes_leaf = [&](int64_t g, int64_t l, Acc* acc) {
+  // Reduces the rows [a, b) of group g into acc[0, lanes).
+  const auto lanes_rows = [&](int64_t g, int64_t a, int64_t b, Acc* acc) {
     const T* bases[kLanes];
     const int lanes = static_cast<int>(std::min<int64_t>(kLanes, p.M - g * kLanes));
     bool side_by_side = lanes == kLanes;
@@ -283,37 +339,55 @@ void run(const Op& op, const ReducePlan& p) {
       bases[k] = in + in_idx(g * kLanes + k);
       side_by_side = side_by_side && bases[k] == bases[0] + k;
     }
-    pairwise_lanes(op, starts[static_cast<size_t>(l)], end(l), bases, lanes, p.rs, side_by_side,
-                   acc);
+    pairwise_lanes(op, a, b, bases, lanes, p.rs, side_by_side, acc);
     return lanes;
   };
   if (nl == 1) {  // each group one leaf: no partials to keep
     parallel_for(groups, std::max<int64_t>(1, grain / kLanes), [&](int64_t lo, int64_t hi) {
       Acc acc[kLanes];
       for (int64_t g = lo; g < hi; ++g) {
-        const int lanes = lanes_leaf(g, 0, acc);
+        const int lanes = lanes_rows(g, 0, length, acc);
         for (int k = 0; k < lanes; ++k) out[out_idx(g * kLanes + k)] = op.finalize(acc[k], p.R);
       }
     });
     return;
   }
-  std::vector<Acc> part(static_cast<size_t>(groups * nl * kLanes), op.identity());
-  parallel_for(groups * nl, std::max<int64_t>(1, grain / kLanes), [&](int64_t lo, int64_t hi) {
-    for (int64_t w = lo; w < hi; ++w) lanes_leaf(w / nl, w % nl, part.data() + w * kLanes);
-  });
-  parallel_for(groups, std::max<int64_t>(1, 4096 / (nl * kLanes)), [&](int64_t lo, int64_t hi) {
-    for (int64_t g = lo; g < hi; ++g) {
+  if (nl == 0 || 2 * nl * kLanes > kMaxPartials) {  // long reductions, a group at a time
+    Acc acc[kLanes];
+    for (int64_t g = 0; g < groups; ++g) {
       const int lanes = static_cast<int>(std::min<int64_t>(kLanes, p.M - g * kLanes));
-      const Acc* first = part.data() + g * nl * kLanes;
-      for (int k = 0; k < lanes; ++k) {
-        size_t next = 0;
-        const Acc acc = combine_leaves(
-            op, 0, length, [&](size_t l) { return first[l * kLanes + static_cast<size_t>(k)]; },
-            next);
-        out[out_idx(g * kLanes + k)] = op.finalize(acc, p.R);
-      }
+      reduce_span(
+          op, 0, p.R, kLanes, std::max<int64_t>(1, grain / kLanes),
+          [&](int64_t a, int64_t b, Acc* r) { lanes_rows(g, a, b, r); }, acc);
+      for (int k = 0; k < lanes; ++k) out[out_idx(g * kLanes + k)] = op.finalize(acc[k], p.R);
     }
-  });
+    return;
+  }
+  const int64_t block = std::max<int64_t>(1, kMaxPartials / (nl * kLanes));
+  std::vector<Acc> part(static_cast<size_t>(std::min(groups, block) * nl * kLanes));
+  for (int64_t g0 = 0; g0 < groups; g0 += block) {
+    const int64_t m = std::min(block, groups - g0);
+    parallel_for(m * nl, std::max<int64_t>(1, grain / kLanes), [&](int64_t lo, int64_t hi) {
+      for (int64_t w = lo; w < hi; ++w) {
+        const int64_t l = w % nl;
+        lanes_rows(g0 + w / nl, starts[static_cast<size_t>(l)], end(l), part.data() + w * kLanes);
+      }
+    });
+    parallel_for(m, std::max<int64_t>(1, 4096 / (nl * kLanes)), [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        const int64_t g = g0 + i;
+        const int lanes = static_cast<int>(std::min<int64_t>(kLanes, p.M - g * kLanes));
+        const Acc* first = part.data() + i * nl * kLanes;
+        for (int k = 0; k < lanes; ++k) {
+          size_t next = 0;
+          const Acc acc = combine_leaves(
+              op, 0, length, [&](size_t l) { return first[l * kLanes + static_cast<size_t>(k)]; },
+              next);
+          out[out_idx(g * kLanes + k)] = op.finalize(acc, p.R);
+        }
+      }
+    });
+  }
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ struct Context {
   const void* array_mt = nullptr;
   int array_mt_ref = LUA_NOREF;  // the array metatable's registry reference (new_array)
   const void* stream_mt = nullptr;
+  uint64_t script_streams = 0;  // streams made by cu.stream and not yet released (the sandbox caps)
   const void* event_mt = nullptr;
   const void* complex_mt = nullptr;
   const void* kernel_mt = nullptr;

@@ -5,6 +5,7 @@
 #include "core/capture.hpp"
 #include "core/error.hpp"
 #include "lua/binding.hpp"
+#include "lua/sandbox.hpp"
 #include "measure/trace.hpp"
 
 #if defined(CULUA_HAVE_CUDA)
@@ -260,6 +261,14 @@ void push_summary(lua_State* L, const measure::TraceSummary& s) {
   lua_setfield(L, -2, "text");
 }
 
+// In a sandbox a trace's records count against the Lua heap limit (a running trace grew hundreds
+// of MB under a 32 MiB cap); past it, they are dropped as past the trace's limit.
+void account_in_sandbox(lua_State* L, measure::TraceRecorder& t) {
+  if (Sandbox* box = Sandbox::of(L)) {
+    t.set_memory_account([box](int64_t bytes) { return box->charge_heap(bytes); });
+  }
+}
+
 measure::TraceRecorder& last_trace(lua_State* L) {
   Context& ctx = context(L);
   if (!ctx.trace) fail(ErrorKind::Value, "no trace was started (call cu.trace.start() first)");
@@ -282,6 +291,7 @@ int l_trace_start(lua_State* L) {
   }
   ctx.trace.reset();
   ctx.trace = std::make_shared<measure::TraceRecorder>(*ctx.rt, limit);
+  account_in_sandbox(L, *ctx.trace);
   return 0;
 }
 
@@ -396,6 +406,7 @@ void begin_run(lua_State* L) {
   if (ctx.run_options.strict) ++ctx.rt->monitor().strict;
   if (!ctx.run_options.trace.empty()) {
     ctx.trace = std::make_shared<measure::TraceRecorder>(*ctx.rt, kDefaultTraceLimit);
+    account_in_sandbox(L, *ctx.trace);
   }
 }
 

@@ -208,6 +208,140 @@ int sandbox_move(lua_State* L) {
   return 1;
 }
 
+// Steps of the table functions below between checks of the limits.
+constexpr lua_Integer kTableStep = 4096;
+
+// ltablib's checktab: a table, or a value whose metatable has the fields the function needs.
+void check_table(lua_State* L, int arg, bool read, bool write) {
+  if (lua_type(L, arg) == LUA_TTABLE) return;
+  int n = 1;
+  const auto field = [&](const char* key) {
+    lua_pushstring(L, key);
+    ++n;
+    return lua_rawget(L, -n) != LUA_TNIL;
+  };
+  if (lua_getmetatable(L, arg) && (!read || field("__index")) && (!write || field("__newindex")) &&
+      field("__len")) {
+    lua_pop(L, n);
+  } else {
+    luaL_checktype(L, arg, LUA_TTABLE);  // the error
+  }
+}
+
+// table.insert and table.remove as Lua 5.4's (the same checks and messages), with the limits
+// checked every kTableStep elements moved: a huge __len made Lua's loop run on with no Lua
+// instruction, no allocation, no hook.
+int sandbox_insert(lua_State* L) {
+  check_table(L, 1, true, true);
+  const lua_Integer e = static_cast<lua_Integer>(static_cast<lua_Unsigned>(luaL_len(L, 1)) + 1u);
+  lua_Integer pos = e;
+  switch (lua_gettop(L)) {
+    case 2:
+      break;
+    case 3: {
+      pos = luaL_checkinteger(L, 2);
+      luaL_argcheck(L, static_cast<lua_Unsigned>(pos) - 1u < static_cast<lua_Unsigned>(e), 2,
+                    "position out of bounds");
+      Sandbox* box = Sandbox::of(L);
+      for (lua_Integer i = e, n = 1; i > pos; --i, ++n) {
+        lua_geti(L, 1, i - 1);
+        lua_seti(L, 1, i);
+        if (box && n % kTableStep == 0) box->poke(L);
+      }
+      break;
+    }
+    default:
+      return luaL_error(L, "wrong number of arguments to 'insert'");
+  }
+  lua_seti(L, 1, pos);
+  return 0;
+}
+
+int sandbox_remove(lua_State* L) {
+  check_table(L, 1, true, true);
+  const lua_Integer size = luaL_len(L, 1);
+  lua_Integer pos = luaL_optinteger(L, 2, size);
+  if (pos != size) {
+    luaL_argcheck(L, static_cast<lua_Unsigned>(pos) - 1u <= static_cast<lua_Unsigned>(size), 2,
+                  "position out of bounds");
+  }
+  Sandbox* box = Sandbox::of(L);
+  lua_geti(L, 1, pos);
+  for (lua_Integer n = 1; pos < size; ++pos, ++n) {
+    lua_geti(L, 1, pos + 1);
+    lua_seti(L, 1, pos);
+    if (box && n % kTableStep == 0) box->poke(L);
+  }
+  lua_pushnil(L);
+  lua_seti(L, 1, pos);
+  return 1;
+}
+
+// table.concat as Lua 5.4's, the limits checked every kTableStep elements (a huge range whose
+// values come from a C function __index ran on unchecked).
+int sandbox_concat(lua_State* L) {
+  check_table(L, 1, true, false);
+  lua_Integer last = luaL_len(L, 1);
+  size_t lsep = 0;
+  const char* sep = luaL_optlstring(L, 2, "", &lsep);
+  lua_Integer i = luaL_optinteger(L, 3, 1);
+  last = luaL_optinteger(L, 4, last);
+  Sandbox* box = Sandbox::of(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  const auto add = [&](lua_Integer at) {
+    lua_geti(L, 1, at);
+    if (!lua_isstring(L, -1)) {
+      luaL_error(L, "invalid value (%s) at index %I in table for 'concat'", luaL_typename(L, -1),
+                 static_cast<LUAI_UACINT>(at));
+    }
+    luaL_addvalue(&b);
+  };
+  for (lua_Integer n = 1; i < last; ++i, ++n) {
+    add(i);
+    luaL_addlstring(&b, sep, lsep);
+    if (box && n % kTableStep == 0) box->poke(L);
+  }
+  if (i == last) add(i);
+  luaL_pushresult(&b);
+  return 1;
+}
+
+// The comparison of the sandbox's table.sort: the script's function (upvalue 1) or `<`, with the
+// limits checked every kTableStep calls (upvalue 2 counts them).
+int sandbox_sort_less(lua_State* L) {
+  const lua_Integer calls = lua_tointeger(L, lua_upvalueindex(2)) + 1;
+  lua_pushinteger(L, calls);
+  lua_replace(L, lua_upvalueindex(2));
+  if (calls % kTableStep == 0) {
+    if (Sandbox* box = Sandbox::of(L)) box->poke(L);
+  }
+  if (lua_isnil(L, lua_upvalueindex(1))) {
+    lua_pushboolean(L, lua_compare(L, 1, 2, LUA_OPLT));
+    return 1;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+// table.sort(t [, comp]) through sandbox_sort_less: Lua's sort over a huge __len with a C function
+// __index compared values with no Lua instruction in between.
+int sandbox_sort(lua_State* L) {
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  lua_pushvalue(L, 2);
+  lua_pushinteger(L, 0);
+  lua_pushcclosure(L, sandbox_sort_less, 2);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 3);
+  lua_call(L, 2, 0);
+  return 0;
+}
+
 // Replaces the function `name` of the table at -1 by `wrapper` with the original as upvalue.
 void wrap(lua_State* L, const char* name, lua_CFunction wrapper) {
   if (lua_getfield(L, -1, name) == LUA_TNIL) {
@@ -246,9 +380,10 @@ Sandbox::~Sandbox() {
   }
 }
 
-void Sandbox::enable_watchdog(double grace_s) {
+void Sandbox::enable_watchdog(double grace_s, std::function<void()> on_stuck) {
   if (watchdog_.joinable() || limits_.time_s <= 0) return;
-  watch_grace_ns_ = static_cast<int64_t>(grace_s * 1e9);
+  watch_grace_ns_ = static_cast<int64_t>(std::min(grace_s, 1e9) * 1e9);
+  on_stuck_ = std::move(on_stuck);
   watchdog_ = std::thread([this] {
     std::unique_lock lock(watch_m_);
     while (!watch_stop_) {
@@ -261,6 +396,17 @@ void Sandbox::enable_watchdog(double grace_s) {
       const int64_t left = end_at - steady_now_ns();
       if (left > 0) {
         watch_cv_.wait_for(lock, std::chrono::nanoseconds(left));
+        continue;
+      }
+      if (entry == watch_entry_ && watch_deadline_ns_ != 0 && on_stuck_) {
+        if (stuck_reported_ != entry) {
+          stuck_reported_ = entry;
+          lock.unlock();
+          on_stuck_();  // (must not throw: it runs on the watchdog's own thread)
+          lock.lock();
+        }
+        watch_cv_.wait(
+            lock, [&] { return watch_stop_ || watch_entry_ != entry || watch_deadline_ns_ == 0; });
         continue;
       }
       if (entry == watch_entry_ && watch_deadline_ns_ != 0) {
@@ -334,7 +480,15 @@ void Sandbox::trim_environment(lua_State* L) {
     wrap(L, "rep", sandbox_rep);
   }
   lua_pop(L, 1);
-  if (lua_getfield(L, g, "table") == LUA_TTABLE) wrap(L, "move", sandbox_move);
+  if (lua_getfield(L, g, "table") == LUA_TTABLE) {
+    wrap(L, "move", sandbox_move);
+    wrap(L, "sort", sandbox_sort);
+    const luaL_Reg replaced[] = {{"insert", sandbox_insert},
+                                 {"remove", sandbox_remove},
+                                 {"concat", sandbox_concat},
+                                 {nullptr, nullptr}};
+    luaL_setfuncs(L, replaced, 0);
+  }
   lua_pop(L, 1);
   // package: require finds only preloaded modules (culua's own: cu, cu.testing, cu.help); no C
   // libraries, no files.
@@ -360,6 +514,7 @@ void Sandbox::trim_environment(lua_State* L) {
 
 void Sandbox::install(lua_State* L, Runtime& rt, InterruptFlag* interrupt) {
   main_ = L;
+  rt_ = &rt;
   interrupt_ = interrupt;
   lua_pushlightuserdata(L, this);
   lua_rawsetp(L, LUA_REGISTRYINDEX, kSandboxKey);
@@ -399,12 +554,23 @@ void Sandbox::enter(lua_State* L) {
 
 int Sandbox::leave(lua_State* L, int status) {
   if (depth_ > 0 && --depth_ == 0) {
+    // An entry a limit or an interrupt ended: the host work it queued stops too (it would
+    // otherwise run on past every limit, unseen), and the next entry finds the backend free.
+    const bool out_of_time = deadline_ns_ != 0 && steady_now_ns() >= deadline_ns_;
+    const bool interrupted = interrupt_ && interrupt_->requested();
+    if (status != LUA_OK && rt_ && (exceeded_ || heap_refused_ || out_of_time || interrupted)) {
+      rt_->cut_short_queued_work();
+    }
+    last_deadline_ns_ = deadline_ns_;
     active_ = false;
     set_wait_deadline(0, nullptr);
     set_file_policy(nullptr);
     if (watchdog_.joinable()) {
-      std::lock_guard lock(watch_m_);
-      watch_deadline_ns_ = 0;
+      {
+        std::lock_guard lock(watch_m_);
+        watch_deadline_ns_ = 0;
+      }
+      watch_cv_.notify_all();
     }
   }
   lua_sethook(L, hook, LUA_MASKCOUNT, step_);
@@ -414,6 +580,41 @@ int Sandbox::leave(lua_State* L, int status) {
     lua_pushlstring(L, m.data(), m.size());
   }
   return status;
+}
+
+bool Sandbox::wait_for_queued_work(Runtime& rt, bool fresh_budget, std::string* message) noexcept {
+  const int64_t deadline =
+      limits_.time_s <= 0 ? 0
+      : fresh_budget      ? steady_now_ns() + static_cast<int64_t>(std::ceil(limits_.time_s * 1e9))
+                          : last_deadline_ns_;
+  if (deadline == 0) return true;  // no time limit: the runtime's teardown waits, as without one
+  const std::string text = "the sandbox's time limit of " + seconds_text(limits_.time_s) +
+                           " was exceeded while waiting for the device work still queued " +
+                           (fresh_budget ? "at the teardown" : "when the script ended");
+  set_wait_deadline(deadline, &text);
+  bool done = true;
+  try {
+    rt.synchronize_all_devices();
+  } catch (const Error& e) {
+    // Another error (a fatal device error) leaves nothing to wait for: the teardown sees to it.
+    done = e.kind() != ErrorKind::Limit;
+    if (!done && message) *message = text;
+  } catch (const std::exception&) {
+  }
+  set_wait_deadline(0, nullptr);
+  return done;
+}
+
+bool Sandbox::charge_heap(int64_t delta) noexcept {
+  if (delta < 0) {
+    const auto give = static_cast<uint64_t>(-delta);
+    heap_used_ = heap_used_ > give ? heap_used_ - give : 0;
+    return true;
+  }
+  const auto take = static_cast<uint64_t>(delta);
+  if (limits_.heap_bytes > 0 && heap_used_ + take > limits_.heap_bytes) return false;
+  heap_used_ += take;
+  return true;
 }
 
 std::string Sandbox::failure_message() const {

@@ -12,6 +12,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -31,7 +32,9 @@ struct SandboxLimits {
   uint64_t instructions = 0;                  // Lua VM instructions per entry (0: none)
   uint64_t heap_bytes = uint64_t{256} << 20;  // the Lua heap (0: none)
   uint64_t memory_bytes = uint64_t{1} << 30;  // culua's arrays, device and host (0: none)
-  std::vector<std::string> output_files;      // the only files culua may write for the script
+  uint64_t streams = 64;  // streams made by cu.stream alive at once (0: none); on the host
+                          // backend each is a thread
+  std::vector<std::string> output_files;  // the only files culua may write for the script
 };
 
 class Sandbox {
@@ -67,10 +70,21 @@ class Sandbox {
   // the next instruction of L and raises "interrupted!" while the flag is requested.
   static void interrupt_now(lua_State* L) noexcept;
   const SandboxLimits& limits() const { return limits_; }
-  // The CLI's last resort: a thread that ends the process (exit status 1, a message on stderr)
-  // when an entry is still running `grace_s` after its time limit, which only a single call of a
-  // C function can do (Lua's pattern matching over a long string: no hook runs inside it).
-  void enable_watchdog(double grace_s);
+  // The last resort: a thread that acts when an entry is still running `grace_s` after its time
+  // limit, which only a single call of a C function can do (Lua's pattern matching over a long
+  // string, a __call chain: no hook runs inside them). It calls `on_stuck` (once per entry, on its
+  // own thread), or, with none (the CLI), ends the process: exit status 1, a message on stderr.
+  void enable_watchdog(double grace_s, std::function<void()> on_stuck = {});
+
+  // After the last entry (the CLI's script, an embedding application's teardown): waits for the
+  // device work still queued, within the time limit — what is left of the latest entry's, or,
+  // with `fresh_budget`, a whole one from now. Returns false, the limit's message in *message,
+  // when the limit passed first (the caller then abandons the work: Runtime::abandon_queued_work).
+  bool wait_for_queued_work(Runtime& rt, bool fresh_budget, std::string* message) noexcept;
+
+  // Counts `delta` bytes that culua holds for the script outside the Lua heap (a trace's records)
+  // as heap: false, counting nothing, when that would pass the heap limit. Negative: gives back.
+  bool charge_heap(int64_t delta) noexcept;
 
   // The sandbox of L (any thread of the state), or null.
   static Sandbox* of(lua_State* L);
@@ -87,6 +101,7 @@ class Sandbox {
   uint64_t heap_used_ = 0;
   bool heap_refused_ = false;
   InterruptFlag* interrupt_ = nullptr;
+  Runtime* rt_ = nullptr;
   lua_State* main_ = nullptr;
   bool active_ = false;
   int depth_ = 0;  // nested entries (a C++ function of the application calling back into Lua)
@@ -103,7 +118,10 @@ class Sandbox {
   uint64_t watch_entry_ = 0;
   int64_t watch_deadline_ns_ = 0;
   int64_t watch_grace_ns_ = 0;
-  std::string wait_message_;  // the time limit reached in a wait for the device
+  std::function<void()> on_stuck_;
+  uint64_t stuck_reported_ = 0;   // the entry on_stuck was called for
+  std::string wait_message_;      // the time limit reached in a wait for the device
+  int64_t last_deadline_ns_ = 0;  // of the latest entry
 };
 
 // For front ends that may or may not run sandboxed (the CLI's docall): the Sandbox's enter and

@@ -4,6 +4,7 @@
 #include "core/capture.hpp"
 #include "core/error.hpp"
 #include "lua/binding.hpp"
+#include "lua/sandbox.hpp"
 
 namespace culua::detail::lua {
 
@@ -13,6 +14,7 @@ constexpr const char* kStreamObjects = "cu.stream_objects";  // weak: Stream* ->
 
 struct StreamBox {
   std::shared_ptr<Stream> stream;
+  bool counted = false;  // made by cu.stream: counts in Context::script_streams until released
 };
 
 struct ScopeBox {
@@ -46,11 +48,33 @@ StreamPriority check_priority(lua_State* L, int opts) {
   return result;
 }
 
+// The sandbox's cap on the streams a script holds (each a thread on the host backend): streams
+// dropped but not yet collected are collected first.
+void check_stream_limit(lua_State* L) {
+  const Sandbox* box = Sandbox::of(L);
+  if (!box || box->limits().streams == 0) return;
+  const uint64_t limit = box->limits().streams;
+  Context& ctx = context(L);
+  if (ctx.script_streams < limit) return;
+  lua_gc(L, LUA_GCCOLLECT);
+  if (ctx.script_streams < limit) return;
+  fail(ErrorKind::Limit,
+       "the sandbox's stream limit of {} was reached (release streams with <close> or drop them "
+       "before making more)",
+       limit);
+}
+
 int l_stream(lua_State* L) {
   check_options(L, 1, {"priority"});
   const StreamPriority p = check_priority(L, 1);
   Runtime& rt = runtime(L);
+  check_stream_limit(L);
   push_stream(L, rt.backend().create_stream(rt.device(), p));
+  auto* box = static_cast<StreamBox*>(lua_touserdata(L, -1));
+  if (!box->counted) {
+    box->counted = true;
+    ++context(L).script_streams;
+  }
   return 1;
 }
 
@@ -125,6 +149,8 @@ int s_wait(lua_State* L) {
 int s_release(lua_State* L) {
   StreamBox* box = test_box(L, 1);
   if (!box) type_error(L, 1, kStreamType);
+  if (box->counted && box->stream) --context(L).script_streams;
+  box->counted = false;
   box->stream.reset();
   return 0;
 }

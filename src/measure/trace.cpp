@@ -52,7 +52,9 @@ double merge(std::vector<Interval>& v) {
 
 std::string TraceSummary::text() const {
   std::string s = fmt::format("trace: {} operations over {:.3f} ms", ops, span_ms);
-  if (dropped > 0) s += fmt::format(" ({} more not recorded: past the limit)", dropped);
+  if (dropped > 0) {
+    s += fmt::format(" ({} more not recorded: past the limit, or the sandbox's heap)", dropped);
+  }
   s += "\n";
   s += fmt::format("  {:<24} {:>8} {:>12} {:>8} {:>12}\n", "stream", "ops", "busy ms", "busy %",
                    "bytes");
@@ -78,7 +80,23 @@ TraceRecorder::TraceRecorder(Runtime& rt, uint64_t limit) : rt_(rt), limit_(limi
 
 TraceRecorder::~TraceRecorder() {
   if (rt_.monitor().observer == this) rt_.monitor().observer = nullptr;
+  if (charge_ && charged_ > 0) charge_(-charged_);
 }
+
+bool TraceRecorder::keep(int64_t bytes) {
+  if (!charge_) return true;
+  if (!charge_(bytes)) return false;
+  charged_ += bytes;
+  return true;
+}
+
+namespace {
+
+// What a record holds beyond its strings: its share of the vector (grown by doubling: up to twice
+// the element) and, for a device operation, its two timing events with their state.
+constexpr int64_t kEventBytes = 256;
+
+}  // namespace
 
 TraceRecorder::Origin& TraceRecorder::origin(int device) {
   Origin& o = origins_[static_cast<size_t>(device)];
@@ -100,7 +118,9 @@ TraceRecorder::Origin& TraceRecorder::origin(int device) {
 }
 
 void TraceRecorder::begin_op(const OpInfo& op, Stream& s) {
-  if (ops_.size() >= limit_) {
+  if (ops_.size() >= limit_ ||
+      !keep(static_cast<int64_t>(2 * sizeof(DeviceOp) + std::char_traits<char>::length(op.name) +
+                                 2 * kEventBytes + 64))) {
     ++dropped_;
     open_.push_back(SIZE_MAX);
     return;
@@ -133,20 +153,20 @@ void TraceRecorder::end_op(const OpInfo&, Stream& s) {
 }
 
 void TraceRecorder::host_wait(const char* what, bool implicit, double t0, double t1) {
-  if (host_.size() >= limit_) return;
+  if (host_.size() >= limit_ || !keep(static_cast<int64_t>(2 * sizeof(HostSpan) + 64))) return;
   host_.push_back(HostSpan{what, implicit ? "implicit wait" : "wait",
                            rt_.monitor().site ? rt_.monitor().site() : std::string(), t0, t1});
 }
 
 void TraceRecorder::host_op(const OpInfo& op, double t0, double t1) {
-  if (host_.size() >= limit_) return;
+  if (host_.size() >= limit_ || !keep(static_cast<int64_t>(2 * sizeof(HostSpan) + 64))) return;
   host_.push_back(HostSpan{op.name, "host math",
                            rt_.monitor().site ? rt_.monitor().site() : std::string(), t0, t1});
 }
 
 void TraceRecorder::host_range(const std::string& name, double t0, double t1,
                                const std::string& site) {
-  if (host_.size() >= limit_) return;
+  if (host_.size() >= limit_ || !keep(static_cast<int64_t>(2 * sizeof(HostSpan) + 64))) return;
   host_.push_back(HostSpan{name, "range", site, t0, t1});
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +30,7 @@ struct TraceSummary {
   double overlap_ms = 0;  // time at least two streams were busy
   double overlap = 0;     // overlap_ms / busy_ms (0 when nothing ran)
   uint64_t ops = 0;
-  uint64_t dropped = 0;  // operations past the limit, not recorded
+  uint64_t dropped = 0;  // operations past the limit (or the sandbox's heap), not recorded
   std::vector<StreamSummary> streams;
   std::string text() const;  // a readable table
 };
@@ -50,6 +51,11 @@ class TraceRecorder final : public OpObserver {
   TraceSummary summary();
   // Writes Chrome trace JSON; throws Error(Value) naming the path when it cannot.
   void write_chrome_json(const std::string& path);
+
+  // Counts what the recording holds against a budget (the sandbox's Lua heap): charge(bytes) is
+  // called before each record is kept and may refuse it (false: the record is dropped, counted as
+  // past the limit); charge(-bytes) gives it all back when the recorder goes.
+  void set_memory_account(std::function<bool(int64_t)> charge) { charge_ = std::move(charge); }
 
   // A named host range (cu.range), from t0 to t1 (steady seconds).
   void host_range(const std::string& name, double t0, double t1, const std::string& site);
@@ -90,6 +96,9 @@ class TraceRecorder final : public OpObserver {
   bool recording_ = true;
   bool resolved_ = false;
   uint64_t dropped_ = 0;
+  std::function<bool(int64_t)> charge_;
+  int64_t charged_ = 0;
+  bool keep(int64_t bytes);  // charges a record of about `bytes` (true: keep it)
   double start_host_ = 0;
   std::vector<Origin> origins_;  // per device; event null until the device is first used
   std::vector<DeviceOp> ops_;

@@ -87,6 +87,106 @@ T.case("--max-time stops a wait for the device", function()
     "time limit of 1 s was exceeded while waiting for the device", "--max-time 1")
 end)
 
+T.case("--max-time stops host kernels: a reduction over a huge broadcast view", function()
+  -- The host backend's workers look at the limit between chunks; the reduction keeps a few
+  -- thousand partials at a time, however long the view (2^59 elements grew 5.4 GB in 12 s).
+  for _, n in ipairs({ "1 << 40", "1 << 59" }) do
+    fails_with("print(cu.broadcast_to(cu.ones(1), {" .. n .. "}):sum():item())",
+      "time limit of 1 s was exceeded", "--max-time 1", 5)
+  end
+  fails_with("local v = cu.broadcast_to(cu.ones({4, 1}), {4, 1 << 40}) print(v:sum({axis = 2}):max():item())",
+    "time limit of 1 s was exceeded", "--max-time 1", 5)
+  fails_with("local v = cu.broadcast_to(cu.ones({1, 64}), {1 << 40, 64}) print(v:sum({axis = 1}):max():item())",
+    "time limit of 1 s was exceeded", "--max-time 1", 5)
+  -- The peak memory of the process stays small (GNU time's maximum resident set, in KiB).
+  local path = temp_file("print(cu.broadcast_to(cu.ones(1), {1 << 59}):sum():item())", ".lua")
+  local f = assert(io.popen(("/usr/bin/time -f 'maxrss %%M' timeout 60 %s --backend host --sandbox "
+    .. "--max-time 2 %s 2>&1"):format(shell_quote(exe), shell_quote(path))))
+  local out = f:read("a")
+  f:close()
+  os.remove(path)
+  local kib = tonumber(out:match("maxrss (%d+)"))
+  T.truthy(kib and kib < 512 * 1024, out)
+end)
+
+T.case("--max-time bounds the device work still queued when the script ends", function()
+  fails_with("for i = 1, 100 do cu.sleep(3600000) end",
+    "time limit of 1 s was exceeded while waiting for the device work still queued when the "
+    .. "script ended", "--max-time 1", 5)
+  -- Work that ends within the limit is waited for, as always.
+  local out, code = sandboxed("cu.sleep(200) print('queued')", "--max-time 5")
+  T.eq(code, 0, out)
+  T.eq(out, "queued\n")
+end)
+
+T.case("--max-time stops the table functions' loops over a huge __len", function()
+  local huge = "setmetatable({}, {__len = function() return math.maxinteger - 1 end})"
+  fails_with("table.insert(" .. huge .. ", 1, 5)", "time limit of 1 s was exceeded", "--max-time 1")
+  fails_with("table.remove(" .. huge .. ", 1)", "time limit of 1 s was exceeded", "--max-time 1")
+  fails_with("table.concat(setmetatable({}, {__index = os.clock}), '', 1, 1 << 40)",
+    "time limit of 1 s was exceeded", "--max-time 1 --max-memory 0")
+  -- (C functions as __index and __newindex: no Lua instruction, no allocation.)
+  fails_with("table.sort(setmetatable({}, {__len = function() return (1 << 31) - 2 end, "
+    .. "__index = os.clock, __newindex = rawequal}))", "time limit of 1 s was exceeded", "--max-time 1")
+  -- They work as Lua's own.
+  local out, code = sandboxed([[
+    local t = {3, 1, 2}
+    table.insert(t, 4) table.insert(t, 1, 0) print(table.concat(t, ","))
+    print(table.remove(t, 1), table.remove(t), table.concat(t, "-", 2, 3))
+    table.sort(t) print(table.concat(t, ","))
+    table.sort(t, function(a, b) return a > b end) print(table.concat(t, ","))
+    print(pcall(table.insert, t, 9, 1))
+    print(pcall(table.insert, t))
+    print(pcall(table.concat, {1, {}, 3}))
+    print(pcall(table.sort, {1, "x"}))
+    print(pcall(table.sort, t, 3))
+  ]])
+  T.eq(code, 0, out)
+  T.eq(out, table.concat({
+    "0,3,1,2,4",
+    "0\t4\t1-2",
+    "1,2,3",
+    "3,2,1",
+    "false\tbad argument #2 to 'table.insert' (position out of bounds)",
+    "false\twrong number of arguments to 'insert'",
+    "false\tinvalid value (table) at index 2 in table for 'concat'",
+    "false\tattempt to compare string with number",
+    "false\tbad argument #2 to 'table.sort' (function expected, got number)",
+    "" }, "\n"))
+end)
+
+T.case("--max-time: a __call chain loops in one C call; the watchdog ends it", function()
+  local out, code, seconds = sandboxed("local t = setmetatable({}, {}) getmetatable(t).__call = t t()",
+    "--max-time 1")
+  T.eq(code, 1, out)
+  T.truthy(out:find("exceeded inside one call of a C function", 1, true), out)
+  T.truthy(seconds <= 8, "took " .. seconds .. " s")
+end)
+
+T.case("--max-streams caps the streams a script holds", function()
+  fails_with("keep = {} for i = 1, 9 do keep[i] = cu.stream() end",
+    "the sandbox's stream limit of 8 was reached", "--max-streams 8")
+  -- Dropped streams do not count once collected; 0 is no limit.
+  local out, code = sandboxed("for i = 1, 200 do local s = cu.stream() end print('ok')",
+    "--max-streams 8")
+  T.eq(code, 0, out)
+  T.eq(out, "ok\n")
+  out, code = sandboxed("keep = {} for i = 1, 100 do keep[i] = cu.stream() end print(#keep)",
+    "--max-streams 0")
+  T.eq(code, 0, out)
+  fails_with("print(1)", "--max-streams: expected a number of streams", "--max-streams lots")
+end)
+
+T.case("a trace's records count against the Lua heap", function()
+  -- 300,000 operations would hold about 300 MB of records: past 32 MiB they are dropped.
+  local trace = os.tmpname() .. ".json"
+  local out, code = sandboxed("local a = cu.ones(1) for i = 1, 300000 do a:fill(1) end print('done')",
+    "--max-memory 32M --max-time 60 --trace " .. shell_quote(trace))
+  os.remove(trace)
+  T.eq(code, 0, out)
+  T.truthy(out:find("more not recorded: past the limit, or the sandbox's heap", 1, true), out)
+end)
+
 T.case("--max-instructions", function()
   fails_with("for i = 1, 1e9 do end", "the sandbox's instruction limit of 1000000 was exceeded",
     "--max-instructions 1000000")

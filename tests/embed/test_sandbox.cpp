@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <culua/culua.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -218,6 +219,104 @@ TEST_CASE("sandbox: the time limit stops a wait for the device") {
   expect_error(rt, "pcall(cu.sync) while true do end", "time limit of 0.5 s was exceeded", "limit");
   CHECK(seconds_since(t1) < 3);
   // The runtime goes away at once: the queued sleep is not waited for.
+}
+
+TEST_CASE("sandbox: the time limit stops host kernels, and what the entry queued") {
+  culua::Runtime rt(sandboxed(0.5));
+  // A reduction over a huge broadcast view: its chunks look at the limit (before, it ran on for
+  // minutes after the entry ended, and a 2^59-element view grew gigabytes of partials).
+  for (const char* n : {"1 << 40", "1 << 59"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_error(rt, std::string("r = cu.broadcast_to(cu.ones(1), {") + n + "}):sum():item()",
+                 "time limit of 0.5 s was exceeded", "limit");
+    CHECK(seconds_since(t0) < 3);
+  }
+  // The entry's queued work was cut short: the device is free at once for the next entry.
+  try {
+    rt.run_string("s = cu.broadcast_to(cu.ones(1), {1 << 40}):sum() while true do end");
+  } catch (const culua::Error& e) {
+    CHECK(e.kind() == "limit");
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  rt.run_string("cu.sync() r = cu.ones(1000):sum():item()");
+  CHECK(rt.get<double>("r") == 1000);
+  CHECK(seconds_since(t1) < 0.5);
+}
+
+TEST_CASE("sandbox: an interrupt stops the host work its entry queued") {
+  culua::Options o = sandboxed(0);  // no time limit
+  culua::Runtime rt(o);
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    rt.interrupt();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_AS(rt.run_string("r = cu.broadcast_to(cu.ones(1), {1 << 40}):sum():item()"),
+                  culua::Error);
+  t.join();
+  CHECK(seconds_since(t0) < 3);
+  const auto t1 = std::chrono::steady_clock::now();
+  rt.run_string("cu.sync() r = cu.ones(10):sum():item()");
+  CHECK(rt.get<double>("r") == 10);
+  CHECK(seconds_since(t1) < 0.5);
+}
+
+TEST_CASE("sandbox: work still queued when the runtime goes is waited for within the limit") {
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    culua::Runtime rt(sandboxed(0.5));
+    rt.run_string("for i = 1, 100 do cu.sleep(3600000) end");  // returns at once
+  }
+  CHECK(seconds_since(t0) < 3);
+  // Work that ends within the limit is waited for.
+  culua::Array a;
+  {
+    culua::Runtime rt(sandboxed(2));
+    rt.run_string("a = cu.zeros(1000) cu.sleep(300) a:fill(7)");
+    a = rt.get<culua::Array>("a");
+  }
+  CHECK(a.to_vector<float>()[999] == 7);
+}
+
+TEST_CASE("sandbox: the stream limit") {
+  culua::Options o = sandboxed(5);
+  o.sandbox.stream_limit = 8;
+  culua::Runtime rt(o);
+  expect_error(rt, "keep = {} for i = 1, 9 do keep[i] = cu.stream() end",
+               "the sandbox's stream limit of 8 was reached", "limit");
+  rt.run_string("keep = nil for i = 1, 200 do local s = cu.stream() end");
+  rt.run_string("local s <close> = cu.stream() local t <close> = cu.stream()");
+}
+
+TEST_CASE("sandbox: table functions over a huge __len end at the time limit") {
+  culua::Runtime rt(sandboxed(0.5));
+  const std::string huge = "setmetatable({}, {__len = function() return math.maxinteger - 1 end})";
+  for (const std::string& code :
+       {"table.insert(" + huge + ", 1, 5)", "table.remove(" + huge + ", 1)",
+        std::string("table.concat(setmetatable({}, {__index = os.clock}), '', 1, 1 << 40)"),
+        std::string("table.sort(setmetatable({}, {__len = function() return (1 << 31) - 2 end, "
+                    "__index = os.clock, __newindex = rawequal}))")}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_error(rt, code, "time limit of 0.5 s was exceeded", "limit");
+    CHECK(seconds_since(t0) < 3);
+  }
+}
+
+TEST_CASE("sandbox: the watchdog calls on_stuck for a C call past the limit") {
+  culua::Options o = sandboxed(0.2);
+  std::atomic<int> stuck{0};
+  o.sandbox.on_stuck = [&] { ++stuck; };
+  o.sandbox.watchdog_grace = 0.1;
+  culua::Runtime rt(o);
+  // A pattern match that backtracks for a while in one C call (no hook runs inside it); the
+  // watchdog sees the entry past its limit, then the limit ends the entry when the call returns.
+  expect_error(rt, "local s = string.rep('a', 260) r = s:find('.-.-.-b') for i = 1, 1e6 do end",
+               "time limit of 0.2 s was exceeded", "limit");
+  CHECK(stuck == 1);
+  rt.run_string("r = 1");  // a quick entry: no call
+  CHECK(stuck == 1);
+  o.sandbox.watchdog_grace = -1;
+  CHECK_THROWS_WITH(culua::Runtime(o), Catch::Contains("Options::sandbox.watchdog_grace"));
 }
 
 TEST_CASE("sandbox: the instruction limit") {

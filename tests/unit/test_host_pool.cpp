@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/interrupt.hpp"
 #include "core/linalg.hpp"
 #include "core/random.hpp"
 #include "core/reduce.hpp"
@@ -94,10 +95,52 @@ TEST_CASE("host pool: its size", "[host][pool]") {
   CHECK(pool::pool_threads() == 2);
   pool::set_pool_threads(1);
   CHECK(pool::pool_threads() == 1);
-  int64_t ranges = 0;  // one thread: the caller runs the whole range
+  int64_t ranges = 0;  // one thread: the caller runs it all, in ranges of kStopChunkGrains grains
   pool::parallel_for(1 << 20, 1, [&](int64_t, int64_t) { ++ranges; });
+  CHECK(ranges == (1 << 20) / pool::kStopChunkGrains);
+  ranges = 0;
+  pool::parallel_for(1 << 20, 1 << 20, [&](int64_t, int64_t) { ++ranges; });
   CHECK(ranges == 1);
   CHECK(pool::grain_for(4) == 64 * 1024);
+}
+
+TEST_CASE("host pool: long work stops between ranges", "[host][pool]") {
+  for (int threads : {1, 3}) {
+    PoolSize size(threads);
+    INFO(threads << " threads");
+    // A task's stop (the host backend's workers): the cut moves on while the work runs.
+    std::atomic<bool> abandoned{false};
+    std::atomic<uint64_t> cut{0};
+    pool::WorkStop stop;
+    stop.abandoned = &abandoned;
+    stop.cut = &cut;
+    std::atomic<int64_t> done{0};
+    {
+      const pool::WorkStopScope scope(&stop);
+      CHECK_THROWS_AS(pool::parallel_for(int64_t{1} << 30, 1,
+                                         [&](int64_t lo, int64_t hi) {
+                                           done += hi - lo;
+                                           cut = 1;  // requested from the first range on
+                                         }),
+                      pool::WorkStopped);
+    }
+    CHECK(done < (int64_t{1} << 30) / 4);  // most ranges never ran
+    // On the calling thread (no scope): the thread's interrupt flag, as its error.
+    InterruptFlag flag;
+    InterruptScope interrupt(&flag);
+    done = 0;
+    CHECK(error_kind_of([&] {
+            pool::parallel_for(int64_t{1} << 30, 1, [&](int64_t lo, int64_t hi) {
+              done += hi - lo;
+              flag.request();
+            });
+          }) == ErrorKind::Interrupted);
+    CHECK(done < (int64_t{1} << 30) / 4);
+    // Short work is one call, unchecked.
+    int64_t calls = 0;
+    pool::parallel_for(100, 1000, [&](int64_t, int64_t) { ++calls; });
+    CHECK(calls == 1);
+  }
 }
 
 TEST_CASE("host pool: a failing range poisons the backend as a failing task does",

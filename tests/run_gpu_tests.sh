@@ -91,6 +91,10 @@ fi
 run module.cuda.stock_lua_host env CULUA_BACKEND=cuda "$build/tests/stock_lua_host" "$build/module" "$module_test"
 run module.cuda.culua "$build/culua" --backend cuda "$module_test"
 run quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
+# The documentation's examples on the GPU (tests/docs/check_examples.py; python3's standard library
+# only): the blocks marked <!-- gpu --> and every other runnable block, and the timing example.
+run docs.examples.cuda python3 tests/docs/check_examples.py --culua "$build/culua" --backend cuda
+run example.time_kernel "$build/culua" --backend cuda examples/time_kernel.lua
 run unit "$build/tests/culua_unit_tests" --warn NoTests
 # Issue 25: cuFFT's plan cache, the CUB sorts against a C++ reference, and the Array API functions
 # against numpy on the GPU (the GPU machine's python3 has numpy).

@@ -2332,8 +2332,9 @@ function Array:tensordot(b, opts) end
 
 --- A complex number re + im*j: a scalar wherever one is accepted (cu.full, a[i] = z, arithmetic
 --- with arrays makes them complex). Arithmetic + - * / ^ (with numbers too), unary -, tostring
---- ("1+2j") and == between two complex values (Lua never calls __eq for a number: z == 1 is
---- false even for cu.complex(1)).
+--- ("1+2j"; the imaginary part's own sign once: "0-0j" for an imaginary part of -0.0, as numpy)
+--- and == between two complex values (Lua never calls __eq for a number: z == 1 is false even
+--- for cu.complex(1)).
 ---@param re number
 ---@param im? number default 0
 ---@return cu.Complex

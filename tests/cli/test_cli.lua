@@ -4,6 +4,8 @@ local T = require "cu.testing"
 local exe = assert(arg[1], "usage: test_cli.lua PATH_TO_CULUA [CU_MODULE_DIR]")
 local module_dir = arg[2] -- the folder of cu.so, for the stock-Lua checks
 table.remove(arg, 1) -- T.run() reads arg[1] as a filter
+-- Errors start with the program's name as invoked (argv[0]: exe here), as in lua.
+local prefix = "^" .. (exe .. ": "):gsub("%p", "%%%0")
 if module_dir then table.remove(arg, 1) end
 
 local function shell_quote(s)
@@ -77,12 +79,12 @@ T.case("script options after the script name belong to the script", function()
   T.eq(out, "-e\t--backend\n")
 end)
 
-T.case("an error prints culua: file:line: message and a traceback, exit 1", function()
+T.case("an error prints PROGNAME: file:line: message and a traceback, exit 1", function()
   local path = temp_script("local x = 1\nlocal function f() error('boom') end\nf()\n")
   local out, code = run("--backend host " .. path)
   os.remove(path)
   T.eq(code, 1)
-  T.truthy(out:find("^culua: [^\n]*:2: boom\n"), "message with file:line: " .. out)
+  T.truthy(out:find(prefix .. "[^\n]*:2: boom\n"), "message with file:line: " .. out)
   T.truthy(out:find("stack traceback:", 1, true), "traceback: " .. out)
   T.truthy(out:find(":3: in ", 1, true), "traceback names the calling line: " .. out)
 end)
@@ -95,7 +97,7 @@ T.case("errors from cu functions carry the script location", function()
   T.truthy(out:find(":3: bad argument #1 to 'empty' (size -1 in shape {-1} is negative)", 1, true),
     out)
   -- a cu.Error prints as its text, with the traceback
-  T.truthy(out:find("^culua: [^\n]*:3: bad argument"), out)
+  T.truthy(out:find(prefix .. "[^\n]*:3: bad argument"), out)
   T.truthy(out:find("stack traceback:", 1, true), "traceback: " .. out)
 end)
 

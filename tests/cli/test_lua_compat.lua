@@ -49,17 +49,20 @@ local function run(args, opts)
   return out, errors, code
 end
 
--- Runs culua with ARGV0 as its argv[0] (bash's exec -a); returns stdout, stderr, exit status.
-local function run_path(argv0, args)
+-- Runs the shell command CMD (standard input empty); returns stdout, stderr and the exit status.
+local function capture(cmd)
   local err = tmp .. ".err"
-  local cmd = ("bash -c %s 2>%s </dev/null"):format(
-    q(("exec -a %s %s %s"):format(q(argv0), q(exe), args)), err)
-  local f = assert(io.popen(cmd, "r"))
+  local f = assert(io.popen(("%s 2>%s </dev/null"):format(cmd, err), "r"))
   local out = f:read("a")
   local _, _, code = f:close()
   local errors = read_file(err)
   os.remove(err)
   return out, errors, code
+end
+
+-- Runs culua with ARGV0 as its argv[0] (bash's exec -a).
+local function run_path(argv0, args)
+  return capture("bash -c " .. q(("exec -a %s %s %s"):format(q(argv0), q(exe), args)))
 end
 
 local script = tmp .. ".lua"
@@ -337,13 +340,7 @@ T.case("messages start with the program's name as invoked (argv[0]), as lua's pr
   assert(os.execute("mkdir -p " .. q(dir) .. " && ln -sf " .. q(exe) .. " " .. q(dir .. "/mylua")))
   local path = "env PATH=" .. q(dir) .. ":\"$PATH\""
   local function mylua(args)
-    local err = tmp .. ".err"
-    local f = assert(io.popen(("%s mylua %s 2>%s </dev/null"):format(path, args, err), "r"))
-    local out = f:read("a")
-    local _, _, code = f:close()
-    local errors = read_file(err)
-    os.remove(err)
-    return out, errors, code
+    return capture(path .. " mylua " .. args)
   end
   -- found on PATH: argv[0] is "mylua"; a script error, a missing script, a bad option
   local out, err, code = mylua("-e 'error(\"boom\")'")

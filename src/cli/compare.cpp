@@ -46,7 +46,8 @@ std::string check_percentage(std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0)
-    return "expected a percentage: a finite number, 0 or more, such as 2 or 0.5; got '" + text + "'";
+    return "expected a percentage: a finite number, 0 or more, such as 2 or 0.5; got '" + text +
+           "'";
   return {};
 }
 

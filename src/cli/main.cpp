@@ -116,7 +116,8 @@ struct Invocation {
   bool short_version = false;  // --version: print the version and leave
   std::string backend = "auto";
   int device = 0;
-  lua::RunOptions run;  // --json --csv --plot --trace --strict
+  bool device_given = false;  // --device: checked at start against the backend's devices
+  lua::RunOptions run;        // --json --csv --plot --trace --strict
   // --sandbox and its limits (docs/sandbox.md); the --max-* options given, for their check.
   bool sandbox_on = false;
   lua::SandboxLimits limits;
@@ -147,6 +148,20 @@ std::string parse_device_number(std::string_view text, int& device) {
   return {};
 }
 
+// --device N against the backend's devices: selects it and returns "", or returns why not.
+std::string check_device(Runtime& rt, int device) {
+  const int count = rt.backend().device_count();
+  if (device < count) {
+    rt.set_device(device);
+    return {};
+  }
+  const bool host = rt.backend().kind() == BackendKind::Host;
+  return fmt::format("device {} does not exist: the {} backend has {} device{}, numbered {}{}",
+                     device, host ? "host" : "CUDA", count, count == 1 ? "" : "s",
+                     count == 1 ? "0" : fmt::format("0 to {}", count - 1),
+                     host ? " ($CULUA_HOST_DEVICES sets how many)" : "");
+}
+
 const LongOption kLongOptions[] = {
     {"--backend", "NAME",
      "cuda, host or auto (default: $CULUA_BACKEND, else cuda when a GPU is present)",
@@ -157,8 +172,12 @@ const LongOption kLongOptions[] = {
        inv.backend = value;
        return {};
      }},
-    {"--device", "N", "CUDA device to start on (default 0)",
-     [](Invocation& inv, const char* value) { return parse_device_number(value, inv.device); }},
+    {"--device", "N",
+     "device to start on (default 0; the host backend has $CULUA_HOST_DEVICES, default 1)",
+     [](Invocation& inv, const char* value) {
+       inv.device_given = true;
+       return parse_device_number(value, inv.device);
+     }},
     {"--json", "FILE", "write sweep results as JSON to FILE",
      [](Invocation& inv, const char* value) -> std::string {
        inv.run.json = value;
@@ -622,7 +641,6 @@ int main(int argc, char** argv) {
   }
 
   RuntimeOptions options;
-  options.device = inv.device;
   options.backend = parse_backend(inv.backend);
   try {
     // The environment is read now, so that a bad value is named before anything runs (not by
@@ -666,12 +684,21 @@ int main(int argc, char** argv) {
   }
   options.owns_threads = true;  // the CLI's own thread: the device may stay current
   Runtime rt(backends::engines(options));
-  if (options.backend == BackendKind::Cuda) {
+  // The backend is made now when it was asked for by name (exit 69 when it is unavailable) or a
+  // device was (a device that does not exist is named now, not at the script's first cu call;
+  // this reads the device count, it creates no CUDA context).
+  if (options.backend == BackendKind::Cuda || inv.device_given) {
     try {
       rt.backend();
     } catch (const Error& e) {
       std::fprintf(stderr, "%s: %s\n", cli::progname, e.what());
       return cli::kUnavailable;
+    }
+  }
+  if (inv.device_given) {
+    if (const std::string refused = cli::check_device(rt, inv.device); !refused.empty()) {
+      std::fprintf(stderr, "%s: --device: %s\n", cli::progname, refused.c_str());
+      return 1;
     }
   }
 

@@ -181,10 +181,20 @@ T.case("--backend cuda without a GPU exits 69; with one it runs", function()
   end
 end)
 
-T.case("--device out of range is a clear error", function()
-  local out, code = run("--backend host --device 5 -e 'cu.empty(1)'")
-  T.eq(code, 1)
-  T.truthy(out:find("device 5 does not exist", 1, true), out)
+T.case("--device out of range is refused at start, naming the option and the devices", function()
+  -- at start: before -e runs (nothing is printed), whatever the script calls
+  local out, code = run("--backend host --device 5 -e 'print(\"ran\")'")
+  T.eq({ out, code }, { exe .. ": --device: device 5 does not exist: the host backend has 1 device, " ..
+    "numbered 0 ($CULUA_HOST_DEVICES sets how many)\n", 1 })
+  out, code = run("--device 3 -e 'print(\"ran\")'", { env = "CULUA_BACKEND=host CULUA_HOST_DEVICES=3" })
+  T.eq({ out, code }, { exe .. ": --device: device 3 does not exist: the host backend has 3 devices, " ..
+    "numbered 0 to 2 ($CULUA_HOST_DEVICES sets how many)\n", 1 })
+  -- a device that exists is the one the script starts on
+  out, code = run("--device 2 -e 'print(cu.device(), cu.zeros(2).device)'",
+    { env = "CULUA_BACKEND=host CULUA_HOST_DEVICES=3" })
+  T.eq({ out, code }, { "2\t2\n", 0 })
+  out, code = run("--backend host --device 0 -e 'print(cu.device())'")
+  T.eq({ out, code }, { "0\n", 0 })
 end)
 
 T.case("a script from stdin with -", function()

@@ -2995,7 +2995,9 @@ function SweepResults:plot(opts) end
 ---@field ylabel? string
 
 --- Plots rows (a list of tables, or sweep results) with gnuplot into a .png or .svg file; returns
---- the file. Rows without a number at y are left out. Needs gnuplot on PATH.
+--- the file. x=, y= and file= are required (checked in that order). Rows without a number at y
+--- (failed points) or without a value at x are left out; NaN or an infinity at x or y is an error
+--- naming the row (gnuplot cannot place it). Needs gnuplot on PATH.
 ---@param rows table[]|cu.SweepResults
 ---@param opts cu.PlotOptions
 ---@return string

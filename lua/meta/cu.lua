@@ -2390,7 +2390,9 @@ function cu.current_stream() end
 
 --- Makes s the current stream until the returned scope is closed:
 --- `do local _ <close> = cu.use_stream(s) ... end`. A scope dropped without `<close>` leaves s
---- current.
+--- current. Scopes form a stack: one closed while a scope opened after it is still open (a
+--- coroutine ending) changes nothing until that one closes, which then restores what was current
+--- before both; the current stream is always that of the innermost open scope.
 ---@param s cu.Stream
 ---@return cu.StreamScope
 function cu.use_stream(s) end

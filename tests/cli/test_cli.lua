@@ -460,22 +460,57 @@ T.case("an error exit and os.exit do not wait for queued host work", function()
   T.truthy(seconds >= 2, "waited for the sleep: " .. seconds .. " s")
 end)
 
-T.case("stock lua5.4 with the module: os.exit does not wait for queued host work", function()
+-- The environment that runs Debian's lua5.4 with cu.so on the host backend ("env ... "), or nil
+-- (the case is skipped, saying why) without the module folder or lua5.4.
+local function stock_lua_env()
   if not module_dir then
     print("  (skipped: no module folder given)")
-    return
+    return nil
   end
   if not os.execute("command -v lua5.4 >/dev/null 2>&1") then
     print("  (skipped: no lua5.4)")
-    return
+    return nil
   end
-  local env = "env CULUA_BACKEND=host LUA_CPATH=" .. shell_quote(module_dir .. "/?.so") .. " "
+  return "env CULUA_BACKEND=host LUA_CPATH=" .. shell_quote(module_dir .. "/?.so") .. " "
+end
+
+T.case("stock lua5.4 with the module: os.exit does not wait for queued host work", function()
+  local env = stock_lua_env()
+  if not env then return end
   for _, c in ipairs({ { "os.exit(0, true)", 0 }, { "os.exit(3)", 3 }, { "os.exit(3, true)", 3 } }) do
     local out, code, seconds = run_timed(env .. "lua5.4 -e " ..
       shell_quote("local cu = require 'cu'; " .. long_work .. c[1]), 30)
     T.eq(code, c[2], c[1] .. ": " .. out)
     T.truthy(seconds < 10, c[1] .. " took " .. seconds .. " s")
   end
+end)
+
+T.case("stock lua5.4 with the module: an error end waits for queued work, says so, Ctrl-C ends it", function()
+  -- lua.c closes the state after an error as after a normal end: the module cannot tell them apart
+  local env = stock_lua_env()
+  if not env then return end
+  local note = "culua: the Lua state is closing: waiting for the device work still queued (an error does not "
+    .. "skip this under stock lua; Ctrl-C ends the process)\n"
+  local out, code, seconds = run_timed(env .. "lua5.4 -e " .. shell_quote(
+    "local cu = require 'cu'; local s = cu.stream(); cu.sleep(2500, {stream = s}); error('boom')"), 30)
+  T.eq(code, 1, out)
+  T.truthy(out:find("^lua5%.4: %(command line%):1: boom\n"), out)
+  T.truthy(out:find(note, 1, true), "the wait is announced: " .. out)
+  T.truthy(seconds >= 2, "waited for the sleep: " .. seconds .. " s")
+  -- a close that does not last says nothing
+  out, code = run_timed(env .. "lua5.4 -e " .. shell_quote("local cu = require 'cu'; print(cu.ones(3):sum():item())"),
+    30)
+  T.eq({ out, code }, { "3.0\n", 0 })
+  -- Ctrl-C during that wait ends the process at once
+  local t0 = os.time()
+  local f = assert(io.popen("sh -c " .. shell_quote(env .. "lua5.4 -e " .. shell_quote(
+    "local cu = require 'cu'; local s = cu.stream(); cu.sleep(60000, {stream = s}); error('boom')")
+    .. " 2>&1 & pid=$!; sleep 2; kill -INT $pid; wait $pid; echo status:$?")))
+  out = f:read("a")
+  f:close()
+  T.truthy(out:find(note, 1, true), out)
+  T.truthy(out:find("status:130\n$"), "ended by SIGINT: " .. out)
+  T.truthy(os.time() - t0 < 20, "took " .. (os.time() - t0) .. " s")
 end)
 
 os.exit(T.run())

@@ -32,9 +32,24 @@ local function where()
   return ""
 end
 
-local function arg_error(msg) error(where() .. "bad argument #1 to 'tune' (" .. msg .. ")", 0) end
-local function opt_error(name, msg) arg_error("option '" .. name .. "': " .. msg) end
-local function fail(msg) error(where() .. "tune: " .. msg, 0) end
+-- The constructor of cu.Error values, from the binding (src/lua/tune.cpp: env.error); absent when
+-- this module is required and called directly, then errors are plain strings.
+local make_error
+
+-- Raises the message as a cu.Error of `kind` ("value", "type", "unsupported"), located at the
+-- script's line, for the function `func` (and its argument `arg`), as the bindings raise theirs.
+local function raise(kind, message, func, arg)
+  local at = where()
+  if make_error then error(make_error(kind, message, at:sub(1, -3), func, arg), 0) end
+  error(at .. message, 0)
+end
+local function arg_error(msg, kind)
+  raise(kind or "value", "bad argument #1 to 'tune' (" .. msg .. ")", "cu.tune", 1)
+end
+local function opt_error(name, msg, kind) arg_error("option '" .. name .. "': " .. msg, kind) end
+local function fail(msg) raise("value", "tune: " .. msg, "cu.tune") end
+-- "type" when v is not of Lua type `expected` (the option has the wrong type), else "value".
+local function kind_for(v, expected) return type(v) == expected and "value" or "type" end
 
 local function typename(v)
   local mt = getmetatable(v)
@@ -118,7 +133,7 @@ local RESERVED = { status = true, error = true, metric = true, round = true, ben
 -- axes: list of {name=, values=}, in order.
 local function read_space(space, order)
   if type(space) ~= "table" then
-    opt_error("space", "table of parameters {name = {values}} expected, got " .. typename(space))
+    opt_error("space", "table of parameters {name = {values}} expected, got " .. typename(space), "type")
   end
   local axes, seen = {}, {}
   local function add(name, values, where_)
@@ -128,7 +143,7 @@ local function read_space(space, order)
     if seen[name] then opt_error("space", "parameter '" .. name .. "' is given twice") end
     if RESERVED[name] then opt_error("space", "'" .. name .. "' cannot be a parameter name") end
     if type(values) ~= "table" then
-      opt_error("space", "parameter '" .. name .. "' must be a list of values, got " .. typename(values))
+      opt_error("space", "parameter '" .. name .. "' must be a list of values, got " .. typename(values), "type")
     end
     if #values == 0 then opt_error("space", "parameter '" .. name .. "' has no values") end
     local texts = {}
@@ -137,7 +152,7 @@ local function read_space(space, order)
       local t = type(v)
       if t ~= "number" and t ~= "string" and t ~= "boolean" and t ~= "table" then
         opt_error("space", string.format("parameter '%s' value %d is a %s (numbers, strings, booleans or tables)",
-          name, i, typename(v)))
+          name, i, typename(v)), "type")
       end
       if t == "number" and v ~= v then opt_error("space", "parameter '" .. name .. "' value " .. i .. " is nan") end
       local k = value_key(v)
@@ -166,12 +181,14 @@ local function read_space(space, order)
   else
     local names = {}
     for k in pairs(space) do
-      if type(k) ~= "string" then opt_error("space", "parameter names must be strings, got " .. typename(k)) end
+      if type(k) ~= "string" then opt_error("space", "parameter names must be strings, got " .. typename(k), "type") end
       names[#names + 1] = k
     end
     if #names == 0 then opt_error("space", "the space is empty") end
     if order ~= nil then
-      if type(order) ~= "table" then opt_error("order", "list of parameter names expected, got " .. typename(order)) end
+      if type(order) ~= "table" then
+        opt_error("order", "list of parameter names expected, got " .. typename(order), "type")
+      end
       local given = {}
       for _, n in ipairs(order) do
         if space[n] == nil then opt_error("order", "order names '" .. tostring(n) .. "', which is not a parameter") end
@@ -389,7 +406,7 @@ local function run_round(s, candidates, natural)
     if shown and type(text) == "string" then
       option, why = text:match("bad argument #1 to '[%w_.]*sweep' %(option '([%w_]+)': (.*)%)$")
     end
-    if option == "isolate" or option == "timeout" then opt_error(option, why) end
+    if option == "isolate" or option == "timeout" then opt_error(option, why, cu.error_kind(results)) end
     error(results, 0)
   end
   local rows = {}
@@ -706,7 +723,8 @@ end
 function Results:plot(opts)
   if type(opts) == "string" then opts = { file = opts } end
   if type(opts) ~= "table" then
-    error(where() .. "bad argument #1 to 'plot' (file name or options table expected, got " .. typename(opts) .. ")", 0)
+    raise("type", "bad argument #1 to 'plot' (file name or options table expected, got " .. typename(opts) .. ")",
+      "plot", 1)
   end
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
@@ -773,8 +791,9 @@ end
 
 function M.tune(spec, env)
   env = env or {}
+  make_error = env.error
   if type(spec) ~= "table" then
-    arg_error("table {kernel=, space=, ...} expected, got " .. (env.none and "no value" or typename(spec)))
+    arg_error("table {kernel=, space=, ...} expected, got " .. (env.none and "no value" or typename(spec)), "type")
   end
   for k in pairs(spec) do
     if not KNOWN[k] then
@@ -794,19 +813,21 @@ function M.tune(spec, env)
     s.form = "kernel"
   elseif type(kernel) == "string" then
     if spec.source ~= nil then
-      if type(spec.source) ~= "string" then opt_error("source", "string expected, got " .. typename(spec.source)) end
+      if type(spec.source) ~= "string" then
+        opt_error("source", "string expected, got " .. typename(spec.source), "type")
+      end
       if spec.module ~= nil then opt_error("module", "give module= or source=, not both") end
       s.form, s.source = "source", spec.source
     elseif spec.module ~= nil then
       if not is_type(spec.module, "cu.Module") then
-        opt_error("module", "cu.Module expected (from cu.compile), got " .. typename(spec.module))
+        opt_error("module", "cu.Module expected (from cu.compile), got " .. typename(spec.module), "type")
       end
       s.form, s.module = "template", spec.module
     else
       opt_error("kernel", "a kernel name or template expression needs module= (a cu.Module) or source= (CUDA C++)")
     end
   else
-    opt_error("kernel", "function, cu.Kernel or kernel name expected, got " .. typename(kernel))
+    opt_error("kernel", "function, cu.Kernel or kernel name expected, got " .. typename(kernel), "type")
   end
   s.kernel = kernel
   if s.form ~= "source" and spec.source ~= nil then opt_error("source", "source= needs kernel= naming its kernel") end
@@ -819,7 +840,7 @@ function M.tune(spec, env)
     if type(spec.options) ~= "function" then
       local ok
       ok, list = pcall(list_of_strings, spec.options, "options")
-      if not ok then opt_error("options", list) end
+      if not ok then opt_error("options", list, "type") end
     end
     s.options, s.options_list = spec.options, list
   end
@@ -827,24 +848,25 @@ function M.tune(spec, env)
     if spec.launch ~= nil then opt_error("launch", "launch= is for kernels; kernel(p) returns the function to time") end
   else
     if type(spec.launch) ~= "table" and type(spec.launch) ~= "function" then
-      opt_error("launch", "table {grid=, block=} or function(p) expected, got " .. typename(spec.launch))
+      opt_error("launch", "table {grid=, block=} or function(p) expected, got " .. typename(spec.launch), "type")
     end
     s.launch = spec.launch
   end
   if spec.args ~= nil and type(spec.args) ~= "table" and type(spec.args) ~= "function" then
-    opt_error("args", "list of kernel arguments or function(p) expected, got " .. typename(spec.args))
+    opt_error("args", "list of kernel arguments or function(p) expected, got " .. typename(spec.args), "type")
   end
   s.args = spec.args or {}
   if spec.check ~= nil and not callable(spec.check) then
-    opt_error("check", "function(result, p) expected, got " .. typename(spec.check))
+    opt_error("check", "function(result, p) expected, got " .. typename(spec.check), "type")
   end
   s.check = spec.check
   if spec.bench ~= nil and type(spec.bench) ~= "table" then
-    opt_error("bench", "table of cu.bench options expected, got " .. typename(spec.bench))
+    opt_error("bench", "table of cu.bench options expected, got " .. typename(spec.bench), "type")
   end
   s.bench = spec.bench
   if spec.metric ~= nil and (type(spec.metric) ~= "string" or not spec.metric:match("^[%a_][%w_]*[%w_.]*$")) then
-    opt_error("metric", "a field of the bench result such as \"gpu.median\" expected, got " .. value_text(spec.metric))
+    opt_error("metric", "a field of the bench result such as \"gpu.median\" expected, got " .. value_text(spec.metric),
+      kind_for(spec.metric, "string"))
   end
   s.metric = spec.metric or "gpu.median"
   local last = s.metric:match("([^.]+)$"):lower()
@@ -854,26 +876,29 @@ function M.tune(spec, env)
   local search = spec.search
   if search == nil then search = "exhaustive" end
   if search ~= "exhaustive" and search ~= "random" and search ~= "descent" then
-    opt_error("search", "unknown search " .. value_text(search) .. " (exhaustive, random or descent)")
+    opt_error("search", "unknown search " .. value_text(search) .. " (exhaustive, random or descent)",
+      kind_for(search, "string"))
   end
   s.search = search
   if spec.budget ~= nil then
     if math.type(spec.budget) ~= "integer" or spec.budget <= 0 then
-      opt_error("budget", "positive integer expected, got " .. value_text(spec.budget))
+      opt_error("budget", "positive integer expected, got " .. value_text(spec.budget), kind_for(spec.budget, "number"))
     end
     s.budget = spec.budget
   elseif search == "random" then
     opt_error("budget", "search 'random' needs budget= (how many candidates to try)")
   end
   if spec.seed ~= nil then
-    if math.type(spec.seed) ~= "integer" then opt_error("seed", "integer expected, got " .. value_text(spec.seed)) end
+    if math.type(spec.seed) ~= "integer" then
+      opt_error("seed", "integer expected, got " .. value_text(spec.seed), kind_for(spec.seed, "number"))
+    end
     if search ~= "random" then opt_error("seed", "seed= is for search 'random'") end
   end
   s.seed = spec.seed or 1
   if spec.start ~= nil then
     if search ~= "descent" then opt_error("start", "start= is for search 'descent'") end
     if type(spec.start) ~= "table" then
-      opt_error("start", "table of parameters expected, got " .. typename(spec.start))
+      opt_error("start", "table of parameters expected, got " .. typename(spec.start), "type")
     end
     local start = {}
     for k in pairs(spec.start) do
@@ -902,7 +927,7 @@ function M.tune(spec, env)
 
   -- identity, outputs, cache
   if spec.name ~= nil and (type(spec.name) ~= "string" or spec.name == "") then
-    opt_error("name", "non-empty string expected, got " .. value_text(spec.name))
+    opt_error("name", "non-empty string expected, got " .. value_text(spec.name), kind_for(spec.name, "string"))
   end
   local default_name = "tune"
   if s.form == "kernel" then
@@ -912,28 +937,28 @@ function M.tune(spec, env)
   end
   s.name = spec.name or default_name
   if spec.key ~= nil and type(spec.key) ~= "string" then
-    opt_error("key", "string expected, got " .. typename(spec.key))
+    opt_error("key", "string expected, got " .. typename(spec.key), "type")
   end
   if spec.size ~= nil then
     local t = type(spec.size)
     if t ~= "number" and t ~= "string" and t ~= "table" then
-      opt_error("size", "number, string or table expected, got " .. typename(spec.size))
+      opt_error("size", "number, string or table expected, got " .. typename(spec.size), "type")
     end
   end
   if spec.quiet ~= nil and type(spec.quiet) ~= "boolean" then
-    opt_error("quiet", "boolean expected, got " .. typename(spec.quiet))
+    opt_error("quiet", "boolean expected, got " .. typename(spec.quiet), "type")
   end
   for _, o in ipairs({ "json", "csv" }) do
     if spec[o] ~= nil and type(spec[o]) ~= "string" then
-      opt_error(o, "file name expected, got " .. typename(spec[o]))
+      opt_error(o, "file name expected, got " .. typename(spec[o]), "type")
     end
   end
   if spec.plot ~= nil and type(spec.plot) ~= "string" and type(spec.plot) ~= "table" then
-    opt_error("plot", "file name or cu.plot options expected, got " .. typename(spec.plot))
+    opt_error("plot", "file name or cu.plot options expected, got " .. typename(spec.plot), "type")
   end
   s.json, s.csv, s.isolate, s.timeout = spec.json, spec.csv, spec.isolate, spec.timeout
   if spec.cache ~= nil and type(spec.cache) ~= "boolean" and type(spec.cache) ~= "string" then
-    opt_error("cache", "boolean or file name expected, got " .. typename(spec.cache))
+    opt_error("cache", "boolean or file name expected, got " .. typename(spec.cache), "type")
   end
 
   local devices = cu.devices()
@@ -961,9 +986,9 @@ function M.tune(spec, env)
 
   local path, dir
   if spec.cache then
-    if not io then opt_error("cache", "not available without the io library (the sandbox has none)") end
+    if not io then opt_error("cache", "not available without the io library (the sandbox has none)", "unsupported") end
     if src == nil then
-      opt_error("cache", "a Lua function's source is unknown here (no debug library): give key=")
+      opt_error("cache", "a Lua function's source is unknown here (no debug library): give key=", "unsupported")
     end
     path, dir = cache_file(spec.cache)
     if not path then

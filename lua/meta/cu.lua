@@ -2332,8 +2332,9 @@ function Array:tensordot(b, opts) end
 
 --- A complex number re + im*j: a scalar wherever one is accepted (cu.full, a[i] = z, arithmetic
 --- with arrays makes them complex). Arithmetic + - * / ^ (with numbers too), unary -, tostring
---- ("1+2j") and == between two complex values (Lua never calls __eq for a number: z == 1 is
---- false even for cu.complex(1)).
+--- ("1+2j"; the imaginary part's own sign once: "0-0j" for an imaginary part of -0.0, as numpy)
+--- and == between two complex values (Lua never calls __eq for a number: z == 1 is false even
+--- for cu.complex(1)).
 ---@param re number
 ---@param im? number default 0
 ---@return cu.Complex
@@ -2389,7 +2390,9 @@ function cu.current_stream() end
 
 --- Makes s the current stream until the returned scope is closed:
 --- `do local _ <close> = cu.use_stream(s) ... end`. A scope dropped without `<close>` leaves s
---- current.
+--- current. Scopes form a stack: one closed while a scope opened after it is still open (a
+--- coroutine ending) changes nothing until that one closes, which then restores what was current
+--- before both; the current stream is always that of the innermost open scope.
 ---@param s cu.Stream
 ---@return cu.StreamScope
 function cu.use_stream(s) end
@@ -2994,7 +2997,9 @@ function SweepResults:plot(opts) end
 ---@field ylabel? string
 
 --- Plots rows (a list of tables, or sweep results) with gnuplot into a .png or .svg file; returns
---- the file. Rows without a number at y are left out. Needs gnuplot on PATH.
+--- the file. x=, y= and file= are required (checked in that order). Rows without a number at y
+--- (failed points) or without a value at x are left out; NaN or an infinity at x or y is an error
+--- naming the row (gnuplot cannot place it). Needs gnuplot on PATH.
 ---@param rows table[]|cu.SweepResults
 ---@param opts cu.PlotOptions
 ---@return string

@@ -2,7 +2,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "core/error.hpp"
@@ -38,6 +40,17 @@ std::string device_of(const measure::ResultFile& f) {
   return v && v->is_string() ? v->as_string() : std::string();
 }
 
+// --threshold: a finite percentage, 0 or more. (CLI::NonNegativeNumber printed its range as 0 to
+// DBL_MAX in 309 digits and let nan through.)
+std::string check_percentage(std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0)
+    return "expected a percentage: a finite number, 0 or more, such as 2 or 0.5; got '" + text +
+           "'";
+  return {};
+}
+
 }  // namespace
 
 int compare_main(int argc, char** argv) {
@@ -45,7 +58,7 @@ int compare_main(int argc, char** argv) {
       "Compares two result files of culua sweeps (culua --json FILE, or json= in cu.sweep) point "
       "by point. Points match by sweep name and parameters; each is same, faster or slower: a "
       "difference counts only when it exceeds the measured noise of both runs and the threshold.",
-      "culua compare"};
+      std::string(argc > 0 && argv[0] && argv[0][0] ? argv[0] : "culua") + " compare"};
   std::string old_path, new_path, metric;
   double threshold = 2.0;
   bool fail_on_slower = false;
@@ -55,7 +68,7 @@ int compare_main(int argc, char** argv) {
                  "smallest relative difference that counts, in percent, whatever the noise "
                  "(default 2)")
       ->type_name("PERCENT")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Validator(check_percentage, ""));
   app.add_option("--metric", metric,
                  "the field to compare, a dotted path such as gpu.median or cpu.median "
                  "(default: gpu.median of bench results, ms of run functions that return a "
@@ -66,8 +79,10 @@ int compare_main(int argc, char** argv) {
   try {
     app.parse(argc - 1, argv + 1);  // argv[1] is "compare"
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : kBadInput;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "%s: %s\nRun '%s --help' for more information.\n", app.get_name().c_str(),
+                 e.what(), app.get_name().c_str());
+    return kBadInput;
   }
 
   measure::ResultFile old_file, new_file;
@@ -75,7 +90,7 @@ int compare_main(int argc, char** argv) {
     old_file = measure::parse_results(measure::read_text_file(old_path), old_path);
     new_file = measure::parse_results(measure::read_text_file(new_path), new_path);
   } catch (const Error& e) {
-    std::fprintf(stderr, "culua compare: %s\n", e.what());
+    std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), e.what());
     return kBadInput;
   }
 

@@ -1,5 +1,5 @@
 // Running Lua chunks the way the `lua` program does: protected calls with a traceback, SIGINT
-// turned into a Lua error, errors reported as "culua: message".
+// turned into a Lua error, errors reported as "PROGNAME: message" (argv[0], as lua.c).
 #pragma once
 
 #include <lua.hpp>

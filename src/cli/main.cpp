@@ -42,6 +42,10 @@ namespace {
 // GPU tests use it to skip on machines without a GPU.
 constexpr int kUnavailable = 69;
 
+// The name that starts every message of the program, as lua.c's progname: argv[0] as invoked
+// (a path when run through one), "culua" when argv[0] is missing or empty.
+const char* progname = "culua";
+
 // Ctrl-C as in lua.c: the handler only sets a hook, and the hook raises at the next Lua step. It
 // also requests the interrupt flag that every run has in scope, so that a wait for the device
 // (cu.sync(), an element read, a copy to the host) stops polling and raises as well.
@@ -112,7 +116,8 @@ struct Invocation {
   bool short_version = false;  // --version: print the version and leave
   std::string backend = "auto";
   int device = 0;
-  lua::RunOptions run;  // --json --csv --plot --trace --strict
+  bool device_given = false;  // --device: checked at start against the backend's devices
+  lua::RunOptions run;        // --json --csv --plot --trace --strict
   // --sandbox and its limits (docs/sandbox.md); the --max-* options given, for their check.
   bool sandbox_on = false;
   lua::SandboxLimits limits;
@@ -143,6 +148,20 @@ std::string parse_device_number(std::string_view text, int& device) {
   return {};
 }
 
+// --device N against the backend's devices: selects it and returns "", or returns why not.
+std::string check_device(Runtime& rt, int device) {
+  const int count = rt.backend().device_count();
+  if (device < count) {
+    rt.set_device(device);
+    return {};
+  }
+  const bool host = rt.backend().kind() == BackendKind::Host;
+  return fmt::format("device {} does not exist: the {} backend has {} device{}, numbered {}{}",
+                     device, host ? "host" : "CUDA", count, count == 1 ? "" : "s",
+                     count == 1 ? "0" : fmt::format("0 to {}", count - 1),
+                     host ? " ($CULUA_HOST_DEVICES sets how many)" : "");
+}
+
 const LongOption kLongOptions[] = {
     {"--backend", "NAME",
      "cuda, host or auto (default: $CULUA_BACKEND, else cuda when a GPU is present)",
@@ -153,8 +172,12 @@ const LongOption kLongOptions[] = {
        inv.backend = value;
        return {};
      }},
-    {"--device", "N", "CUDA device to start on (default 0)",
-     [](Invocation& inv, const char* value) { return parse_device_number(value, inv.device); }},
+    {"--device", "N",
+     "device to start on (default 0; the host backend has $CULUA_HOST_DEVICES, default 1)",
+     [](Invocation& inv, const char* value) {
+       inv.device_given = true;
+       return parse_device_number(value, inv.device);
+     }},
     {"--json", "FILE", "write sweep results as JSON to FILE",
      [](Invocation& inv, const char* value) -> std::string {
        inv.run.json = value;
@@ -193,7 +216,8 @@ const LongOption kLongOptions[] = {
        char* end = nullptr;
        const double v = std::strtod(value, &end);
        if (end == value || *end != '\0' || !(v >= 0) || v > 1e9)
-         return std::string("expected a number of seconds (0: no limit), got '") + value + "'";
+         return std::string("expected a number of seconds from 0 to 1e9 (0: no limit), got '") +
+                value + "'";
        inv.limits.time_s = v;
        return {};
      }},
@@ -204,7 +228,10 @@ const LongOption kLongOptions[] = {
        const char* end = value + std::strlen(value);
        const auto [at, ec] = std::from_chars(value, end, v);
        if (ec != std::errc() || at != end || at == value)
-         return std::string("expected a number of instructions (0: no limit), got '") + value + "'";
+         return std::string(
+                    "expected a whole number of instructions from 0 to 2^64-1 (0: no "
+                    "limit), got '") +
+                value + "'";
        inv.limits.instructions = v;
        return {};
      }},
@@ -329,8 +356,8 @@ std::optional<Refusal> collect_arguments(Invocation& inv) {
 }
 
 void print_usage(FILE* out) {
+  std::fprintf(out, "usage: %s [options] [script [args]]\n", progname);
   std::fputs(
-      "usage: culua [options] [script [args]]\n"
       "Available options are:\n"
       "  -e stat   execute string 'stat'\n"
       "  -i        enter interactive mode after executing 'script'\n"
@@ -352,8 +379,8 @@ void print_usage(FILE* out) {
   for (const LongOption& o : kLongOptions) {
     std::fprintf(out, "  %-*s  %s\n", width, left(o).c_str(), o.help);
   }
+  std::fprintf(out, "%s compare OLD.json NEW.json compares two result files.\n", progname);
   std::fputs(
-      "culua compare OLD.json NEW.json compares two result files.\n"
       "Exit status: 0 on success, 1 when a script fails (work still queued is then not waited "
       "for), 69 when a requested backend (--backend or $CULUA_BACKEND) is unavailable.\n",
       out);
@@ -536,8 +563,8 @@ void note_queued_work(Runtime& rt) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     if (rt.monitor().work_pending()) {
-      std::fprintf(stderr,
-                   "culua: waiting for queued device work to finish (Ctrl-C quits at once)\n");
+      std::fprintf(stderr, "%s: waiting for queued device work to finish (Ctrl-C quits at once)\n",
+                   progname);
       std::fflush(stderr);
     }
   } catch (const std::exception&) {
@@ -603,7 +630,7 @@ int report(lua_State* L, int status) {
         lua_pop(L, 1);
       msg = lua_tostring(L, -1);
     }
-    std::fprintf(stderr, "culua: %s%s\n", dist::mpi::rank_prefix().c_str(),
+    std::fprintf(stderr, "%s: %s%s\n", progname, dist::mpi::rank_prefix().c_str(),
                  msg ? msg : "(error object is not a string)");
     std::fflush(stderr);
     lua_pop(L, 1);
@@ -616,11 +643,12 @@ int report(lua_State* L, int status) {
 int main(int argc, char** argv) {
   using namespace culua::detail;
   if (argc >= 2 && std::string_view(argv[1]) == "compare") return cli::compare_main(argc, argv);
+  if (argc > 0 && argv[0] && argv[0][0]) cli::progname = argv[0];
   cli::open_closed_standard_streams();
   cli::Invocation inv;
   inv.argv.assign(argv, argv + argc);
   if (const auto refused = cli::collect_arguments(inv)) {
-    std::fprintf(stderr, "culua: %s\n", refused->message.c_str());
+    std::fprintf(stderr, "%s: %s\n", cli::progname, refused->message.c_str());
     if (refused->usage) cli::print_usage(stderr);
     std::fflush(stderr);
     return 1;
@@ -635,7 +663,6 @@ int main(int argc, char** argv) {
   }
 
   RuntimeOptions options;
-  options.device = inv.device;
   options.backend = parse_backend(inv.backend);
   try {
     // The environment is read now, so that a bad value is named before anything runs (not by
@@ -674,23 +701,33 @@ int main(int argc, char** argv) {
       }
     }
   } catch (const Error& e) {
-    std::fprintf(stderr, "culua: %s\n", e.what());
+    std::fprintf(stderr, "%s: %s\n", cli::progname, e.what());
     return 1;
   }
   options.owns_threads = true;  // the CLI's own thread: the device may stay current
   Runtime rt(backends::engines(options));
-  if (options.backend == BackendKind::Cuda) {
+  // The backend is made now when it was asked for by name (exit 69 when it is unavailable) or a
+  // device was (a device that does not exist is named now, not at the script's first cu call;
+  // this reads the device count, it creates no CUDA context).
+  if (options.backend == BackendKind::Cuda || inv.device_given) {
     try {
       rt.backend();
     } catch (const Error& e) {
-      std::fprintf(stderr, "culua: %s\n", e.what());
+      std::fprintf(stderr, "%s: %s\n", cli::progname, e.what());
       return cli::kUnavailable;
+    }
+  }
+  if (inv.device_given) {
+    if (const std::string refused = cli::check_device(rt, inv.device); !refused.empty()) {
+      std::fprintf(stderr, "%s: --device: %s\n", cli::progname, refused.c_str());
+      return 1;
     }
   }
 
   std::unique_ptr<lua::Sandbox> box;  // outlives the state: its allocator serves it
   if (!inv.sandbox_on && !inv.limit_options.empty()) {
-    std::fprintf(stderr, "culua: %s needs --sandbox\n", inv.limit_options.front().c_str());
+    std::fprintf(stderr, "%s: %s needs --sandbox\n", cli::progname,
+                 inv.limit_options.front().c_str());
     return 1;
   }
   if (inv.sandbox_on) {
@@ -704,7 +741,7 @@ int main(int argc, char** argv) {
   }
   lua_State* L = luaL_newstate();
   if (!L) {
-    std::fprintf(stderr, "culua: cannot create the Lua state: not enough memory\n");
+    std::fprintf(stderr, "%s: cannot create the Lua state: not enough memory\n", cli::progname);
     return 1;
   }
   lua_gc(L, LUA_GCSTOP);

@@ -34,7 +34,9 @@ std::string Scalar::str() const {
     case Kind::Float:
       return real_text(re);
     case Kind::Complex:
-      return real_text(re) + (std::isnan(im) || im >= 0 ? "+" : "") + real_text(im) + "j";
+      // One sign between the parts, the imaginary part's own ("0-0j" for -0.0, as numpy);
+      // nan shows no sign ("0+nanj").
+      return real_text(re) + (std::isnan(im) || !std::signbit(im) ? "+" : "") + real_text(im) + "j";
   }
   return "?";
 }

@@ -17,10 +17,47 @@ struct StreamBox {
   bool counted = false;  // made by cu.stream: counts in Context::script_streams until released
 };
 
+// The open cu.use_stream scopes of a state form a stack (a list from the innermost outwards, its
+// head in the registry). Scopes may close out of order (a coroutine that ends or is closed while a
+// scope opened after its own is still open): closing an inner scope restores its `previous`;
+// closing one that has an inner scope open changes nothing now and hands its `previous` to that
+// inner scope. However they close, the current stream is that of the innermost open scope, and
+// once all are closed, the stream current before the first.
 struct ScopeBox {
   std::shared_ptr<Stream> previous;
   bool closed = false;
+  ScopeBox* outer = nullptr;  // the scope opened before this one, still open
+  ScopeBox* inner = nullptr;  // the scope opened after this one, still open
 };
+
+const char kInnermostScope = 0;  // registry key (light userdata): the innermost open ScopeBox*
+
+ScopeBox* innermost_scope(lua_State* L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &kInnermostScope);
+  auto* scope = static_cast<ScopeBox*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  return scope;
+}
+
+void set_innermost_scope(lua_State* L, ScopeBox* scope) {
+  if (scope) {
+    lua_pushlightuserdata(L, scope);
+  } else {
+    lua_pushnil(L);
+  }
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &kInnermostScope);
+}
+
+// Takes `scope` out of the stack of open scopes (never raises).
+void unlink_scope(lua_State* L, ScopeBox* scope) {
+  if (scope->inner) {
+    scope->inner->outer = scope->outer;
+  } else {
+    set_innermost_scope(L, scope->outer);
+  }
+  if (scope->outer) scope->outer->inner = scope->inner;
+  scope->outer = scope->inner = nullptr;
+}
 
 StreamBox* test_box(lua_State* L, int idx) {
   void* p = lua_touserdata(L, idx);
@@ -92,6 +129,9 @@ int l_use_stream(lua_State* L) {
   set_metatable(L, kScopeType);
   scope->previous = rt.current_stream_ptr();
   rt.set_current_stream(s.shared_from_this());
+  scope->outer = innermost_scope(L);
+  if (scope->outer) scope->outer->inner = scope;
+  set_innermost_scope(L, scope);
   return 1;
 }
 
@@ -100,14 +140,24 @@ int scope_close(lua_State* L) {
   if (scope->closed) return 0;
   scope->closed = true;
   std::shared_ptr<Stream> previous = std::move(scope->previous);
-  if (previous) runtime(L).set_current_stream(std::move(previous));
+  ScopeBox* inner = scope->inner;
+  unlink_scope(L, scope);
+  if (inner) {
+    // Closed before a scope opened after it: that scope's stream stays current, and restores
+    // what this one would have when it closes.
+    inner->previous = std::move(previous);
+  } else if (previous) {
+    runtime(L).set_current_stream(std::move(previous));
+  }
   return 0;
 }
 
 int scope_gc(lua_State* L) {
   // Dropped without <close>: the stream stays current (restoring at a random collection would
-  // change the current stream under running code).
+  // change the current stream under running code); an inner scope still restores its own
+  // previous stream, which is this one's.
   auto* scope = check_box<ScopeBox>(L, 1, kScopeType);
+  if (!scope->closed) unlink_scope(L, scope);
   scope->previous.reset();
   return 0;
 }

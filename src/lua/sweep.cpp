@@ -90,11 +90,33 @@ Value::Object table_fields(lua_State* L, int idx, Skip&& skip) {
   return o;
 }
 
+// tostring(v) for error_text, run protected: a __tostring may raise.
+int tostring_value(lua_State* L) {
+  luaL_tolstring(L, 1, nullptr);
+  return 1;
+}
+
+// The text of an error value that run raised, as tostring gives it. A __tostring that raises (or
+// returns no string) does not end the sweep or lose the error: the text says what happened.
 std::string error_text(lua_State* L, int idx) {
   if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER) {
     return lua_tostring(L, idx);
   }
-  std::string s = luaL_tolstring(L, idx, nullptr);
+  idx = lua_absindex(L, idx);
+  check_stack(L, 2, "cu.sweep");
+  lua_pushcfunction(L, tostring_value);
+  lua_pushvalue(L, idx);
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
+    std::string s = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return s;
+  }
+  const int why = lua_type(L, -1);
+  std::string s =
+      fmt::format("(error object is a {} value whose __tostring raised ", luaL_typename(L, idx));
+  s += why == LUA_TSTRING || why == LUA_TNUMBER
+           ? std::string("an error: ") + lua_tostring(L, -1) + ")"
+           : fmt::format("a {} value)", lua_typename(L, why));
   lua_pop(L, 1);
   return s;
 }

@@ -151,11 +151,25 @@ std::string gnuplot_missing_message(const std::string& who) {
   return who + " needs gnuplot (Debian package gnuplot-nox), which was not found on PATH";
 }
 
-PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
-                       const std::string& data_path, const std::string& who) {
+namespace {
+
+// The request in the order a reader gives it: the data (x=, y=), then the file.
+std::string check_request(const PlotSpec& spec, const std::string& who) {
   if (spec.x.empty()) fail(ErrorKind::Value, "{} needs x= (the field of the horizontal axis)", who);
   if (spec.y.empty()) fail(ErrorKind::Value, "{} needs y= (the field of the vertical axis)", who);
-  const std::string format = plot_format(spec.file, who);
+  return plot_format(spec.file, who);
+}
+
+// NaN (of either sign) and the infinities as a message names them.
+const char* nonfinite_text(double v) {
+  return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+}
+
+}  // namespace
+
+PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
+                       const std::string& data_path, const std::string& who) {
+  const std::string format = check_request(spec, who);
 
   struct Row {
     const Value* x;
@@ -175,11 +189,11 @@ PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
     // word): the row is named instead.
     if (x->is_number() && !std::isfinite(x->as_number())) {
       fail(ErrorKind::Value, "rows[{}] has {} at x = '{}'; x values must be finite numbers", i + 1,
-           to_text(*x), spec.x);
+           nonfinite_text(x->as_number()), spec.x);
     }
     if (!std::isfinite(*y)) {
       fail(ErrorKind::Value, "rows[{}] has {} at y = '{}'; y values must be finite numbers", i + 1,
-           *y, spec.y);
+           nonfinite_text(*y), spec.y);
     }
     std::string label;
     for (const std::string& s : spec.series) {
@@ -320,7 +334,7 @@ PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
 }
 
 void plot(const std::vector<Value>& rows, const PlotSpec& spec, const std::string& who) {
-  plot_format(spec.file, who);
+  check_request(spec, who);
   check_file_write(spec.file);
   FilePolicySuspended own_files;  // the temporary data, script and messages files
   TempDir dir;

@@ -26,9 +26,10 @@ std::string find_gnuplot();
 // The message for a missing gnuplot.
 std::string gnuplot_missing_message(const std::string& who);
 
-// Plots `rows` (objects; a row without a number at y, or without x, is left out) into
-// spec.file. Raises culua::detail::Error when gnuplot is missing, fields are missing or gnuplot
-// fails (with its messages).
+// Plots `rows` (objects; a row without a number at y, or without x, is left out; NaN or an
+// infinity at x or y is an error naming the row) into spec.file. Raises culua::detail::Error when
+// x=, y= or file= is missing (checked in that order), a value cannot be placed, gnuplot is missing
+// or fails (with its messages).
 void plot(const std::vector<Value>& rows, const PlotSpec& spec, const std::string& who);
 
 // The gnuplot script and data for `rows` (exposed for tests): the data file is read from

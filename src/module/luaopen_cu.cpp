@@ -3,10 +3,15 @@
 // environment (CULUA_BACKEND, CULUA_DEVICE); the backend itself is created on first use, so loading
 // the module never touches the GPU.
 #include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string_view>
+#include <thread>
 
 #include "backends/backends.hpp"
 #include "core/error.hpp"
@@ -30,9 +35,55 @@ struct RuntimeBox {
   std::unique_ptr<Runtime> rt;
 };
 
+// Says so on stderr when closing the runtime lasts (it waits for the work still queued). Stock
+// lua closes the state the same way whether the script ended normally or with an error (lua.c
+// reports the error, then calls lua_close: nothing tells the module which), so after an error too
+// the work is waited for; the note tells why the process has not ended and how to end it (lua.c
+// leaves SIGINT at its default while it closes the state).
+class SlowCloseNote {
+ public:
+  SlowCloseNote() {
+    try {
+      thread_ = std::thread([this] { watch(); });
+    } catch (const std::exception&) {
+      // No thread: no note; the close itself goes on.
+    }
+  }
+  ~SlowCloseNote() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+  SlowCloseNote(const SlowCloseNote&) = delete;
+  SlowCloseNote& operator=(const SlowCloseNote&) = delete;
+
+ private:
+  void watch() {
+    std::unique_lock lock(mutex_);
+    if (!done_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) {
+      std::fputs(
+          "culua: the Lua state is closing: waiting for the device work still queued (an error "
+          "does not skip this under stock lua; Ctrl-C ends the process)\n",
+          stderr);
+      std::fflush(stderr);
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 int runtime_gc(lua_State* L) {
   auto* box = static_cast<RuntimeBox*>(lua_touserdata(L, 1));
-  box->rt.reset();  // waits for work still queued on the device: the state is closing
+  if (box->rt) {
+    SlowCloseNote note;
+    box->rt.reset();  // waits for work still queued on the device: the state is closing
+  }
   box->~RuntimeBox();
   return 0;
 }

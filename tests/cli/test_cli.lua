@@ -4,6 +4,8 @@ local T = require "cu.testing"
 local exe = assert(arg[1], "usage: test_cli.lua PATH_TO_CULUA [CU_MODULE_DIR]")
 local module_dir = arg[2] -- the folder of cu.so, for the stock-Lua checks
 table.remove(arg, 1) -- T.run() reads arg[1] as a filter
+-- Errors start with the program's name as invoked (argv[0]: exe here), as in lua.
+local prefix = "^" .. (exe .. ": "):gsub("%p", "%%%0")
 if module_dir then table.remove(arg, 1) end
 
 local function shell_quote(s)
@@ -77,12 +79,12 @@ T.case("script options after the script name belong to the script", function()
   T.eq(out, "-e\t--backend\n")
 end)
 
-T.case("an error prints culua: file:line: message and a traceback, exit 1", function()
+T.case("an error prints PROGNAME: file:line: message and a traceback, exit 1", function()
   local path = temp_script("local x = 1\nlocal function f() error('boom') end\nf()\n")
   local out, code = run("--backend host " .. path)
   os.remove(path)
   T.eq(code, 1)
-  T.truthy(out:find("^culua: [^\n]*:2: boom\n"), "message with file:line: " .. out)
+  T.truthy(out:find(prefix .. "[^\n]*:2: boom\n"), "message with file:line: " .. out)
   T.truthy(out:find("stack traceback:", 1, true), "traceback: " .. out)
   T.truthy(out:find(":3: in ", 1, true), "traceback names the calling line: " .. out)
 end)
@@ -95,7 +97,7 @@ T.case("errors from cu functions carry the script location", function()
   T.truthy(out:find(":3: bad argument #1 to 'empty' (size -1 in shape {-1} is negative)", 1, true),
     out)
   -- a cu.Error prints as its text, with the traceback
-  T.truthy(out:find("^culua: [^\n]*:3: bad argument"), out)
+  T.truthy(out:find(prefix .. "[^\n]*:3: bad argument"), out)
   T.truthy(out:find("stack traceback:", 1, true), "traceback: " .. out)
 end)
 
@@ -179,10 +181,20 @@ T.case("--backend cuda without a GPU exits 69; with one it runs", function()
   end
 end)
 
-T.case("--device out of range is a clear error", function()
-  local out, code = run("--backend host --device 5 -e 'cu.empty(1)'")
-  T.eq(code, 1)
-  T.truthy(out:find("device 5 does not exist", 1, true), out)
+T.case("--device out of range is refused at start, naming the option and the devices", function()
+  -- at start: before -e runs (nothing is printed), whatever the script calls
+  local out, code = run("--backend host --device 5 -e 'print(\"ran\")'")
+  T.eq({ out, code }, { exe .. ": --device: device 5 does not exist: the host backend has 1 device, " ..
+    "numbered 0 ($CULUA_HOST_DEVICES sets how many)\n", 1 })
+  out, code = run("--device 3 -e 'print(\"ran\")'", { env = "CULUA_BACKEND=host CULUA_HOST_DEVICES=3" })
+  T.eq({ out, code }, { exe .. ": --device: device 3 does not exist: the host backend has 3 devices, " ..
+    "numbered 0 to 2 ($CULUA_HOST_DEVICES sets how many)\n", 1 })
+  -- a device that exists is the one the script starts on
+  out, code = run("--device 2 -e 'print(cu.device(), cu.zeros(2).device)'",
+    { env = "CULUA_BACKEND=host CULUA_HOST_DEVICES=3" })
+  T.eq({ out, code }, { "2\t2\n", 0 })
+  out, code = run("--backend host --device 0 -e 'print(cu.device())'")
+  T.eq({ out, code }, { "0\n", 0 })
 end)
 
 T.case("a script from stdin with -", function()
@@ -448,22 +460,57 @@ T.case("an error exit and os.exit do not wait for queued host work", function()
   T.truthy(seconds >= 2, "waited for the sleep: " .. seconds .. " s")
 end)
 
-T.case("stock lua5.4 with the module: os.exit does not wait for queued host work", function()
+-- The environment that runs Debian's lua5.4 with cu.so on the host backend ("env ... "), or nil
+-- (the case is skipped, saying why) without the module folder or lua5.4.
+local function stock_lua_env()
   if not module_dir then
     print("  (skipped: no module folder given)")
-    return
+    return nil
   end
   if not os.execute("command -v lua5.4 >/dev/null 2>&1") then
     print("  (skipped: no lua5.4)")
-    return
+    return nil
   end
-  local env = "env CULUA_BACKEND=host LUA_CPATH=" .. shell_quote(module_dir .. "/?.so") .. " "
+  return "env CULUA_BACKEND=host LUA_CPATH=" .. shell_quote(module_dir .. "/?.so") .. " "
+end
+
+T.case("stock lua5.4 with the module: os.exit does not wait for queued host work", function()
+  local env = stock_lua_env()
+  if not env then return end
   for _, c in ipairs({ { "os.exit(0, true)", 0 }, { "os.exit(3)", 3 }, { "os.exit(3, true)", 3 } }) do
     local out, code, seconds = run_timed(env .. "lua5.4 -e " ..
       shell_quote("local cu = require 'cu'; " .. long_work .. c[1]), 30)
     T.eq(code, c[2], c[1] .. ": " .. out)
     T.truthy(seconds < 10, c[1] .. " took " .. seconds .. " s")
   end
+end)
+
+T.case("stock lua5.4 with the module: an error end waits for queued work, says so, Ctrl-C ends it", function()
+  -- lua.c closes the state after an error as after a normal end: the module cannot tell them apart
+  local env = stock_lua_env()
+  if not env then return end
+  local note = "culua: the Lua state is closing: waiting for the device work still queued (an error does not "
+    .. "skip this under stock lua; Ctrl-C ends the process)\n"
+  local out, code, seconds = run_timed(env .. "lua5.4 -e " .. shell_quote(
+    "local cu = require 'cu'; local s = cu.stream(); cu.sleep(2500, {stream = s}); error('boom')"), 30)
+  T.eq(code, 1, out)
+  T.truthy(out:find("^lua5%.4: %(command line%):1: boom\n"), out)
+  T.truthy(out:find(note, 1, true), "the wait is announced: " .. out)
+  T.truthy(seconds >= 2, "waited for the sleep: " .. seconds .. " s")
+  -- a close that does not last says nothing
+  out, code = run_timed(env .. "lua5.4 -e " .. shell_quote("local cu = require 'cu'; print(cu.ones(3):sum():item())"),
+    30)
+  T.eq({ out, code }, { "3.0\n", 0 })
+  -- Ctrl-C during that wait ends the process at once
+  local t0 = os.time()
+  local f = assert(io.popen("sh -c " .. shell_quote(env .. "lua5.4 -e " .. shell_quote(
+    "local cu = require 'cu'; local s = cu.stream(); cu.sleep(60000, {stream = s}); error('boom')")
+    .. " 2>&1 & pid=$!; sleep 2; kill -INT $pid; wait $pid; echo status:$?")))
+  out = f:read("a")
+  f:close()
+  T.truthy(out:find(note, 1, true), out)
+  T.truthy(out:find("status:130\n$"), "ended by SIGINT: " .. out)
+  T.truthy(os.time() - t0 < 20, "took " .. (os.time() - t0) .. " s")
 end)
 
 os.exit(T.run())

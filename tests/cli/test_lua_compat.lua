@@ -7,6 +7,9 @@ local T = require "cu.testing"
 
 local exe = assert(arg[1], "usage: test_lua_compat.lua PATH_TO_CULUA")
 table.remove(arg, 1) -- T.run() reads arg[1] as a filter
+-- Messages start with the program's name as invoked (argv[0], here exe), as lua's do; P is the
+-- pattern that matches that prefix at the start of stderr.
+local P = "^" .. (exe .. ": "):gsub("%p", "%%%0")
 
 local function q(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
@@ -44,6 +47,22 @@ local function run(args, opts)
   os.remove(err)
   os.remove(tmp .. ".in")
   return out, errors, code
+end
+
+-- Runs the shell command CMD (standard input empty); returns stdout, stderr and the exit status.
+local function capture(cmd)
+  local err = tmp .. ".err"
+  local f = assert(io.popen(("%s 2>%s </dev/null"):format(cmd, err), "r"))
+  local out = f:read("a")
+  local _, _, code = f:close()
+  local errors = read_file(err)
+  os.remove(err)
+  return out, errors, code
+end
+
+-- Runs culua with ARGV0 as its argv[0] (bash's exec -a).
+local function run_path(argv0, args)
+  return capture("bash -c " .. q(("exec -a %s %s %s"):format(q(argv0), q(exe), args)))
 end
 
 local script = tmp .. ".lua"
@@ -126,10 +145,10 @@ T.case("LUA_INIT runs first and sees arg; LUA_INIT_5_4 wins; @FILE runs a file",
   T.eq(run(script, { env = "env LUA_INIT=@" .. q(script) }), "10\n11\n")
   local out, err, code = run("-e 'print(1)'", { env = "env LUA_INIT=\"error('msg')\"" })
   T.eq({ out, code }, { "", 1 })
-  T.truthy(err:find("^culua: LUA_INIT:1: msg"), err)
+  T.truthy(err:find(P .. "LUA_INIT:1: msg"), err)
   _, err, code = run("-e 'print(1)'", { env = "env LUA_INIT_5_4=\"error('msg')\"" })
   T.eq(code, 1)
-  T.truthy(err:find("^culua: LUA_INIT_5_4:1: msg"), err)
+  T.truthy(err:find(P .. "LUA_INIT_5_4:1: msg"), err)
 end)
 
 T.case("-l in every form, in order with -e; modules see arg", function()
@@ -169,7 +188,7 @@ T.case("the script's ... is arg as -e left it; a non-table arg is an error", fun
   T.eq(run("-e 'arg[2] = \"x\"' - a", { stdin = "print(...)" }), "a\tx\n")
   local out, err, code = run("-e 'arg = 1' -", { stdin = "print('ran')" })
   T.eq({ out, code }, { "", 1 })
-  T.truthy(err:find("^culua: 'arg' is not a table"), err)
+  T.truthy(err:find(P .. "'arg' is not a table"), err)
 end)
 
 T.case("-e with the code attached or apart, several in order", function()
@@ -279,7 +298,7 @@ end)
 T.case("-i on piped input: errors keep the session; an error in print is named", function()
   local out, err, code = repl("error('x')\ny = 5\n=y\n")
   T.eq(code, 0)
-  T.truthy(err:find("culua: stdin:1: x", 1, true), err)
+  T.truthy(err:find(exe .. ": stdin:1: x", 1, true), err)
   T.truthy(out:find("\n5\n", 1, true), out)
   _, err, code = repl("10\n", { args = "-e 'print = nil'" })
   T.eq(code, 0)
@@ -308,12 +327,43 @@ end})
 error(m)
 ]])
   local _, err, code = run(script)
-  T.eq({ err, code }, { "culua: 6\n", 1 })
+  T.eq({ err, code }, { exe .. ": 6\n", 1 })
   _, err, code = run(prog("error{}"))
   T.eq(code, 1)
-  T.truthy(err:find("^culua: %(error object is a table value%)"), err)
+  T.truthy(err:find(P .. "%(error object is a table value%)"), err)
   _, err = run("-e 'error()'")
-  T.truthy(err:find("^culua: %(error object is a nil value%)"), err)
+  T.truthy(err:find(P .. "%(error object is a nil value%)"), err)
+end)
+
+T.case("messages start with the program's name as invoked (argv[0]), as lua's progname", function()
+  local dir = tmp .. ".bin"
+  assert(os.execute("mkdir -p " .. q(dir) .. " && ln -sf " .. q(exe) .. " " .. q(dir .. "/mylua")))
+  local path = "env PATH=" .. q(dir) .. ":\"$PATH\""
+  local function mylua(args)
+    return capture(path .. " mylua " .. args)
+  end
+  -- found on PATH: argv[0] is "mylua"; a script error, a missing script, a bad option
+  local out, err, code = mylua("-e 'error(\"boom\")'")
+  T.eq({ out, code }, { "", 1 })
+  T.truthy(err:find("^mylua: %(command line%):1: boom\nstack traceback:\n"), err)
+  _, err, code = mylua(q(tmp .. ".missing.lua"))
+  T.eq({ err, code }, { "mylua: cannot open " .. tmp .. ".missing.lua: No such file or directory\n", 1 })
+  _, err, code = mylua("-x")
+  T.eq(code, 1)
+  T.truthy(err:find("^mylua: unrecognized option '%-x'\nusage: mylua %[options%]"), err)
+  _, err, code = mylua("--device abc")
+  T.eq({ err, code }, { "mylua: --device: expected a device number (0, 1, ...), got 'abc'\n", 1 })
+  _, err, code = mylua("-e 'error(setmetatable({}, {__tostring = function() return \"obj\" end}))'")
+  T.eq({ err, code }, { "mylua: obj\n", 1 })
+  -- run through a path: the path, as typed
+  _, err = run_path(dir .. "/mylua", "-e 'error(\"boom\")'")
+  T.truthy(err:find("^" .. (dir .. "/mylua: (command line):1: boom"):gsub("%p", "%%%0")), err)
+  -- an empty argv[0]: "culua" (lua.c says "lua")
+  _, err, code = run_path("", "-e 'error(\"boom\")'")
+  T.eq(code, 1)
+  T.truthy(err:find("^culua: %(command line%):1: boom\n"), err)
+  os.remove(dir .. "/mylua")
+  os.remove(dir)
 end)
 
 T.case("debug.debug reads commands from standard input", function()
@@ -369,19 +419,20 @@ T.case("bad options: named with the usage, exit 1, nothing runs", function()
     local after = c[1]:find("^%-%-%a") and "" or " -e 'print(\"ran\")'"
     local out, err, code = run(c[1] .. after, { stdin = "print('ran')" })
     T.eq({ out, code }, { "", 1 }, c[1])
-    T.truthy(err:find("^culua: " .. c[2]:gsub("%p", "%%%0") .. "\nusage: culua "), c[1] .. ": " .. err)
+    T.truthy(err:find(P .. c[2]:gsub("%p", "%%%0") .. "\nusage: " .. exe:gsub("%p", "%%%0") .. " "),
+      c[1] .. ": " .. err)
     T.truthy(err:find("  -W        turn warnings on\n", 1, true), err)
   end
   -- culua's options take their value apart or after '='
   T.eq(run("--backend=host -e 'print(cu.backend)'"), "host\n")
   local _, err, code = run("--backend=gpu -e 'print(1)'")
   T.eq(code, 1)
-  T.eq(err, "culua: --backend: expected cuda, host or auto, got 'gpu'\n")
+  T.eq(err, exe .. ": --backend: expected cuda, host or auto, got 'gpu'\n")
   -- --help lists lua's options and culua's own
   local out
   out, _, code = run("--help")
   T.eq(code, 0)
-  T.truthy(out:find("^usage: culua %[options%] %[script %[args%]%]\n"), out)
+  T.truthy(out:find("^usage: " .. exe:gsub("%p", "%%%0") .. " %[options%] %[script %[args%]%]\n"), out)
   T.truthy(out:find("\n  --backend NAME ", 1, true), out)
 end)
 

@@ -249,12 +249,31 @@ T.case("bad limits are refused before anything runs", function()
   T.eq(out:find("ran", 1, true), nil)
 end)
 
+T.case("bad numbers for the limits name the option and the accepted range", function()
+  for _, c in ipairs({
+    { "--max-time 1e10", "--max-time: expected a number of seconds from 0 to 1e9 (0: no limit), got '1e10'" },
+    { "--max-time nan", "--max-time: expected a number of seconds from 0 to 1e9 (0: no limit), got 'nan'" },
+    { "--max-time=-1", "--max-time: expected a number of seconds from 0 to 1e9 (0: no limit), got '-1'" },
+    { "--max-instructions 1e3", "--max-instructions: expected a whole number of instructions from 0 to " ..
+      "2^64-1 (0: no limit), got '1e3'" },
+    { "--max-instructions 99999999999999999999", "--max-instructions: expected a whole number of " ..
+      "instructions from 0 to 2^64-1 (0: no limit), got '99999999999999999999'" },
+    { "--max-memory abc", "--max-memory: cannot read 'abc' as a byte size (like 512M or 2G)" },
+  }) do
+    local f = assert(io.popen(shell_quote(exe) .. " --backend host --sandbox " .. c[1] ..
+      " -e 'print(1)' 2>&1"))
+    local out = f:read("a")
+    local _, _, code = f:close()
+    T.eq({ out, code }, { exe .. ": " .. c[2] .. "\n", 1 }, c[1])
+  end
+end)
+
 T.case("the limits need --sandbox; LUA_INIT is ignored in the sandbox", function()
   local f = assert(io.popen(shell_quote(exe) .. " --backend host --max-time 1 -e 'print(1)' 2>&1"))
   local out = f:read("a")
   local _, _, code = f:close()
   T.eq(code, 1)
-  T.eq(out, "culua: --max-time needs --sandbox\n")
+  T.eq(out, exe .. ": --max-time needs --sandbox\n")
   f = assert(io.popen("LUA_INIT='print(\"init\")' " .. shell_quote(exe) ..
     " --backend host --sandbox -e 'print(2)' 2>&1"))
   out = f:read("a")

@@ -231,6 +231,23 @@ T.case("bad input exits 2 with a clear message", function()
   T.truthy(out:find("--fail-on-slower", 1, true), out)
 end)
 
+T.case("a bad --threshold is named with the accepted range in a few words", function()
+  local good = result_file(OLD)
+  for _, v in ipairs({ "abc", "-1", "nan", "inf", "1e400", "2x", "" }) do
+    local out, err, code = compare("--threshold '" .. v .. "' " .. good .. " " .. good)
+    T.eq({ out, code }, { "", 2 }, v)
+    T.truthy(err:find("compare: --threshold: expected a percentage: a finite number, 0 or more, such as 2 " ..
+      "or 0.5; got '" .. v .. "'\n", 1, true), err)
+    T.truthy(#err < 200, "a short message: " .. err)
+  end
+  local out, err, code = compare("--threshold 0 " .. good .. " " .. good)
+  T.eq(code, 0, err)
+  T.truthy(out:find("(threshold 0%)", 1, true), out)
+  out, err, code = compare("--threshold=0.5 " .. good .. " " .. good)
+  T.eq(code, 0, err)
+  T.truthy(out:find("(threshold 0.5%)", 1, true), out)
+end)
+
 local status = T.run()
 for _, f in ipairs(files) do os.remove(f) end
 os.exit(status)

@@ -138,6 +138,12 @@ T.case("bad plot requests are clear errors", function()
   T.raises(function() cu.plot(ROWS, { x = "n", y = "gpu.median" }) end, "needs file=")
   T.raises(function() cu.plot(ROWS, { y = "gpu.median", file = "p.png" }) end, "needs x=")
   T.raises(function() cu.plot(ROWS, { x = "n", file = "p.png" }) end, "needs y=")
+  -- the data arguments are asked for first, as a reader gives them: x=, then y=, then file=
+  T.raises(function() cu.plot(ROWS, {}) end, "cu.plot needs x= (the field of the horizontal axis)")
+  T.raises(function() cu.plot(ROWS, { file = "p.jpg" }) end, "cu.plot needs x=")
+  T.raises(function() cu.plot(ROWS, { x = "n" }) end, "cu.plot needs y= (the field of the vertical axis)")
+  T.raises(function() cu.plot(ROWS, { x = "n", y = "gpu.median" }) end,
+    "cu.plot needs file= (a .png or .svg file name)")
   T.raises(function() cu.plot(ROWS) end, "expects options {x=, y=, file=}")
   T.raises(function() cu.plot(ROWS, { x = "n", y = "gpu.median", file = "p.png", colour = "red" }) end,
     "unknown option 'colour'")
@@ -148,14 +154,16 @@ T.case("bad plot requests are clear errors", function()
   T.raises(function() cu.plot({ { n = 1, m = 1 }, { n = nan, m = 2 } }, { x = "n", y = "m", file = "p.png" }) end,
     "rows[2] has")
   T.raises(function() cu.plot({ { n = 1, m = 1 }, { n = nan, m = 2 } }, { x = "n", y = "m", file = "p.png" }) end,
-    "at x = 'n'; x values must be finite numbers")
+    "rows[2] has nan at x = 'n'; x values must be finite numbers")
   T.raises(function() cu.plot({ { n = math.huge, m = 1 } }, { x = "n", y = "m", file = "p.png" }) end,
     "rows[1] has inf at x = 'n'")
   T.raises(function() cu.plot({ { n = 1, m = 1 }, { n = 2, m = 3 }, { n = 3, m = -math.huge } },
     { x = "n", y = "m", file = "p.png" }) end,
     "rows[3] has -inf at y = 'm'; y values must be finite numbers")
   T.raises(function() cu.plot({ { n = 1, m = nan } }, { x = "n", y = "m", file = "p.png" }) end,
-    "at y = 'm'; y values must be finite numbers")
+    "rows[1] has nan at y = 'm'; y values must be finite numbers")
+  T.raises(function() cu.plot({ { n = 1, m = -nan } }, { x = "n", y = "m", file = "p.png" }) end,
+    "rows[1] has nan at y = 'm'")
   if not have_gnuplot() then return end
   local path = tmp(".png")
   T.raises(function() cu.plot(ROWS, { x = "n", y = "gpu.mean", file = path }) end,

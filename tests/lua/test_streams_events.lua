@@ -321,6 +321,84 @@ T.case("use_stream scopes nest and restore on errors", function()
   T.truthy(rawequal(cu.current_stream(), default), "an error closes the scope")
 end)
 
+T.case("use_stream scopes closed out of order: the innermost open scope's stream is current", function()
+  local s1, s2, s3 = cu.stream(), cu.stream(), cu.stream()
+  local default = cu.current_stream()
+  local function current(expected, what) T.truthy(rawequal(cu.current_stream(), expected), what) end
+  -- a scope opened in a coroutine (s1), one opened after it outside (s2); the coroutine ends first
+  local co = coroutine.wrap(function()
+    local _ <close> = cu.use_stream(s1)
+    coroutine.yield()
+  end)
+  co()
+  current(s1, "the coroutine's scope")
+  do
+    local _ <close> = cu.use_stream(s2)
+    co() -- the s1 scope closes while the s2 scope is still open
+    current(s2, "closing an outer scope leaves the inner scope's stream current")
+    local ok = pcall(cu.sleep, 1) -- work without stream= still goes to s2
+    T.truthy(ok)
+    T.eq(s2:done(), false, "cu.sleep went to s2")
+  end
+  current(default, "the last scope restores the stream before the first, not a closed scope's")
+  s2:sync()
+  -- three scopes; the middle one closes first (coroutine.close), then the outer, then the inner
+  local a = coroutine.create(function()
+    local _ <close> = cu.use_stream(s1)
+    coroutine.yield()
+  end)
+  local b = coroutine.create(function()
+    local _ <close> = cu.use_stream(s2)
+    coroutine.yield()
+  end)
+  coroutine.resume(a)
+  coroutine.resume(b)
+  do
+    local _ <close> = cu.use_stream(s3)
+    T.truthy(coroutine.close(b))
+    current(s3, "the middle scope closed")
+    T.truthy(coroutine.close(a))
+    current(s3, "the outer scope closed")
+  end
+  current(default, "all closed")
+  -- closing the innermost first still restores step by step
+  local c = coroutine.create(function()
+    local _ <close> = cu.use_stream(s1)
+    coroutine.yield()
+  end)
+  coroutine.resume(c)
+  local inner = cu.use_stream(s2) -- a handle closed by hand, after the coroutine's
+  T.truthy(coroutine.close(c))
+  current(s2, "the handle's scope is still open")
+  getmetatable(inner).__close(inner)
+  current(default, "closing the handle restores the stream before both")
+  getmetatable(inner).__close(inner) -- closing twice changes nothing
+  current(default, "a second close")
+end)
+
+T.case("a use_stream scope dropped without <close> leaves its stream current, inner scopes restore it",
+  function()
+    local s1, s2 = cu.stream(), cu.stream()
+    local default = cu.current_stream()
+    collectgarbage("stop")
+    local dropped = { cu.use_stream(s1) } -- never closed
+    do
+      local _ <close> = cu.use_stream(s2)
+      T.eq(#dropped, 1)
+      dropped[1] = nil
+      collectgarbage("restart")
+      collectgarbage() -- the dropped scope is collected while the inner one is open
+      T.truthy(rawequal(cu.current_stream(), s2))
+    end
+    T.truthy(rawequal(cu.current_stream(), s1), "the inner scope restores the dropped scope's stream")
+    do
+      local _ <close> = cu.use_stream(s2)
+    end
+    T.truthy(rawequal(cu.current_stream(), s1))
+    cu.use_stream(default) -- dropped too: the default stream is current again for the next cases
+    T.truthy(rawequal(cu.current_stream(), default))
+  end)
+
 T.case("streams and events support <close>", function()
   local captured_s, captured_e
   do

@@ -216,6 +216,29 @@ T.case("a point that raises is recorded as failed and the sweep goes on", functi
   T.eq(doc.sweeps[1].points[3].result.value, 30)
 end)
 
+T.case("an error value whose __tostring raises fails its point with a clear message", function()
+  local raising = setmetatable({}, { __tostring = function() error("tostring exploded", 0) end })
+  local nested = setmetatable({}, { __tostring = function() error(raising) end })
+  local not_text = setmetatable({}, { __tostring = function() return {} end })
+  local shown = setmetatable({}, { __tostring = function() return "shown" end })
+  local values = { raising, nested, not_text, shown }
+  local r = cu.sweep { name = "tostring", quiet = true, axes = { { "n", { 1, 2, 3, 4, 5 } } },
+    run = function(p)
+      if values[p.n] then error(values[p.n]) end
+      return p.n
+    end }
+  T.eq(#r.rows, 5, "the sweep went on")
+  for i = 1, 4 do T.eq(r.rows[i].status, "failed", i) end
+  T.eq(r.rows[1].error, "(error object is a table value whose __tostring raised an error: tostring exploded)")
+  T.eq(r.rows[2].error, "(error object is a table value whose __tostring raised a table value)")
+  T.eq(r.rows[3].error, "(error object is a table value whose __tostring raised an error: '__tostring' must " ..
+    "return a string)")
+  T.eq(r.rows[4].error, "shown")
+  T.eq({ r.rows[5].status, r.rows[5].ms }, { "ok", 5 })
+  local doc = json.decode(r:json())
+  T.eq(doc.sweeps[1].points[1].error, r.rows[1].error)
+end)
+
 T.case("a run returning something other than a table, number or nil fails its point", function()
   local r = cu.sweep { quiet = true, axes = { { "n", { 1 } } }, run = function() return "fast" end }
   T.eq(r.rows[1].status, "failed")

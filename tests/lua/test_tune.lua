@@ -508,6 +508,45 @@ T.case("bad options raise before anything runs", function()
   S.check_runtime("after bad tune options")
 end)
 
+T.case("cu.tune's errors are cu.Error values: kind, message, where, func, arg", function()
+  local function err_of(f)
+    local ok, e = pcall(f)
+    T.eq(ok, false)
+    T.eq(type(e), "table", "a cu.Error, not a string: " .. tostring(e))
+    return e
+  end
+  local line = debug.getinfo(1, "l").currentline + 1
+  local e = err_of(function() cu.tune { kernel = kernel, space = 3 } end)
+  T.eq({ cu.error_kind(e), e.kind, e.func, e.arg }, { "type", "type", "cu.tune", 1 })
+  T.eq(e.message, "bad argument #1 to 'tune' (option 'space': table of parameters {name = {values}} expected, "
+    .. "got number)")
+  T.truthy(e.where:find("test_tune%.lua:" .. line .. "$"), e.where)
+  T.eq(tostring(e), e.where .. ": " .. e.message, "the same text as before")
+  T.truthy(e:find("option 'space'", 1, true), "string methods work on it")
+  -- a value of the right type that is wrong is a value error
+  e = err_of(function() cu.tune { kernel = kernel, space = { reps = { 1 } }, budget = 0 } end)
+  T.eq({ e.kind, e.arg }, { "value", 1 })
+  T.eq(e.message, "bad argument #1 to 'tune' (option 'budget': positive integer expected, got 0)")
+  e = err_of(function() cu.tune { kernel = kernel, space = { reps = { 1 } }, budget = "2" } end)
+  T.eq(e.kind, "type")
+  e = err_of(function() cu.tune() end)
+  T.eq({ e.kind, e.message },
+    { "type", "bad argument #1 to 'tune' (table {kernel=, space=, ...} expected, got no value)" })
+  e = err_of(function() cu.tune { kernel = kernel, space = { reps = { 1 } }, spaec = 1 } end)
+  T.eq({ e.kind, e.arg }, { "value", 1 })
+  -- no candidate passing: an error of cu.tune, not of an argument
+  e = err_of(function()
+    cu.tune { kernel = function() return function() error("broken", 0) end end, space = { n = { 1 } }, quiet = true }
+  end)
+  T.eq({ e.kind, e.func, e.arg }, { "value", "cu.tune", nil })
+  T.truthy(e.message:find("^tune: no candidate passed %(1 failed, 0 rejected%):"), e.message)
+  -- the results' plot method
+  local _, tbl = cu.tune { kernel = kernel, space = { reps = { 1 } }, quiet = true }
+  e = err_of(function() tbl:plot(3) end)
+  T.eq({ e.kind, e.func, e.arg, e.message }, { "type", "plot", 1,
+    "bad argument #1 to 'plot' (file name or options table expected, got number)" })
+end)
+
 local status = T.run()
 for _, p in ipairs(cleanup) do os.remove(p) end
 os.exit(status)

@@ -12,6 +12,8 @@ if (($# < 1)); then
   exit 2
 fi
 culua=$(realpath "$1")
+# Errors start with the program's name as invoked (argv[0], as in lua): this path. As a regex:
+prog_re=$(sed 's/[][().*^$+?{}|\\]/\\&/g' <<<"$culua")
 backend=${2:-host}
 readonly SKIP=77
 export LC_ALL=C.UTF-8 # a UTF-8 terminal, for tmux and culua alike
@@ -215,13 +217,13 @@ else
 fi
 
 # Errors keep the session.
-expect 'x = = 1' "^culua: stdin:1: unexpected symbol near '='$"
+expect 'x = = 1' "^$prog_re: stdin:1: unexpected symbol near '='\$"
 expect 'print("after" .. "syntax")' '^aftersyntax$'
 run_line 'y = 7'
-expect 'error("boom")' '^culua: stdin:1: boom.*stack traceback:'
+expect 'error("boom")' "^$prog_re: stdin:1: boom.*stack traceback:"
 expect 'y * 6' '^42$'
 # A capture that fails ends cleanly: the session, its stream and later graphs keep working.
-expect 'g = cu.graph(function() return x[1] end)' '^culua: stdin:1: reading an element.*cannot be captured'
+expect 'g = cu.graph(function() return x[1] end)' "^$prog_re: stdin:1: reading an element.*cannot be captured"
 run_line 'g = cu.graph(function() cu.mul(x, 2, {out = x}) end); g:launch()'
 expect 'x:sum()' '^cu\.array\(20\., shape=\{\}'
 
@@ -280,7 +282,7 @@ expect 'print("fresh" .. "prompt")' '^freshprompt$'
 if screen_has "near 'line'"; then fail "the discarded line ran"; fi
 
 # Ctrl-C in running Lua code.
-ms=$(interrupt_latency 'while true do end' 'culua: interrupted!')
+ms=$(interrupt_latency 'while true do end' "$prog_re: interrupted!")
 check_latency "while true do end" "$ms"
 expect 'y' '^7$'
 

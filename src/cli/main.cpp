@@ -509,7 +509,7 @@ int protected_main(lua_State* L) {
   // without end after the script (a queued cu.sleep of an hour).
   std::string late;
   if (ok && inv.sandbox && !inv.sandbox->wait_for_queued_work(rt, false, &late)) {
-    std::fprintf(stderr, "%s: %s\n", "culua", late.c_str());
+    std::fprintf(stderr, "%s: %s\n", progname, late.c_str());
     std::fflush(stderr);
     ok = false;
   }

@@ -610,8 +610,6 @@ int docall(lua_State* L, int nargs, int nresults, bool traceback) {
     sigaction(SIGINT, &previous, nullptr);
   }
   status = lua::sandbox_leave(L, status);  // also a Ctrl-C that came after the last Lua step
-  // An interrupted entry: the host work it queued stops too (a sandbox's limits: sandbox_leave).
-  if (status != LUA_OK && interrupt_flag.requested()) lua::cut_short_queued_work(L);
   if (traceback) lua_remove(L, base);
   return status;
 }

@@ -3,8 +3,9 @@
 // (stream and event synchronization, device synchronization, reads of device memory) made on a
 // thread where that flag is in scope polls it and throws Error(ErrorKind::Interrupted). Queued
 // CUDA work is not cancelled: buffers it uses stay alive until it completes (their release is
-// stream-ordered), so an interrupted wait frees nothing that work still uses. (The host backend
-// cuts short the work of an entry an interrupt ended: Backend::cut_short_queued_work.)
+// stream-ordered), so an interrupted wait frees nothing that work still uses. (In a sandbox, the
+// host backend cuts short the work of an entry an interrupt or a limit ended:
+// Backend::cut_short_queued_work.)
 #pragma once
 
 #include <atomic>

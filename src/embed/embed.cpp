@@ -509,11 +509,9 @@ void protect(Impl& impl, const std::function<void(lua_State*)>& body) {
   impl.traceback.clear();
   impl.error_kind.clear();
   int status = lua_pcall(L, 1, 0, base + 1);
-  if (impl.sandbox) {
-    status = impl.sandbox->leave(L, status);  // cuts short the work of an entry a limit ended
-  } else if (status != LUA_OK && impl.interrupt.requested()) {
-    impl.engine->cut_short_queued_work();  // the host work an interrupted entry queued stops too
-  }
+  // In a sandbox, an entry a limit or an interrupt ended cuts short the host work it queued;
+  // outside one, queued work goes on after an interrupt, as on a GPU.
+  if (impl.sandbox) status = impl.sandbox->leave(L, status);
   std::string message;
   if (status != LUA_OK) {
     const char* msg = lua_tostring(L, -1);

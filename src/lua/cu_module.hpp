@@ -51,7 +51,4 @@ void forbid_rerun(lua_State* L, std::string why);
 // stderr of the streams whose work is left running.
 int abandon_queued_work(Runtime& rt) noexcept;  // the CUDA streams still busy
 
-// An entry ended by an interrupt: Runtime::cut_short_queued_work of L's runtime.
-void cut_short_queued_work(lua_State* L) noexcept;
-
 }  // namespace culua::detail::lua

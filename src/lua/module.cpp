@@ -239,10 +239,6 @@ int context_gc(lua_State* L) {
 
 }  // namespace
 
-void cut_short_queued_work(lua_State* L) noexcept {
-  runtime(L).cut_short_queued_work();
-}
-
 int abandon_queued_work(Runtime& rt) noexcept {
   const int busy = rt.abandon_queued_work();
   if (busy > 0 && rt.backend().kind() == BackendKind::Cuda) {

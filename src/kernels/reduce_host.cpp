@@ -5,6 +5,7 @@
 // (a fixed size, not the pool's), reduced in parallel on the host pool and combined in the
 // recursion's order: results are those of the serial recursion, whatever the pool's size.
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -81,6 +82,25 @@ struct AxisVisitor {
     for (int64_t r = lo; r < hi; ++r) fn(r, base[r * rs]);
   }
 };
+
+// Bool elements read as bytes, any nonzero byte true (as numpy reads them): an array whose
+// elements were never computed (cu.empty, or the output of an operation recorded in a graph and
+// not replayed yet) may hold any byte, and loading one other than 0 or 1 as a C++ bool is
+// undefined (fuzz seed 5096: a graph-captured comparison's output reduced by mean).
+template <class Op>
+struct BoolAsBytes : Op {
+  using In = uint8_t;
+  typename Op::Acc load(uint8_t x, int64_t i) const { return Op::load(x != 0, i); }
+};
+
+template <class Op>
+auto bool_as_bytes(const Op& op) {
+  if constexpr (std::is_same_v<typename Op::In, bool>) {
+    return BoolAsBytes<Op>{op};
+  } else {
+    return op;
+  }
+}
 
 template <class Op>
 typename Op::Acc tree8(const Op& op, const typename Op::Acc* r) {
@@ -326,7 +346,7 @@ void reduce(const ReduceCall& c) {
   const ReducePlan p = reduce::make_plan(c);
   if (!p.full && p.M == 0) return;
   reduce::dispatch_op(c.op, c.correction, c.in.dtype, false, [&](const auto& op) {
-    run(op, p);
+    run(bool_as_bytes(op), p);
     return true;
   });
 }

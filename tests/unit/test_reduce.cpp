@@ -541,6 +541,37 @@ TEST_CASE("reduce: integer sums and products wrap, integer means do not", "[redu
   CHECK(element<int64_t>(rt, reduce(rt, ReduceOp::Argmin, b, std::nullopt, false)) == 2);
 }
 
+// A bool array whose memory was never written (cu.empty, a graph-captured operation's output not
+// replayed yet: fuzz seed 5096) may hold any byte. Reductions read bool elements as bytes, any
+// nonzero byte true, as numpy does: np.frombuffer(bytes([2, 0, 0xbe, 1, 0, 255]), bool) gives
+// sum 4, mean 2/3, max True, min False, argmax 0, argmin 1, prod 0, var 2/9, any True, all False,
+// and sums along the axes of its {2, 3} view [2 0 2] and [2 2]. (Loaded as C++ bools, the sum
+// was 0xbe + 255 + 3 here, and UBSan reported the load.)
+TEST_CASE("reduce: bool elements other than 0 and 1 count as true, as numpy", "[reduce]") {
+  Runtime rt(host_options());
+  for (const Location loc : {Location::Device, Location::Pageable}) {
+    const Array b = empty(rt, Shape{6}, DType::Bool, loc);
+    write_raw<uint8_t>(rt, b, {2, 0, 0xbe, 1, 0, 255});
+    const auto all = [&](ReduceOp op) { return reduce(rt, op, b, std::nullopt, false); };
+    CHECK(element<int64_t>(rt, all(ReduceOp::Sum)) == 4);
+    CHECK(element<double>(rt, all(ReduceOp::Mean)) == 4.0 / 6.0);
+    CHECK(raw_elements<uint8_t>(rt, all(ReduceOp::Max)) == std::vector<uint8_t>{1});
+    CHECK(raw_elements<uint8_t>(rt, all(ReduceOp::Min)) == std::vector<uint8_t>{0});
+    CHECK(element<int64_t>(rt, all(ReduceOp::Argmax)) == 1);
+    CHECK(element<int64_t>(rt, all(ReduceOp::Argmin)) == 2);
+    CHECK(element<int64_t>(rt, all(ReduceOp::Prod)) == 0);
+    CHECK(element<double>(rt, all(ReduceOp::Var)) == Approx(2.0 / 9.0).epsilon(1e-15));
+    CHECK(element<double>(rt, all(ReduceOp::Norm)) == 2.0);
+    CHECK(raw_elements<uint8_t>(rt, all(ReduceOp::Any)) == std::vector<uint8_t>{1});
+    CHECK(raw_elements<uint8_t>(rt, all(ReduceOp::All)) == std::vector<uint8_t>{0});
+    const Array m = b.with_layout(b.layout().reshaped(Shape{2, 3}));
+    CHECK(raw_elements<int64_t>(rt, reduce(rt, ReduceOp::Sum, m, 0, false)) ==
+          std::vector<int64_t>{2, 0, 2});
+    CHECK(raw_elements<int64_t>(rt, reduce(rt, ReduceOp::Sum, m, 1, false)) ==
+          std::vector<int64_t>{2, 2});
+  }
+}
+
 TEST_CASE("reduce: out= receives the result converted to its dtype", "[reduce]") {
   Runtime rt(host_options());
   const Array a = f32_array(rt, {1.5f, 2.25f, -0.5f, 4.0f, 3.0f, 0.25f});

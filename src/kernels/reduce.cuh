@@ -161,9 +161,13 @@ struct SumOp {
     if (!mean) return convert<Out>(a);
     const double dn = static_cast<double>(n);
     if constexpr (is_complex_element<Acc>::value) {
+      // numpy's complex division by n + 0i (rat = 0, scl = 1 / n), in double: a NaN or infinite
+      // part of the sum makes the other part NaN (inf * 0), mean({nan+1i, 1+1i}) is NaN + NaN i,
+      // and finite means are numpy's bits for c128.
       using P = decltype(Out{}.re);
-      return Out{static_cast<P>(static_cast<double>(a.re) / dn),
-                 static_cast<P>(static_cast<double>(a.im) / dn)};
+      const double re = static_cast<double>(a.re), im = static_cast<double>(a.im);
+      const double scl = 1.0 / dn;
+      return Out{static_cast<P>((re + im * 0.0) * scl), static_cast<P>((im - re * 0.0) * scl)};
     } else {
       return convert<Out>(static_cast<double>(a) / dn);
     }

@@ -273,6 +273,10 @@ end
 -- after another after the tree of eight partials (fewer than 8: one after another); culua's host
 -- put them into the partials (sums of 4 to 7 f32 differed). The GPU's order is a tree. (Complex
 -- sums follow the real layout; numpy's has four complex partials: exact up to 3 elements.)
+-- (2) Complex means with a NaN or infinite part: numpy divides the sum by n + 0i as a complex
+-- division, so the other part becomes NaN (inf * 0): mean({nan+1i, 1+1i}) is NaN + NaN i, not
+-- NaN + 1i. Finite complex means are numpy's bits too (c64 along an axis: numpy 1.x divides in f32,
+-- culua in f64 as numpy's full mean: within an ulp).
 if cu.backend == "host" then
   local function wide() return (math.random() * 2 - 1) * 10.0 ^ math.random(-3, 3) end
   local lengths = {}
@@ -304,9 +308,24 @@ if cu.backend == "host" then
       for i = 1, n do v[i] = cu.complex(wide(), wide()) end
       local a = cu.array(v, dtype)
       add("np.sum(a)", { a = NP.describe(a) }, cu.sum(a), { what = "exact host complex sum " .. n })
+      add("np.mean(a)", { a = NP.describe(a) }, cu.mean(a), { what = "exact host complex mean " .. n })
     end
   end
 end
+local C = cu.complex
+for _, dtype in ipairs({ "c64", "c128" }) do
+  for _, v in ipairs({ { C(NAN, 1), C(1, 1) }, { C(INF, 1), C(1, 1) }, { C(1, INF), C(1, 0) },
+    { C(1, NAN), C(2, 3) }, { C(-INF, 0), C(1, 0), C(2, 2) } }) do
+    local a = cu.array(v, dtype)
+    local what = "complex mean of " .. dtype .. " " .. tostring(v[1]) .. " ..."
+    add("np.mean(a)", { a = NP.describe(a) }, cu.mean(a), { what = what })
+    local o = dtype == "c64" and { rtol = 2.0 ^ -23, what = what .. " (axis)" } or { what = what .. " (axis)" }
+    local m = cu.concat({ a:reshape({ 1, #v }), a:reshape({ 1, #v }) }, { axis = 1 })
+    add("np.mean(a, axis=1)", { a = NP.describe(m) }, cu.mean(m, { axis = 2 }), o)
+    add("np.nanmean(a)", { a = NP.describe(a) }, cu.nanmean(a), { what = "nan" .. what })
+  end
+end
+
 -- Both sides run; compare.
 local refs = NP.run(cases)
 local failures, compared, errors_agree = 0, 0, 0

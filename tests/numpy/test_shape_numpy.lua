@@ -245,6 +245,31 @@ end
 check("arange f64 (0, 10, inf)", function() return cu.arange(0, 10, math.huge, "f64") end,
   "np.arange(0, 10, np.inf)", {})
 
+-- cu.repeat_each with u64 counts: from 2^63 up an error that prints the count as it is (it was
+-- converted to i64 and reported as a negative count); numpy refuses u64 counts altogether.
+do
+  local a = cu.array({ 1, 2 }, "i32")
+  local ok, err = pcall(cu.repeat_each, a, cu.array({ 2.0 ^ 63, 1 }, "u64"))
+  if ok or not tostring(err):find("9223372036854775808 is too large") then
+    own_fail("repeat_each u64 2^63", ok and "no error" or tostring(err))
+  end
+  ok, err = pcall(cu.repeat_each, a, cu.array({ 2.0 ^ 64 - 2048, 1 }, "u64"))
+  if ok or not tostring(err):find("18446744073709549568 is too large") then
+    own_fail("repeat_each u64 2^64 - 2048", ok and "no error" or tostring(err))
+  end
+  check("repeat_each u64 counts", function() return cu.repeat_each(a, cu.array({ 2, 3 }, "u64")) end,
+    "np.repeat(a, [2, 3])", { a = a })
+  -- counts whose sum passes int64: an error (numpy: negative dimensions), not an allocation
+  ok, err = pcall(cu.repeat_each, a, { MAX, 2 })
+  if ok or not tostring(err):find("add up to more than") then
+    own_fail("repeat_each counts past int64", ok and "no error" or tostring(err))
+  end
+  ok, err = pcall(cu.repeat_each, a, { 1 << 61, 1 << 61 })
+  if ok or not tostring(err):find("overflows") then
+    own_fail("repeat_each 2^62 elements", ok and "no error" or tostring(err))
+  end
+end
+
 -- Integer-index and mask errors against numpy's (both refuse).
 local refs = NP.run(cases)
 local failed = 0

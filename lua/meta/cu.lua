@@ -484,8 +484,8 @@ function cu.mul(a, b, opts) end
 function cu.div(a, b, opts) end
 
 --- a ^ b. An integer raised to a negative power gives its truncated value. Complex as numpy: a
---- whole exponent below 100 by repeated products, a^0 = 1, 0^b = 0 for a real b > 0 and NaN
---- otherwise. Also a ^ b, a:pow(b).
+--- whole exponent below 100 by repeated products, a^0 = 1, 0^b = 0 when Re b > 0 and Im b is
+--- finite (the standard, numpy 2) and NaN otherwise. Also a ^ b, a:pow(b).
 ---@param a cu.Operand
 ---@param b cu.Operand
 ---@param opts? cu.MathOptions

@@ -1,6 +1,7 @@
 #include "core/manip.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "core/elementwise.hpp"
@@ -363,6 +364,20 @@ Array repeat(Runtime& rt, const Array& a, const std::vector<int64_t>& repeats,
     fail(ErrorKind::Value, "{} repeats for an axis of length {} (give one, or one per element)",
          repeats.size(), n);
   }
+  // The result's length first: counts whose sum passes int64 (or the memory) are an error, not
+  // an allocation of their positions.
+  int64_t total = 0;
+  for (const int64_t r : repeats) {
+    if (r > std::numeric_limits<int64_t>::max() - total) {
+      fail(ErrorKind::Value, "repeats: the counts add up to more than {} elements",
+           std::numeric_limits<int64_t>::max());
+    }
+    total += r;
+  }
+  Shape shape = a.shape();
+  shape.dims[u(*axis)] = total;
+  checked_numel(shape, itemsize(a.dtype()));
+  checked_numel(Shape{total}, sizeof(int64_t));
   std::vector<int64_t> pos;
   for (int64_t j = 0; j < n; ++j) {
     const int64_t r = repeats.size() == 1 ? repeats[0] : repeats[u(static_cast<int>(j))];

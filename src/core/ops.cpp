@@ -139,9 +139,19 @@ void device_to_host(Runtime& rt, const Array& dst, const Array& src, Stream& s, 
   if (h.buffer() != dst.buffer()) host_copy(rt, dst, h);
 }
 
-int64_t checked_count(double span, double step) {
-  const double n = std::ceil(span / step);
-  if (!(n < 9.2e18)) fail(ErrorKind::Value, "the range would have too many elements ({})", n);
+// The number of values start + i*step below stop (above it for negative steps). A span that is
+// not zero and has the step's sign holds at least `start`, also when span / step underflows to 0
+// (cu.arange(0, 10, inf) is {0}, as numpy).
+int64_t checked_count(const Scalar& start, const Scalar& stop, const Scalar& step) {
+  const double span = stop.as_double() - start.as_double();
+  double n = std::ceil(span / step.as_double());
+  if (n == 0 && span != 0 && (span > 0) == (step.as_double() > 0)) n = 1;
+  if (!(n < 9.2e18)) {
+    fail(ErrorKind::Value,
+         "the range from start {} to stop {} by step {} would have too many "
+         "elements ({})",
+         start.str(), stop.str(), step.str(), n);
+  }
   return n > 0 ? static_cast<int64_t>(n) : 0;
 }
 
@@ -224,10 +234,13 @@ void fill(Runtime& rt, const Array& a, const Scalar& value, Stream* stream) {
 
 Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar& step, DType dtype,
              Location loc, Stream* stream) {
-  for (const Scalar* v : {&start, &stop, &step}) {
-    if (v->kind == Scalar::Kind::Complex || v->kind == Scalar::Kind::Bool) {
-      fail(ErrorKind::Type, "real numbers expected, got {}", v->str());
+  const char* names[] = {"start", "stop", "step"};
+  const Scalar* args[] = {&start, &stop, &step};
+  for (int k = 0; k < 3; ++k) {
+    if (args[k]->kind == Scalar::Kind::Complex || args[k]->kind == Scalar::Kind::Bool) {
+      fail(ErrorKind::Type, "{}: a real number expected, got {}", names[k], args[k]->str());
     }
+    if (std::isnan(args[k]->as_double())) fail(ErrorKind::Value, "{} must not be NaN", names[k]);
   }
   if (step.as_double() == 0) fail(ErrorKind::Value, "step must not be zero");
   SequenceSpec spec;
@@ -251,7 +264,9 @@ Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar&
       count = (span - 1) / magnitude + 1;
     }
     if (count > static_cast<uint64_t>(INT64_MAX)) {
-      fail(ErrorKind::Value, "the range would have too many elements ({})", count);
+      fail(ErrorKind::Value,
+           "the range from start {} to stop {} by step {} would have too many elements ({})",
+           start.i, stop.i, step.i, count);
     }
     n = static_cast<int64_t>(count);
     if (n > 0) {
@@ -271,7 +286,8 @@ Array arange(Runtime& rt, const Scalar& start, const Scalar& stop, const Scalar&
   } else {
     spec.start = start.as_double();
     spec.step = step.as_double();
-    n = checked_count(stop.as_double() - spec.start, spec.step);
+    n = checked_count(start, stop, step);
+    if (n == 1) spec.step = 0;  // start alone: start + 0 * inf would be NaN
     if (exact_target && n > 0) {
       const double first = spec.start;
       const double last = first + static_cast<double>(n - 1) * spec.step;

@@ -534,15 +534,16 @@ CULUA_HD inline complex<T> tanh(complex<T> a) {
   return {(beta * rho * s) / den, t / den};
 }
 
-// a^b as numpy computes it: a^0 = 1 (also for a = 0 or NaN); 0^b = 0 for a real b > 0 and
-// NaN + i NaN otherwise (the limit is infinite or has no direction); a whole exponent of
-// magnitude below 100 by repeated multiplication (exact for small Gaussian integers, a
-// division for negative exponents); else exp(b log a).
+// a^b as numpy computes it: a^0 = 1 (also for a = 0 or NaN); 0^b = 0 when Re b > 0 and Im b is
+// finite (the standard's exp(b log 0) = exp(-inf + i(-inf sign(Im b))) = 0, numpy 2's rule; numpy
+// 1.x gives NaN + i NaN unless b is real) and NaN + i NaN otherwise (the limit is infinite or has
+// no direction); a whole exponent of magnitude below 100 by repeated multiplication (exact for
+// small Gaussian integers, a division for negative exponents); else exp(b log a).
 template <class T>
 CULUA_HD inline complex<T> pow(complex<T> a, complex<T> b) {
   if (b.re == T(0) && b.im == T(0)) return {T(1), T(0)};
   if (a.re == T(0) && a.im == T(0)) {
-    if (b.re > T(0) && b.im == T(0)) return {T(0), T(0)};
+    if (b.re > T(0) && isfinite_r(b.im)) return {T(0), T(0)};
     return {nan<T>(), nan<T>()};
   }
   if (b.im == T(0) && rm::fabs(b.re) < T(100) && b.re == rm::floor(b.re)) {

@@ -161,9 +161,13 @@ struct SumOp {
     if (!mean) return convert<Out>(a);
     const double dn = static_cast<double>(n);
     if constexpr (is_complex_element<Acc>::value) {
+      // numpy's complex division by n + 0i (rat = 0, scl = 1 / n), in double: a NaN or infinite
+      // part of the sum makes the other part NaN (inf * 0), mean({nan+1i, 1+1i}) is NaN + NaN i,
+      // and finite means are numpy's bits for c128.
       using P = decltype(Out{}.re);
-      return Out{static_cast<P>(static_cast<double>(a.re) / dn),
-                 static_cast<P>(static_cast<double>(a.im) / dn)};
+      const double re = static_cast<double>(a.re), im = static_cast<double>(a.im);
+      const double scl = 1.0 / dn;
+      return Out{static_cast<P>((re + im * 0.0) * scl), static_cast<P>((im - re * 0.0) * scl)};
     } else {
       return convert<Out>(static_cast<double>(a) / dn);
     }
@@ -353,8 +357,16 @@ struct VarOp {
     return a;
   }
   CULUA_HD Acc combine(Acc a, Acc b) const {
-    // (Without early returns for an empty side: the weights make it exact, b.mean * 1 or
-    // a.mean + d * 0, and only an infinite mean, which finalize turns into NaN anyway, differs.)
+    // No early returns for an empty side (if (b.n == 0) return a; ...): the weights make it exact
+    // (b.mean * 1, a.mean + d * 0; only an infinite mean differs, which finalize turns into NaN
+    // anyway), and with them GCC 12.2 at -O3 miscompiled the host reduction in test programs that
+    // included reduce_host.cpp (with its order before issue 37, the elements after the last
+    // multiple of 8 combined into the partials): that last combination was lost, var of 9
+    // elements was the var of the first 8, var of 1 to 7 elements NaN (0 / 0). Right at -O0 to
+    // -O2, at -O3 with -fno-tree-dominator-opts and with clang -O3, clean under ASan and UBSan, and
+    // not reproduced in the library object as built: GCC's dominator optimizations in some
+    // inlining contexts, not undefined behaviour here. Nothing divides by a zero count (fb is 0
+    // when both sides are empty).
     const int64_t n = a.n + b.n;
     const P fb = n > 0 ? static_cast<P>(b.n) / static_cast<P>(n) : P{0};
     const P w = static_cast<P>(a.n) * fb;  // a.n * b.n / n

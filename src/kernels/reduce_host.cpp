@@ -1,10 +1,12 @@
 // Reductions on the host (host backend workers, and host arrays on either backend). The order is
 // numpy's pairwise summation: ranges of up to kBlock elements are accumulated into eight
-// interleaved partials, longer ranges are split in halves combined recursively, so rounding errors
-// grow with log2(n) rather than n. The recursion is cut into subranges of at most kLeaf elements
-// (a fixed size, not the pool's), reduced in parallel on the host pool and combined in the
-// recursion's order: results are those of the serial recursion, whatever the pool's size.
+// interleaved partials (the last n % 8 elements added after their tree), longer ranges are split
+// in halves combined recursively, so rounding errors grow with log2(n) rather than n. The recursion
+// is cut into subranges of at most kLeaf elements (a fixed size, not the pool's), reduced in
+// parallel on the host pool and combined in the recursion's order: results are those of the serial
+// recursion, whatever the pool's size.
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -88,6 +90,25 @@ struct AxisVisitor {
   }
 };
 
+// Bool elements read as bytes, any nonzero byte true (as numpy reads them): an array whose
+// elements were never computed (cu.empty, or the output of an operation recorded in a graph and
+// not replayed yet) may hold any byte, and loading one other than 0 or 1 as a C++ bool is
+// undefined (fuzz seed 5096: a graph-captured comparison's output reduced by mean).
+template <class Op>
+struct BoolAsBytes : Op {
+  using In = uint8_t;
+  typename Op::Acc load(uint8_t x, int64_t i) const { return Op::load(x != 0, i); }
+};
+
+template <class Op>
+auto bool_as_bytes(const Op& op) {
+  if constexpr (std::is_same_v<typename Op::In, bool>) {
+    return BoolAsBytes<Op>{op};
+  } else {
+    return op;
+  }
+}
+
 template <class Op>
 typename Op::Acc tree8(const Op& op, const typename Op::Acc* r) {
   return op.combine(op.combine(op.combine(r[0], r[1]), op.combine(r[2], r[3])),
@@ -136,23 +157,35 @@ typename Op::Acc pairwise(const Op& op, int64_t lo, int64_t hi, const Visit& vis
     }
   }
   if (n <= kBlock) {
+    // numpy's pairwise_sum: the elements up to the last multiple of 8 into eight interleaved
+    // partials, their tree, then the other n % 8 elements one after another (fewer than 8
+    // elements: one after another). Full sums of up to 8192 real elements are numpy's bits (numpy
+    // adds longer ones as 8192-element chunks of its buffer, one after another).
     Acc r[8];
     for (Acc& x : r) x = op.identity();
+    const int64_t body = hi - n % 8;
     if (const typename Op::In* p = visit.contiguous()) {
-      // The same order, eight elements at a time: the compiler keeps the partials in a vector.
+      // Eight elements at a time: the compiler keeps the partials in a vector.
       int64_t i = lo;
-      for (; i + 8 <= hi; i += 8) {
+      for (; i < body; i += 8) {
         for (int k = 0; k < 8; ++k) r[k] = op.combine(r[k], op.load(p[i + k], i + k));
       }
-      for (int k = 0; i < hi; ++i, ++k) r[k] = op.combine(r[k], op.load(p[i], i));
-      return tree8(op, r);
+      Acc res = tree8(op, r);
+      for (; i < hi; ++i) res = op.combine(res, op.load(p[i], i));
+      return res;
     }
     int j = 0;
+    Acc res = op.identity();
     visit(lo, hi, [&](int64_t i, const typename Op::In& x) {
-      r[j] = op.combine(r[j], op.load(x, i));
-      j = (j + 1) & 7;
+      if (i < body) {
+        r[j] = op.combine(r[j], op.load(x, i));
+        j = (j + 1) & 7;
+        return;
+      }
+      if (i == body) res = tree8(op, r);
+      res = op.combine(res, op.load(x, i));
     });
-    return tree8(op, r);
+    return body == hi ? tree8(op, r) : res;
   }
   int64_t half = n / 2;
   half -= half % 8;
@@ -400,7 +433,7 @@ void reduce(const ReduceCall& c) {
   const ReducePlan p = reduce::make_plan(c);
   if (!p.full && p.M == 0) return;
   reduce::dispatch_op(c.op, c.correction, c.in.dtype, false, [&](const auto& op) {
-    run(op, p);
+    run(bool_as_bytes(op), p);
     return true;
   });
 }

@@ -241,14 +241,26 @@ int l_arange(lua_State* L) {
   const Trailing t = trailing(L, nums + 1, {"dtype", "stream"});
   // Integer and bool arrays hold values exactly or not at all: cu.arange(0, 1, 0.1, "i32") would
   // otherwise truncate every value to 0.
+  // Whole floats count as the integers they are: the range is then computed exactly in int64 (in
+  // doubles, cu.arange(2^63 - 4, 2^63 - 1, 1.0, "i64") was empty: the span rounded to 0).
   if (is_integer(t.dtype) || t.dtype == DType::Bool) {
     const char* names[] = {"start", "stop", "step"};
+    Scalar* args[] = {&start, &stop, &step};
     for (int i = 1; i <= nums; ++i) {
+      if (lua_isinteger(L, i)) continue;
       const double v = lua_tonumber(L, i);
-      if (lua_isinteger(L, i) || (std::isfinite(v) && std::trunc(v) == v)) continue;
-      arg_error(i, fmt::format("{} must be a whole number for dtype {} (integer arrays hold exact "
-                               "values), got {}",
-                               nums == 1 ? "n" : names[i - 1], name(t.dtype), lua_tostring(L, i)));
+      const char* what = nums == 1 ? "n" : names[i - 1];
+      if (!(std::isfinite(v) && std::trunc(v) == v)) {
+        arg_error(i, fmt::format("{} must be a whole number for dtype {} (integer arrays hold "
+                                 "exact values), got {}",
+                                 what, name(t.dtype), lua_tostring(L, i)));
+      }
+      if (!(v >= -0x1p63 && v < 0x1p63)) {
+        arg_error(i, fmt::format("{} must be within int64's range for dtype {} (integer ranges "
+                                 "are computed exactly in int64), got {}",
+                                 what, name(t.dtype), lua_tostring(L, i)));
+      }
+      *args[nums == 1 ? 1 : i - 1] = Scalar::integer(static_cast<int64_t>(v));
     }
   }
   Stream* s = opt_stream(L, t.opts);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -319,10 +320,19 @@ int l_repeat(lua_State* L) {
                 fmt::format("repeats: a 1-D integer array expected, got a {}-d {} array",
                             r->array.ndim(), name(r->array.dtype())),
                 ErrorKind::Type);
-    const Array c = astype(runtime(L), r->array, DType::I64);
+    // u64 counts are read as they are: from 2^63 up, converted to i64 they would wrap to negative
+    // counts and be reported so.
+    const bool u64 = r->array.dtype() == DType::U64;
+    const Array c = astype(runtime(L), r->array, u64 ? DType::U64 : DType::I64);
     const std::vector<unsigned char> bytes = read_contiguous(runtime(L), c);
     repeats.resize(static_cast<size_t>(c.size()));
     if (!repeats.empty()) std::memcpy(repeats.data(), bytes.data(), bytes.size());
+    for (const int64_t v : repeats) {
+      if (u64 && v < 0) {
+        arg_error(2, fmt::format("repeats: {} is too large (at most {})", static_cast<uint64_t>(v),
+                                 std::numeric_limits<int64_t>::max()));
+      }
+    }
   } else {
     repeats = as_argument(2, [&] { return to_integers(L, 2, "repeats"); });
     if (repeats.empty()) arg_error(2, "repeats expected, got an empty table");

@@ -65,7 +65,11 @@ def main():
         b = np.array([e for _ in POW_BASES for e in POW_EXPONENTS], dtype=DTYPE[t])
         out.append("    pow_base = { %s }," % ", ".join(pair(z) for z in a))
         out.append("    pow_exponent = { %s }," % ", ".join(pair(z) for z in b))
-        out.append("    pow = { %s }," % ", ".join(pair(z) for z in np.power(a, b)))
+        # 0^b = 0 for Re b > 0 and a finite Im b (the standard's exp(b log 0), numpy 2); numpy 1.x
+        # gives NaN + NaN i unless b is real, so the rule is stated here for both versions.
+        zero_pow = (a == 0) & (b.real > 0) & np.isfinite(b.imag)
+        p = np.where(zero_pow, np.zeros_like(a), np.power(a, b))
+        out.append("    pow = { %s }," % ", ".join(pair(z) for z in p))
         x = np.array([p[0] for p in ORDER_PAIRS], dtype=DTYPE[t])
         y = np.array([p[1] for p in ORDER_PAIRS], dtype=DTYPE[t])
         out.append("    order_a = { %s }," % ", ".join(pair(z) for z in x))

@@ -437,8 +437,8 @@ local function ref_binary(op, ct, x, y)
   end
   if op == "pow" then
     if br == 0 and bi == 0 then return { 1.0, 0.0 } end
-    if ar == 0 and ai == 0 then -- numpy: 0 for a real positive exponent, else NaN
-      if br > 0 and bi == 0 then return { 0.0, 0.0 } end
+    if ar == 0 and ai == 0 then -- 0 for Re b > 0 and a finite Im b (exp(b log 0), numpy 2), else NaN
+      if br > 0 and math.abs(bi) < math.huge then return { 0.0, 0.0 } end
       return { 0 / 0, 0 / 0 }
     end
     local lr, li = clog(ar, ai)

@@ -139,9 +139,11 @@ local CMUL = "(lambda x, y: (lambda r, i: np.stack([r, i], -1).view(x.dtype)[...
   "(*np.broadcast_arrays(*[np.asarray(v, np.result_type(a, b)) for v in (a, b)]))"
 local CSQUARE = "(lambda x: (lambda r, i: np.stack([r, i], -1).view(x.dtype)[..., 0])" ..
   "(x.real * x.real - x.imag * x.imag, x.real * x.imag + x.imag * x.real))(np.asarray(a))"
--- Complex pow of zero: culua gives NaN + NaN i unless the exponent is real and positive (numpy
--- 1.x's rule); numpy 2 gives 0 for every exponent with a positive real part (docs/array-api.md).
-local CPOW = "np.where((a == 0) & (b.imag != 0) & (b.real > 0), np.asarray(complex('nan+nanj'), " ..
+-- Complex pow of zero: 0 for every exponent with a positive real part and a finite imaginary part
+-- (the standard's exp(b log 0), numpy 2's rule), NaN + NaN i for the others; numpy 1.x gives NaN +
+-- NaN i unless the exponent is real and positive, so the reference states it for both versions
+-- (docs/array-api.md).
+local CPOW = "np.where((a == 0) & (b.real > 0) & np.isfinite(b.imag), np.asarray(0j, " ..
   "np.result_type(a, b)), np.power(a, b))"
 
 -- Exact where numpy is exact; the others within TOL ulps (relative to the result, or to 1 for

@@ -173,6 +173,103 @@ for _, dt in ipairs(S.DTYPES) do
   end
 end
 
+-- Issue 37: cu.arange with i64 at the ends of int64's range. Where numpy's result is exact it is
+-- the reference; where numpy computes the length in doubles (one element lost) or the values
+-- through a float step (repeated or overflowing), the exact sequence; where numpy raises, culua
+-- raises naming the argument (or the range's arguments).
+local MIN, MAX = math.mininteger, math.maxinteger
+local own_failures = 0
+local function own_fail(what, why)
+  own_failures = own_failures + 1
+  print(string.format("FAIL %s: %s", what, why))
+end
+local function args_text(a)
+  local t = {}
+  for i = 1, #a do t[i] = string.format(math.type(a[i]) == "float" and "%.17g" or "%d", a[i]) end
+  return table.concat(t, ", ")
+end
+for _, c in ipairs({ { MIN, MIN + 3 }, { MAX - 3, MAX }, { MAX, MAX - 3, -1 }, { MIN + 3, MIN, -1 },
+  { MIN, MAX, 1 << 62 }, { MAX, MIN, MIN }, { 0, MAX, MAX },
+  { MIN, MIN + 10, MIN }, { MIN, -1, MAX }, { 0, -1, MIN }, { MAX, -1, MIN }, { -2.0 ^ 63, -2.0 ^ 63 + 4096, 2048.0 },
+  { MAX - 2, MIN + 2, MIN }, { 5, 5, 1 }, { MAX, MAX, -1 } }) do
+  local py = {}
+  for i = 1, #c do py[i] = math.type(c[i]) == "float" and string.format("%.17g", c[i]) or tostring(c[i]) end
+  check("arange i64 (" .. args_text(c) .. ")", function() return cu.arange(c[1], c[2], c[3] or 1, "i64") end,
+    "np.arange(" .. table.concat(py, ", ") .. ", dtype=np.int64)", {})
+end
+for _, c in ipairs({
+  { { MIN, 0, MAX }, { MIN, -1 } },          -- numpy: 2^63 / (2^63 - 1) rounds to 1 in doubles: {MIN}
+  { { MIN, MAX, MAX }, { MIN, -1, MAX - 1 } }, -- numpy: {MIN, -1}
+  { { MAX, MIN, -MAX }, { MAX, 0, MIN + 1 } }, -- numpy: {MAX, 0}
+  { { -1, MAX, MAX }, { -1, MAX - 1 } },      -- numpy: {-1}
+  { { MIN, 1, MAX }, { MIN, -1 } },           -- numpy: {MIN}
+  { { MIN, MIN + 3, 1.0 }, { MIN, MIN + 1, MIN + 2 } }, -- numpy: {MIN, MIN, MIN}
+  { { MAX - 3, MAX, 1.0 }, { MAX - 3, MAX - 2, MAX - 1 } }, -- numpy: OverflowError
+  { { 2.0 ^ 62, 2.0 ^ 62 + 3 * 1024, 1024.0 }, { 1 << 62, (1 << 62) + 1024, (1 << 62) + 2048 } },
+}) do
+  local a, want = c[1], c[2]
+  local ok, got = pcall(cu.arange, a[1], a[2], a[3], "i64")
+  got = ok and got:totable() or got
+  local same = ok and #got == #want
+  for i = 1, #want do same = same and math.type(got[i]) == "integer" and got[i] == want[i] end
+  if not same then
+    own_fail("arange i64 (" .. args_text(a) .. ")", "got " .. (ok and table.concat(got, " ") or tostring(got)) ..
+      ", want " .. table.concat(want, " "))
+  end
+end
+for _, c in ipairs({
+  { { MIN, MAX, 1 }, "i64",
+    "start %-9223372036854775808 to stop 9223372036854775807 by step 1 would have too many elements" },
+  { { MAX, MIN, -1 }, "i64",
+    "start 9223372036854775807 to stop %-9223372036854775808 by step %-1 would have too many" },
+  { { 2.0 ^ 63, 2.0 ^ 63 + 8192 }, "i64", "start must be within int64" },
+  { { 0, 2.0 ^ 64, 2.0 ^ 62 }, "i64", "stop must be within int64" },  -- (numpy wraps: 0, 2^62, MIN, ...)
+  { { 0, 10, 2.0 ^ 70 }, "i32", "step must be within int64" },
+  { { 0, 0 / 0 }, "f64", "stop must not be NaN" },
+  { { 0 / 0, 1 }, "f64", "start must not be NaN" },
+  { { 0, 1, 0 / 0 }, "f64", "step must not be NaN" },
+  { { 0, math.huge }, "f64", "start 0 to stop inf by step 1 would have too many elements" },
+  { { MAX - 1, MAX, 1 }, "i32", "do not fit in i32" },
+}) do
+  local a, dtype, pattern = c[1], c[2], c[3]
+  local ok, err = pcall(cu.arange, a[1], a[2], a[3] or 1, dtype)
+  if ok or not tostring(err):find(pattern) then
+    own_fail("arange " .. dtype .. " (" .. args_text(a) .. ")", ok and "no error" or tostring(err))
+  end
+end
+do -- arange(n) names n
+  local ok, err = pcall(cu.arange, 2.0 ^ 63, "i64")
+  if ok or not tostring(err):find("n must be within int64") then own_fail("arange(2^63)", tostring(err)) end
+end
+-- a ratio that underflows to 0 still holds start (numpy: [0.])
+check("arange f64 (0, 10, inf)", function() return cu.arange(0, 10, math.huge, "f64") end,
+  "np.arange(0, 10, np.inf)", {})
+
+-- cu.repeat_each with u64 counts: from 2^63 up an error that prints the count as it is (it was
+-- converted to i64 and reported as a negative count); numpy refuses u64 counts altogether.
+do
+  local a = cu.array({ 1, 2 }, "i32")
+  local ok, err = pcall(cu.repeat_each, a, cu.array({ 2.0 ^ 63, 1 }, "u64"))
+  if ok or not tostring(err):find("9223372036854775808 is too large") then
+    own_fail("repeat_each u64 2^63", ok and "no error" or tostring(err))
+  end
+  ok, err = pcall(cu.repeat_each, a, cu.array({ 2.0 ^ 64 - 2048, 1 }, "u64"))
+  if ok or not tostring(err):find("18446744073709549568 is too large") then
+    own_fail("repeat_each u64 2^64 - 2048", ok and "no error" or tostring(err))
+  end
+  check("repeat_each u64 counts", function() return cu.repeat_each(a, cu.array({ 2, 3 }, "u64")) end,
+    "np.repeat(a, [2, 3])", { a = a })
+  -- counts whose sum passes int64: an error (numpy: negative dimensions), not an allocation
+  ok, err = pcall(cu.repeat_each, a, { MAX, 2 })
+  if ok or not tostring(err):find("add up to more than") then
+    own_fail("repeat_each counts past int64", ok and "no error" or tostring(err))
+  end
+  ok, err = pcall(cu.repeat_each, a, { 1 << 61, 1 << 61 })
+  if ok or not tostring(err):find("overflows") then
+    own_fail("repeat_each 2^62 elements", ok and "no error" or tostring(err))
+  end
+end
+
 -- Integer-index and mask errors against numpy's (both refuse).
 local refs = NP.run(cases)
 local failed = 0
@@ -189,4 +286,4 @@ for i, c in ipairs(checks) do
   end
 end
 print(string.format("%d of %d comparisons with numpy agree", #checks - failed, #checks))
-if failed > 0 then os.exit(1) end
+if failed > 0 or own_failures > 0 then os.exit(1) end

@@ -541,6 +541,87 @@ TEST_CASE("reduce: integer sums and products wrap, integer means do not", "[redu
   CHECK(element<int64_t>(rt, reduce(rt, ReduceOp::Argmin, b, std::nullopt, false)) == 2);
 }
 
+// A bool array whose memory was never written (cu.empty, a graph-captured operation's output not
+// replayed yet: fuzz seed 5096) may hold any byte. Reductions read bool elements as bytes, any
+// nonzero byte true, as numpy does: np.frombuffer(bytes([2, 0, 0xbe, 1, 0, 255]), bool) gives
+// sum 4, mean 2/3, max True, min False, argmax 0, argmin 1, prod 0, var 2/9, any True, all False,
+// and sums along the axes of its {2, 3} view [2 0 2] and [2 2]. (Loaded as C++ bools, the sum
+// was 0xbe + 255 + 3 here, and UBSan reported the load.)
+TEST_CASE("reduce: bool elements other than 0 and 1 count as true, as numpy", "[reduce]") {
+  Runtime rt(host_options());
+  for (const Location loc : {Location::Device, Location::Pageable}) {
+    const Array b = empty(rt, Shape{6}, DType::Bool, loc);
+    write_raw<uint8_t>(rt, b, {2, 0, 0xbe, 1, 0, 255});
+    const auto all = [&](ReduceOp op) { return reduce(rt, op, b, std::nullopt, false); };
+    CHECK(element<int64_t>(rt, all(ReduceOp::Sum)) == 4);
+    CHECK(element<double>(rt, all(ReduceOp::Mean)) == 4.0 / 6.0);
+    CHECK(raw_elements<uint8_t>(rt, all(ReduceOp::Max)) == std::vector<uint8_t>{1});
+    CHECK(raw_elements<uint8_t>(rt, all(ReduceOp::Min)) == std::vector<uint8_t>{0});
+    CHECK(element<int64_t>(rt, all(ReduceOp::Argmax)) == 1);
+    CHECK(element<int64_t>(rt, all(ReduceOp::Argmin)) == 2);
+    CHECK(element<int64_t>(rt, all(ReduceOp::Prod)) == 0);
+    CHECK(element<double>(rt, all(ReduceOp::Var)) == Approx(2.0 / 9.0).epsilon(1e-15));
+    CHECK(element<double>(rt, all(ReduceOp::Norm)) == 2.0);
+    CHECK(raw_elements<uint8_t>(rt, all(ReduceOp::Any)) == std::vector<uint8_t>{1});
+    CHECK(raw_elements<uint8_t>(rt, all(ReduceOp::All)) == std::vector<uint8_t>{0});
+    const Array m = b.with_layout(b.layout().reshaped(Shape{2, 3}));
+    CHECK(raw_elements<int64_t>(rt, reduce(rt, ReduceOp::Sum, m, 0, false)) ==
+          std::vector<int64_t>{2, 0, 2});
+    CHECK(raw_elements<int64_t>(rt, reduce(rt, ReduceOp::Sum, m, 1, false)) ==
+          std::vector<int64_t>{2, 2});
+  }
+}
+
+// var/std merge Welford moments in the pairwise order: every length from 1 to 40 (each remainder
+// mod 8, the elements added after the partials' tree), whole and along rows, against a two-pass
+// reference in long double. (The symptom of the miscompilation described at VarOp::combine in
+// kernels/reduce.cuh: var of 9 elements that of the first 8, of 1 to 7 elements NaN.)
+TEST_CASE("reduce: var and std of 1 to 40 elements, whole and along rows", "[reduce]") {
+  Runtime rt(host_options());
+  for (const DType t : {DType::F32, DType::F64}) {
+    for (int64_t n = 1; n <= 40; ++n) {
+      std::vector<double> v(static_cast<size_t>(2 * n));
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = 1.0 + 0.5 * static_cast<double>(i % n) + (i >= static_cast<size_t>(n) ? 3.0 : 0.0);
+      long double mean = 0, m2 = 0;
+      for (int64_t i = 0; i < n; ++i) mean += v[static_cast<size_t>(i)];
+      mean /= static_cast<long double>(n);
+      for (int64_t i = 0; i < n; ++i) {
+        const long double d = v[static_cast<size_t>(i)] - mean;
+        m2 += d * d;
+      }
+      const double want = static_cast<double>(m2 / static_cast<long double>(n));
+      const double tol = t == DType::F32 ? 1e-6 : 1e-14;
+      const Array m = empty(rt, Shape{2, n}, t);
+      if (t == DType::F32) {
+        write_raw<float>(rt, m, std::vector<float>(v.begin(), v.end()));
+      } else {
+        write_raw<double>(rt, m, v);
+      }
+      const Array row = m.with_layout(m.layout().narrow(0, 0, 1));
+      const auto value = [&](const Array& r) {
+        return t == DType::F32 ? static_cast<double>(element<float>(rt, r))
+                               : element<double>(rt, r);
+      };
+      INFO("n = " << n << ", " << name(t));
+      for (const ReduceOp op : {ReduceOp::Var, ReduceOp::NanVar, ReduceOp::Std}) {
+        const double w = op == ReduceOp::Std ? std::sqrt(want) : want;
+        CHECK(value(reduce(rt, op, row, std::nullopt, false)) ==
+              Approx(w).epsilon(tol).margin(tol));
+      }
+      // Along rows: both rows have the same spread (the second is shifted by 3).
+      const Array rows = reduce(rt, ReduceOp::Var, m, 1, false);
+      for (int k = 0; k < 2; ++k) {
+        const double got =
+            t == DType::F32
+                ? static_cast<double>(raw_elements<float>(rt, rows)[static_cast<size_t>(k)])
+                : raw_elements<double>(rt, rows)[static_cast<size_t>(k)];
+        CHECK(got == Approx(want).epsilon(tol).margin(tol));
+      }
+    }
+  }
+}
+
 TEST_CASE("reduce: out= receives the result converted to its dtype", "[reduce]") {
   Runtime rt(host_options());
   const Array a = f32_array(rt, {1.5f, 2.25f, -0.5f, 4.0f, 3.0f, 0.25f});

@@ -11,6 +11,7 @@
 // On a build without MPI, cu.mpi is a table whose available() returns false and whose other
 // functions and fields raise "culua was built without MPI".
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,26 +39,85 @@ namespace mpi = dist::mpi;
 
 // ---- arrays through MPI ----
 
+// Whether the CPU can read and write `a`'s memory (host arrays; every array on the host backend),
+// and whether MPI can (also device arrays on a CUDA-aware MPI). CULUA_MPI_STAGING=always treats
+// the host backend's device arrays as a CUDA build without a CUDA-aware MPI treats device arrays,
+// so that the staging path runs (and is tested) on machines without a GPU.
+bool forced_staging() {
+  static const bool forced = [] {
+    const char* v = std::getenv("CULUA_MPI_STAGING");
+    return v && std::strcmp(v, "always") == 0;
+  }();
+  return forced;
+}
+
+bool host_reachable(Runtime& rt, const Array& a) {
+  return is_host(a.location()) || (rt.kind() == BackendKind::Host && !forced_staging());
+}
+
+bool mpi_reachable(Runtime& rt, const Array& a) {
+  return host_reachable(rt, a) || (rt.kind() == BackendKind::Cuda && mpi::cuda_aware());
+}
+
+// Waits for the queued work on `a` before the CPU or MPI touches its memory.
+void wait_for_array(Runtime& rt, const Array& a) {
+  if (is_host(a.location())) {
+    wait_host_access(rt, *a.buffer(), "an MPI transfer");
+  } else {
+    a.buffer()->wait_idle();
+  }
+}
+
+// The staging memory of this Lua state: one pinned host buffer, kept between calls and grown to
+// the largest message up to kKeptStagingBytes, so that a message costs no allocation (a pinned
+// pool's lookup, and an event recorded at its free). Larger requests get a buffer of their own.
+// The buffer is waited for (an asynchronous copy from it may still be queued) before it is
+// returned. One call uses it at a time.
+constexpr size_t kKeptStagingBytes = (size_t{1} << 20) + 4096;
+const char kStagingKey = 's';
+
+Array staging_buffer(lua_State* L, Runtime& rt, size_t bytes) {
+  const size_t want = std::max<size_t>(bytes, 1);
+  if (want > kKeptStagingBytes) {
+    return empty(rt, Shape{static_cast<int64_t>(want)}, DType::U8, Location::Pinned);
+  }
+  Array kept;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &kStagingKey);
+  if (ArrayBox* box = test_array(L, -1)) kept = box->array;
+  lua_pop(L, 1);
+  if (!kept.alive() || kept.nbytes() < want) {
+    size_t size = 4096;
+    while (size < want) size <<= 1;
+    size = std::min(size, kKeptStagingBytes);
+    kept = empty(rt, Shape{static_cast<int64_t>(size)}, DType::U8, Location::Pinned);
+    push_array(L, kept);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &kStagingKey);
+  }
+  wait_host_access(rt, *kept.buffer(), "an MPI transfer");
+  return kept;
+}
+
+// A contiguous array of `dtype` and `shape` over `buffer`'s memory from byte `offset` (a multiple
+// of the item size).
+Array view_at(const Array& buffer, size_t offset, DType dtype, const Shape& shape) {
+  Layout l = Layout::contiguous(shape);
+  l.offset = static_cast<int64_t>(offset / itemsize(dtype));
+  return Array(buffer.buffer(), dtype, l);
+}
+
 // Contiguous memory that MPI may read or write for `a`: the array's own where MPI can reach it,
-// else a staging array (pinned for device arrays) that `read` fills from `a`.
+// else staging memory (pinned) that `read` fills from `a`.
 struct Reachable {
   Array memory;
   bool staged = false;
 };
 
-Reachable reachable(Runtime& rt, const Array& a, bool read) {
-  const bool host = is_host(a.location());
-  const bool direct = a.is_contiguous() && (host || rt.kind() == BackendKind::Host ||
-                                            (rt.kind() == BackendKind::Cuda && mpi::cuda_aware()));
-  if (direct) {
-    if (host) {
-      wait_host_access(rt, *a.buffer(), "an MPI transfer");
-    } else {
-      a.buffer()->wait_idle();
-    }
+Reachable reachable(lua_State* L, Runtime& rt, const Array& a, bool read) {
+  if (a.is_contiguous() && mpi_reachable(rt, a)) {
+    wait_for_array(rt, a);
     return {a, false};
   }
-  Array staging = empty(rt, a.shape(), a.dtype(), host ? Location::Pageable : Location::Pinned);
+  Array staging = view_at(staging_buffer(L, rt, a.nbytes()), 0, a.dtype(), a.shape());
   if (read) copy(rt, staging, a);
   return {staging, true};
 }
@@ -305,7 +365,7 @@ int l_bcast(lua_State* L) {
     if (target.buffer() != box->array.buffer()) copy(rt, target, box->array);
   }
   if (target.size() > 0) {
-    const Reachable r = reachable(rt, target, at_root);
+    const Reachable r = reachable(L, rt, target, at_root);
     mpi::broadcast(r.memory.data(), target.nbytes(), mine.root);
     if (!at_root) written(rt, target, r);
   }
@@ -373,7 +433,7 @@ int l_allreduce(lua_State* L) {
   const Array& v = check_array(L, 1);
   if (target.buffer() != v.buffer() || target.data() != v.data()) copy(rt, target, v);
   if (target.size() > 0) {
-    const Reachable r = reachable(rt, target, true);
+    const Reachable r = reachable(L, rt, target, true);
     mpi::allreduce(r.memory.data(), static_cast<size_t>(target.size()), type, op);
     written(rt, target, r);
   }
@@ -408,10 +468,51 @@ int l_gather(lua_State* L) {
   return 1;
 }
 
-// Messages of send/recv: a Lua value ('V' and its bytes), or an array ('A' and its header, then a
-// second message of the same tag with its contents).
+// Messages of send/recv: a Lua value ('V' and its bytes); a small array in one message ('I', its
+// header, then its contents from kInlineOffset); a larger array in two messages of the same tag
+// ('A' and its header, then its contents).
 constexpr char kValueMessage = 'V';
+constexpr char kInlineArrayMessage = 'I';
 constexpr char kArrayMessage = 'A';
+// The contents of an inline array start at a multiple of the largest item size (c128).
+constexpr size_t kInlineOffset = (1 + sizeof(Header) + 15) / 16 * 16;
+// Arrays up to this size travel inline, where a copy of their contents costs less than a second
+// message: those the CPU reaches, and staged device arrays. (Larger staged arrays keep two
+// messages: the receiver reads the header and gets ready while the sender copies the contents
+// from the device. Device arrays on a CUDA-aware MPI go straight from their memory.)
+constexpr size_t kInlineBytes = 4096;
+
+size_t inline_limit(Runtime& rt, const Array& a) {
+  return host_reachable(rt, a) || !mpi_reachable(rt, a) ? kInlineBytes : 0;
+}
+
+// The contents of `a` into `message` from kInlineOffset.
+void pack_contents(Runtime& rt, const Array& message, const Array& a) {
+  if (a.size() == 0) return;
+  if (a.is_contiguous() && host_reachable(rt, a)) {
+    wait_for_array(rt, a);
+    std::memcpy(static_cast<char*>(message.data()) + kInlineOffset, a.data(), a.nbytes());
+  } else {
+    copy(rt, view_at(message, kInlineOffset, a.dtype(), a.shape()), a);
+  }
+}
+
+// The contents in `message` into `a`. Into a device array the copy is queued on its device's
+// current stream (after the work queued on the array, which is waited for), as the operations that
+// follow it; the staging buffer is waited for before its next use.
+void unpack_contents(Runtime& rt, const Array& message, const Array& a) {
+  if (a.size() == 0) return;
+  const Array contents = view_at(message, kInlineOffset, a.dtype(), a.shape());
+  if (a.is_contiguous() && host_reachable(rt, a)) {
+    wait_for_array(rt, a);
+    std::memcpy(a.data(), contents.data(), a.nbytes());
+  } else if (!is_host(a.location())) {
+    a.buffer()->wait_idle();
+    copy(rt, a, contents, &stream_for(rt, a, nullptr));
+  } else {
+    copy(rt, a, contents);
+  }
+}
 
 int opt_tag(lua_State* L, int arg, bool any) {
   if (lua_isnoneornil(L, arg)) return 0;
@@ -434,11 +535,22 @@ int l_send(lua_State* L) {
   if (ArrayBox* box = test_array(L, 1)) {
     const Array& a = box->array;
     as_argument(1, [&] { a.check_alive(); });
-    std::string head(1, kArrayMessage);
     const Header h = array_header(a);
+    if (a.nbytes() <= inline_limit(rt, a)) {
+      const size_t bytes = kInlineOffset + a.nbytes();
+      const Array message = staging_buffer(L, rt, bytes);
+      auto* p = static_cast<char*>(message.data());
+      std::memset(p, 0, kInlineOffset);
+      p[0] = kInlineArrayMessage;
+      std::memcpy(p + 1, &h, sizeof h);
+      pack_contents(rt, message, a);
+      mpi::send(p, bytes, dest, tag);
+      return 0;
+    }
+    std::string head(1, kArrayMessage);
     head.append(reinterpret_cast<const char*>(&h), sizeof h);
     mpi::send(head.data(), head.size(), dest, tag);
-    const Reachable r = reachable(rt, a, true);
+    const Reachable r = reachable(L, rt, a, true);
     mpi::send(a.size() ? r.memory.data() : nullptr, a.nbytes(), dest, tag);
     return 0;
   }
@@ -446,6 +558,19 @@ int l_send(lua_State* L) {
   bytes += pack_value(L, 1, "v");
   mpi::send(bytes.data(), bytes.size(), dest, tag);
   return 0;
+}
+
+// The byte size of the contents an inline array message's header announces (SIZE_MAX for a header
+// that cu.mpi.send cannot have written).
+size_t inline_contents_bytes(const Header& h) {
+  if (h.ndim < 0 || h.ndim > kMaxDims || h.dtype < 0 || h.dtype >= kNumDTypes) return SIZE_MAX;
+  size_t n = itemsize(static_cast<DType>(h.dtype));
+  for (int i = 0; i < h.ndim; ++i) {
+    if (h.dims[i] < 0 || h.dims[i] > int64_t{1} << 40) return SIZE_MAX;
+    n *= static_cast<size_t>(h.dims[i]);
+    if (n > kKeptStagingBytes) return SIZE_MAX;
+  }
+  return n;
 }
 
 // cu.mpi.recv(src [, tag [, {out=}]]) -> value, source, tag; src and tag may be "any" (tag
@@ -465,26 +590,46 @@ int l_recv(lua_State* L) {
   }
   const int tag = opt_tag(L, 2, true);
   const mpi::Message m = mpi::probe(source, tag);
-  std::string bytes(m.bytes, '\0');
-  mpi::recv(bytes.data(), bytes.size(), m.source, m.tag);
-  if (bytes.empty() || (bytes[0] != kValueMessage && bytes[0] != kArrayMessage) ||
-      (bytes[0] == kArrayMessage && bytes.size() != 1 + sizeof(Header))) {
+  // Messages that fit the kept staging buffer arrive there (pinned memory: an inline array's
+  // contents go on to the device from it), larger ones in a string.
+  Array message;
+  std::string large;
+  char* p = nullptr;
+  if (m.bytes <= kKeptStagingBytes) {
+    message = staging_buffer(L, rt, m.bytes);
+    p = static_cast<char*>(message.data());
+  } else {
+    large.resize(m.bytes);
+    p = large.data();
+  }
+  mpi::recv(p, m.bytes, m.source, m.tag);
+  const char kind = m.bytes > 0 ? p[0] : '\0';
+  Header h;
+  if (kind == kArrayMessage || kind == kInlineArrayMessage) {
+    if (m.bytes >= 1 + sizeof h) std::memcpy(&h, p + 1, sizeof h);
+  }
+  const bool valid = kind == kValueMessage || (kind == kArrayMessage && m.bytes == 1 + sizeof h) ||
+                     (kind == kInlineArrayMessage && message.alive() && m.bytes >= kInlineOffset &&
+                      inline_contents_bytes(h) == m.bytes - kInlineOffset);
+  if (!valid) {
     fail(ErrorKind::Value, "a message from rank {} (tag {}) was not sent by cu.mpi.send", m.source,
          m.tag);
   }
-  if (bytes[0] == kValueMessage) {
-    unpack_value(L, std::string_view(bytes).substr(1));
+  if (kind == kValueMessage) {
+    unpack_value(L, std::string_view(p + 1, m.bytes - 1));
   } else {
-    Header h;
-    std::memcpy(&h, bytes.data() + 1, sizeof h);
     const bool fits =
         out && out->dtype() == static_cast<DType>(h.dtype) && out->shape() == header_shape(h);
     Array a = fits ? *out
                    : empty(rt, header_shape(h), static_cast<DType>(h.dtype),
                            static_cast<Location>(h.location));
-    const Reachable r = reachable(rt, a, false);
-    mpi::recv(a.size() ? r.memory.data() : nullptr, a.nbytes(), m.source, m.tag);
-    written(rt, a, r);
+    if (kind == kInlineArrayMessage) {
+      unpack_contents(rt, message, a);
+    } else {
+      const Reachable r = reachable(L, rt, a, false);
+      mpi::recv(a.size() ? r.memory.data() : nullptr, a.nbytes(), m.source, m.tag);
+      written(rt, a, r);
+    }
     if (out && !fits) {
       option_error(3, "out", ErrorKind::Value,
                    fmt::format("rank {} sent {}; out is {}", m.source, describe(h),

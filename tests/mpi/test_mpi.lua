@@ -302,6 +302,86 @@ T.case("send/recv of arrays: dtype, shape and place travel with the data", funct
   cu.mpi.barrier()
 end)
 
+-- Arrays travel in one message up to 4 KiB and in two above it; staged device arrays
+-- (CULUA_MPI_STAGING=always, the test mpi.np2_staged) go through a staging buffer kept up to
+-- 1 MiB, and through one of their own above it. Both sides of each limit, every place, into out=
+-- and new arrays. Many messages in a row: a staged array's contents reach the device after recv returns
+-- (a queued copy from the staging buffer), so the next message must not overwrite the staging
+-- buffer before that copy has run.
+T.case("send/recv of arrays on both sides of the one-message limits, in a quick series", function()
+  local sizes = { 1024, 1025, 262144 - 32, 262144 + 1, 300000 } -- f32 elements
+  local function values(n, k) -- differs per message
+    return (cu.arange(n, "f32") + k):astype("f32")
+  end
+  local function check(a, n, k, what)
+    T.eq(a.shape, { n }, what)
+    local t = a:totable()
+    T.truthy(t[1] == k and t[n] == n - 1 + k, string.format("%s: first %s last %s, expected %d and %d",
+      what, tostring(t[1]), tostring(t[n]), k, n - 1 + k))
+  end
+  for _, place in ipairs({ "device", "pinned", "pageable" }) do
+    local function at(a)
+      if place == "device" then return a end
+      return a:to_host({ pinned = place == "pinned" })
+    end
+    for _, n in ipairs(sizes) do
+      local what = place .. " " .. n
+      local out = place == "device" and cu.zeros(n) or cu.host.zeros(n, "f32", { pinned = place == "pinned" })
+      for k = 1, 6 do
+        if rank == 0 then
+          cu.mpi.send(at(values(n, k)), 1, k)
+          local back = cu.mpi.recv(1, k)
+          check(back, n, k + 1, what .. " echo " .. k)
+          T.eq(back.location, place == "device" and "device" or place, what)
+        else
+          local got = cu.mpi.recv(0, k, k % 2 == 0 and { out = out } or nil)
+          -- the received array is used at once, on the device and by the next send
+          local plus = place == "device" and got + 1 or at(got:to_device() + 1)
+          cu.mpi.send(plus, 0, k)
+          check(got, n, k, what .. " recv " .. k)
+          if k % 2 == 0 then check(out, n, k, what .. " out= " .. k) end
+        end
+      end
+    end
+    -- Back-to-back receives behind queued work: with a current stream held by cu.sleep, a staged
+    -- array's copy to the device waits there after recv returns, and the second message must not
+    -- land in the staging buffer before that copy has run.
+    for _, n in ipairs({ 1000, 262144 - 32 }) do
+      if rank == 0 then
+        cu.mpi.send(at(values(n, 10)), 1, 10)
+        cu.mpi.send(at(values(n, 20)), 1, 20)
+      else
+        local new = place == "device" and cu.zeros or function(k) return cu.host.zeros(k, "f32") end
+        local out1, out2 = new(n), new(n)
+        local h2d = cu.ledger().h2d_calls
+        local held = cu.stream()
+        cu.sleep(50, { stream = held })
+        do
+          local _ <close> = cu.use_stream(held)
+          cu.mpi.recv(0, 10, { out = out1 })
+          cu.mpi.recv(0, 20, { out = out2 })
+        end
+        check(out1, n, 10, place .. " " .. n .. " first of two")
+        check(out2, n, 20, place .. " " .. n .. " second of two")
+        if place == "device" and os.getenv("CULUA_MPI_STAGING") == "always" then
+          T.truthy(cu.ledger().h2d_calls >= h2d + 2, "the staging path copied to the device")
+        end
+      end
+    end
+    -- a strided device or host view travels as its elements in row-major order
+    local m = cu.arange(2 * 700, "f32"):reshape({ 2, 700 })
+    if place ~= "device" then m = at(m) end
+    if rank == 0 then
+      cu.mpi.send(m:transpose(), 1, 99)
+    else
+      local got = cu.mpi.recv(0, 99)
+      T.eq(got.shape, { 700, 2 })
+      T.eq(got:totable()[700][2], m:transpose():totable()[700][2], place .. " strided")
+    end
+    cu.mpi.barrier()
+  end
+end)
+
 T.case("distribute=true: rows gathered at rank 0 in point order, a failed point on rank 1", function()
   local json = os.tmpname()
   os.remove(json)

@@ -210,7 +210,9 @@ RtcBinary compile(const RtcRequest& request, const DeviceInfo& device) {
   RtcBinary out;
   out.key = key;
   out.arch = arch.substr(arch.find('=') == std::string::npos ? 0 : arch.find('=') + 1);
-  rtc::KernelCache cache(request.use_cache ? rtc::KernelCache::default_directory() : "");
+  const std::string directory = request.use_cache ? rtc::KernelCache::default_directory() : "";
+  const rtc::KernelCache cache(directory,
+                               directory.empty() ? 0 : rtc::cache_max_bytes_from_environment());
   if (cache.enabled()) {
     out.cache_path = cache.path_for(key);
     if (auto hit = cache.load(key)) {

@@ -1,6 +1,7 @@
 // The persistent kernel cache: round trips, every kind of bad file as a miss, failed writes as a
 // reason, concurrent writers, the include-directory fingerprint, and the size cap (least recently
-// used files go first, never the one just written; CULUA_CACHE_MAX_BYTES).
+// used files go first, never the one just written; CULUA_CACHE_MAX_BYTES), and with NVRTC the
+// recompile of a cached image the driver refuses.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -20,6 +21,10 @@
 #include <fmt/format.h>
 
 #include "rtc/kernel_cache.hpp"
+#ifdef CULUA_HAVE_CUDA
+#include "core/error.hpp"
+#include "cuda/rtc.hpp"
+#endif
 
 using namespace culua::detail::rtc;
 namespace fs = std::filesystem;
@@ -70,6 +75,28 @@ void check_same(const CacheEntry& a, const CacheEntry& b) {
   CHECK(a.log == b.log);
   CHECK(a.compile_ms == b.compile_ms);
 }
+
+// Sets an environment variable for the scope, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* v = std::getenv(name)) saved_ = v;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (saved_) {
+      ::setenv(name_, saved_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> saved_;
+};
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -622,10 +649,7 @@ TEST_CASE("kernel cache: concurrent stores under a cap", "[kernel_cache]") {
 }
 
 TEST_CASE("kernel cache: CULUA_CACHE_MAX_BYTES sets the cap", "[kernel_cache]") {
-  const char* before = std::getenv("CULUA_CACHE_MAX_BYTES");
-  const std::optional<std::string> saved =
-      before ? std::optional<std::string>(before) : std::nullopt;
-
+  const ScopedEnv restored_after("CULUA_CACHE_MAX_BYTES", "");
   ::unsetenv("CULUA_CACHE_MAX_BYTES");
   CHECK(cache_max_bytes_from_environment() == kDefaultCacheMaxBytes);
   CHECK(kDefaultCacheMaxBytes == uint64_t{1} << 30);
@@ -645,10 +669,171 @@ TEST_CASE("kernel cache: CULUA_CACHE_MAX_BYTES sets the cap", "[kernel_cache]") 
     CHECK_THROWS_WITH(cache_max_bytes_from_environment(),
                       Catch::StartsWith("CULUA_CACHE_MAX_BYTES: ") && Catch::Contains(bad));
   }
+}
 
-  if (saved) {
-    ::setenv("CULUA_CACHE_MAX_BYTES", saved->c_str(), 1);
-  } else {
-    ::unsetenv("CULUA_CACHE_MAX_BYTES");
+#ifdef CULUA_HAVE_CUDA
+// The cache as cuda::compile uses it (NVRTC for sm_90, no GPU needed; the driver's verdict on a
+// cached image is a callback here, the CUDA backend's module load on a GPU): a cached image the
+// driver refuses is dropped, compiled afresh and stored again; the cap of CULUA_CACHE_MAX_BYTES
+// applies to what compile stores. The same on a real GPU, with a corrupt file:
+// tests/gpu/test_kernel_cache_gpu.lua.
+namespace {
+
+using culua::detail::CacheOutcome;
+using culua::detail::DeviceInfo;
+using culua::detail::Error;
+using culua::detail::ErrorKind;
+using culua::detail::RtcBinary;
+using culua::detail::RtcRequest;
+namespace cuda = culua::detail::cuda;
+
+DeviceInfo h200() {
+  DeviceInfo d;
+  d.name = "test";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  return d;
+}
+
+RtcRequest saxpy(const std::string& tag = "") {
+  RtcRequest r;
+  r.source =
+      "extern \"C\" __global__ void saxpy(float a, const float* x, float* y, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) y[i] = a * x[i] + y[i];\n"
+      "}\n// " +
+      tag + "\n";
+  r.name_expressions = {"saxpy"};
+  return r;
+}
+
+// Compiles, or nullopt when this machine has no NVRTC.
+std::optional<RtcBinary> compile(const RtcRequest& r, const cuda::CachedImageCheck& usable) {
+  try {
+    return cuda::compile(r, h200(), usable);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Unsupported) return std::nullopt;
+    throw;
   }
 }
+
+}  // namespace
+
+TEST_CASE("kernel cache: a cached image the driver refuses is compiled afresh", "[kernel_cache]") {
+  TempDir dir;
+  const ScopedEnv cache_dir("CULUA_CACHE_DIR", dir.str());
+  const ScopedEnv cap("CULUA_CACHE_MAX_BYTES", "");
+  int checks = 0;
+  std::vector<char> checked_image;
+  bool accept = true;
+  const cuda::CachedImageCheck usable = [&](const RtcBinary& b) {
+    ++checks;
+    checked_image = b.image;
+    CHECK(b.cache == CacheOutcome::Hit);
+    return accept;
+  };
+
+  const auto first = compile(saxpy(), usable);
+  if (!first) {
+    WARN("NVRTC is not available: not compiled");
+    return;
+  }
+  CHECK(first->cache == CacheOutcome::Miss);
+  CHECK(checks == 0);  // a fresh image is not checked here: loading it is the launch's business
+  REQUIRE(fs::is_regular_file(first->cache_path));
+  const std::string good_file = read_file(first->cache_path);
+  REQUIRE(first->image.size() > 4);
+  CHECK(std::string(first->image.data(), 4) ==
+        "\x7f"
+        "ELF");  // a cubin for sm_90
+
+  // A hit the driver takes is returned as it is.
+  const auto hit = compile(saxpy(), usable);
+  REQUIRE(hit);
+  CHECK(hit->cache == CacheOutcome::Hit);
+  CHECK(checks == 1);
+  CHECK(hit->image == first->image);
+
+  // The file's image bytes replaced by junk of the same length: still a hit for the cache (its
+  // metadata is intact), refused by the driver.
+  const size_t newline = good_file.find('\n');
+  REQUIRE(newline != std::string::npos);
+  std::string corrupt = good_file.substr(0, newline + 1);
+  while (corrupt.size() < good_file.size()) corrupt += "corrupt!";
+  corrupt.resize(good_file.size());
+  write_file(first->cache_path, corrupt);
+  const std::string junk = corrupt.substr(newline + 1);
+
+  accept = false;
+  const auto again = compile(saxpy(), usable);
+  REQUIRE(again);
+  CHECK(checks == 2);
+  CHECK(std::string(checked_image.begin(), checked_image.end()) == junk);  // it was the cached one
+  CHECK(again->cache == CacheOutcome::Miss);  // compiled, and stored again
+  CHECK(again->cache_path == first->cache_path);
+  CHECK(std::string(again->image.data(), 4) ==
+        "\x7f"
+        "ELF");
+  CHECK(again->lowered_names == first->lowered_names);
+  // (The metadata line's length may differ: it holds the new compile time.)
+  const std::string replaced = read_file(again->cache_path);
+  const size_t replaced_newline = replaced.find('\n');
+  REQUIRE(replaced_newline != std::string::npos);
+  CHECK(replaced.substr(replaced_newline + 1) ==
+        std::string(again->image.begin(), again->image.end()));
+
+  // The fresh file is a hit again.
+  accept = true;
+  const auto after = compile(saxpy(), usable);
+  REQUIRE(after);
+  CHECK(after->cache == CacheOutcome::Hit);
+  CHECK(after->image == again->image);
+  CHECK(checks == 3);
+
+  // Without a check (as before), a hit is taken as it is.
+  const auto unchecked = compile(saxpy(), {});
+  REQUIRE(unchecked);
+  CHECK(unchecked->cache == CacheOutcome::Hit);
+}
+
+TEST_CASE("kernel cache: compile stores under the cap of CULUA_CACHE_MAX_BYTES", "[kernel_cache]") {
+  TempDir dir;
+  const ScopedEnv cache_dir("CULUA_CACHE_DIR", dir.str());
+  std::optional<RtcBinary> a, b;
+  {
+    const ScopedEnv cap("CULUA_CACHE_MAX_BYTES", "0");  // no cap
+    a = compile(saxpy("a"), {});
+    if (!a) {
+      WARN("NVRTC is not available: not compiled");
+      return;
+    }
+    b = compile(saxpy("b"), {});
+    REQUIRE(b);
+    CHECK(fs::is_regular_file(a->cache_path));
+    CHECK(fs::is_regular_file(b->cache_path));
+  }
+  {
+    // One byte: every store leaves only the file it wrote.
+    const ScopedEnv cap("CULUA_CACHE_MAX_BYTES", "1");
+    const auto c = compile(saxpy("c"), {});
+    REQUIRE(c);
+    CHECK(c->cache == CacheOutcome::Miss);
+    CHECK(fs::is_regular_file(c->cache_path));
+    CHECK_FALSE(fs::exists(a->cache_path));
+    CHECK_FALSE(fs::exists(b->cache_path));
+  }
+  {
+    const ScopedEnv cap("CULUA_CACHE_MAX_BYTES", "a lot");
+    CHECK_THROWS_WITH(
+        compile(saxpy("d"), {}),
+        Catch::StartsWith("CULUA_CACHE_MAX_BYTES: cannot read 'a lot' as a byte size"));
+    // Without the cache the variable is not read.
+    RtcRequest uncached = saxpy("d");
+    uncached.use_cache = false;
+    const auto d = compile(uncached, {});
+    REQUIRE(d);
+    CHECK(d->cache == CacheOutcome::Off);
+  }
+}
+
+#endif  // CULUA_HAVE_CUDA

@@ -464,9 +464,18 @@ class CudaBackend final : public Backend {
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::fault(launch(s))));
   }
 
+  // A cache hit is loaded here, on its device: an image the driver refuses is compiled afresh
+  // instead of failing at the first launch. The module is kept for the kernels' launches.
   RtcBinary compile(const RtcRequest& request, int device) override {
     state(device);
-    return cuda::compile(request, device_info(device));
+    return cuda::compile(request, device_info(device), [&](const RtcBinary& cached) {
+      const DeviceScope scope(device, *health_);
+      RelaxedCaptureMode relaxed;
+      std::lock_guard lock(init_mutex_);
+      auto& m = devices_[static_cast<size_t>(device)].modules[cached.key];
+      if (!m) m = cuda::load_cached_module(cached, device, health_);
+      return m != nullptr;
+    });
   }
 
   std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device) override {

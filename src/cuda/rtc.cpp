@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -172,7 +173,8 @@ rtc::CacheEntry run_nvrtc(const RtcRequest& request, const std::vector<std::stri
 
 }  // namespace
 
-RtcBinary compile(const RtcRequest& request, const DeviceInfo& device) {
+RtcBinary compile(const RtcRequest& request, const DeviceInfo& device,
+                  const CachedImageCheck& usable) {
   const auto t0 = Clock::now();
   const Versions& v = versions();
   std::vector<std::string> options = request.options;
@@ -210,18 +212,26 @@ RtcBinary compile(const RtcRequest& request, const DeviceInfo& device) {
   RtcBinary out;
   out.key = key;
   out.arch = arch.substr(arch.find('=') == std::string::npos ? 0 : arch.find('=') + 1);
-  rtc::KernelCache cache(request.use_cache ? rtc::KernelCache::default_directory() : "");
+  const std::string directory = request.use_cache ? rtc::KernelCache::default_directory() : "";
+  const rtc::KernelCache cache(directory,
+                               directory.empty() ? 0 : rtc::cache_max_bytes_from_environment());
   if (cache.enabled()) {
     out.cache_path = cache.path_for(key);
     if (auto hit = cache.load(key)) {
-      out.image = std::move(hit->image);
-      out.ptx = hit->ptx;
-      out.lowered_names = std::move(hit->lowered_names);
-      out.log = std::move(hit->log);
-      out.compile_ms = hit->compile_ms;
-      out.cache = CacheOutcome::Hit;
-      out.elapsed_ms = ms_since(t0);
-      return out;
+      RtcBinary cached = out;
+      cached.image = std::move(hit->image);
+      cached.ptx = hit->ptx;
+      cached.lowered_names = std::move(hit->lowered_names);
+      cached.log = std::move(hit->log);
+      cached.compile_ms = hit->compile_ms;
+      cached.cache = CacheOutcome::Hit;
+      if (!usable || usable(cached)) {
+        cached.elapsed_ms = ms_since(t0);
+        return cached;
+      }
+      // The driver refused the cached image: not the user's error. Compile afresh; the store
+      // below replaces the file (removed first, in case this compile fails).
+      cache.remove(key);
     }
   }
   rtc::CacheEntry e = run_nvrtc(request, options, ptx);
@@ -353,13 +363,49 @@ class CudaRtcModule final : public RtcModule, public std::enable_shared_from_thi
 
 }  // namespace
 
+namespace {
+
+// The image as the driver takes it: PTX is text ending in a zero byte.
+std::vector<char> loadable_image(const RtcBinary& binary) {
+  std::vector<char> image = binary.image;
+  if (binary.ptx && (image.empty() || image.back() != '\0')) image.push_back('\0');
+  return image;
+}
+
+}  // namespace
+
 std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device,
                                        std::shared_ptr<Health> health) {
   health->check_usable();
-  std::vector<char> image = binary.image;
-  if (binary.ptx && (image.empty() || image.back() != '\0')) image.push_back('\0');
+  const std::vector<char> image = loadable_image(binary);
   CUmodule m = nullptr;
   CULUA_CU_CHECK(*health, driver_api().module_load_data(&m, image.data()));
+  UniqueModule owned(m, UnloadModule{device});
+  return std::make_shared<CudaRtcModule>(std::move(owned), std::move(health));
+}
+
+std::shared_ptr<RtcModule> load_cached_module(const RtcBinary& binary, int device,
+                                              std::shared_ptr<Health> health) {
+  health->check_usable();
+  // NVRTC's cubin is an ELF file. The driver reads anything else as PTX text up to a zero byte,
+  // which a corrupt file need not have: it would read past the image.
+  constexpr char kElfMagic[] = {'\x7f', 'E', 'L', 'F'};
+  if (!binary.ptx && (binary.image.size() < sizeof kElfMagic ||
+                      std::memcmp(binary.image.data(), kElfMagic, sizeof kElfMagic) != 0)) {
+    return nullptr;
+  }
+  const std::vector<char> image = loadable_image(binary);
+  CUmodule m = nullptr;
+  const CUresult r = driver_api().module_load_data(&m, image.data());
+  if (r != CUDA_SUCCESS) {
+    // Any other failure (an invalid image or PTX, no code for this GPU, a PTX version the driver
+    // does not know, even running out of memory) is answered by compiling afresh: if loading the
+    // fresh image fails too, that failure is reported.
+    if (is_sticky(static_cast<cudaError_t>(r))) {
+      health->check_driver(r, "cuModuleLoadData", __FILE__, __LINE__);
+    }
+    return nullptr;
+  }
   UniqueModule owned(m, UnloadModule{device});
   return std::make_shared<CudaRtcModule>(std::move(owned), std::move(health));
 }

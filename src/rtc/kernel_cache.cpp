@@ -18,7 +18,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "core/json.hpp"
+#include "core/runtime.hpp"
 
 namespace culua::detail::rtc {
 
@@ -133,7 +135,30 @@ std::string temporary_name(const std::string& final_name) {
   return fmt::format(".{}.tmp.{}.{}.{:016x}", final_name, static_cast<long>(::getpid()), n, noise);
 }
 
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A writer's temporary file (see temporary_name).
+bool is_temporary(std::string_view name) {
+  return !name.empty() && name[0] == '.' && name.find(".kernel.tmp.") != std::string_view::npos;
+}
+
+// A writer that has not renamed its temporary file within this time has died.
+constexpr auto kStaleTemporary = std::chrono::hours(1);
+
 }  // namespace
+
+uint64_t cache_max_bytes_from_environment() {
+  const char* env = std::getenv("CULUA_CACHE_MAX_BYTES");
+  if (!env || !*env) return kDefaultCacheMaxBytes;
+  try {
+    return parse_byte_size(env);
+  } catch (const Error& e) {
+    fail(ErrorKind::Value, "CULUA_CACHE_MAX_BYTES: {}", e.what());
+  }
+}
 
 std::string KernelCache::default_directory() {
   auto env = [](const char* name) -> std::string {
@@ -146,7 +171,8 @@ std::string KernelCache::default_directory() {
   return {};
 }
 
-KernelCache::KernelCache(std::string directory) : directory_(std::move(directory)) {}
+KernelCache::KernelCache(std::string directory, uint64_t max_bytes)
+    : directory_(std::move(directory)), max_bytes_(max_bytes) {}
 
 std::string KernelCache::path_for(std::string_view key) const {
   if (!enabled()) return {};
@@ -193,6 +219,9 @@ std::optional<CacheEntry> KernelCache::load(std::string_view key) const {
       in.read(entry->image.data() + buffered, static_cast<std::streamsize>(rest));
       if (static_cast<size_t>(in.gcount()) != rest) return std::nullopt;
     }
+    // The last use, for trim; a read-only cache simply keeps the old time.
+    std::error_code ec;
+    fs::last_write_time(path_for(key), fs::file_time_type::clock::now(), ec);
     return entry;
   } catch (const std::exception&) {
     return std::nullopt;  // out of memory on a huge claimed size, or a stream error
@@ -251,10 +280,70 @@ bool KernelCache::store(std::string_view key, const CacheEntry& entry, std::stri
       return failed(fmt::format("cannot rename {} to {}: {}", temp_path.string(),
                                 final_path.string(), ec.message()));
     }
+    trim(final_path.string());
     return true;
   } catch (const std::exception& e) {
     return failed(fmt::format("cannot store the kernel in {}: {}", directory_, e.what()));
   }
+}
+
+bool KernelCache::remove(std::string_view key) const {
+  if (!enabled()) return false;
+  std::error_code ec;
+  return fs::remove(path_for(key), ec) && !ec;
+}
+
+size_t KernelCache::trim(const std::string& keep) const {
+  if (!enabled()) return 0;
+  struct File {
+    fs::file_time_type mtime;
+    uintmax_t size;
+    fs::path path;
+  };
+  size_t removed = 0;
+  try {
+    const auto now = fs::file_time_type::clock::now();
+    std::vector<File> files;
+    uintmax_t total = 0;
+    std::error_code ec;
+    fs::directory_iterator it(directory_, ec);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      // Any of these may fail because another process removed the file meanwhile: skip it.
+      std::error_code file_ec;
+      if (!it->is_regular_file(file_ec) || file_ec) continue;
+      const std::string name = it->path().filename().string();
+      const bool temporary = is_temporary(name);
+      if (!temporary && (name[0] == '.' || !ends_with(name, ".kernel"))) continue;
+      const fs::file_time_type mtime = it->last_write_time(file_ec);
+      if (file_ec) continue;
+      if (temporary) {
+        if (now - mtime > kStaleTemporary) fs::remove(it->path(), file_ec);
+        continue;
+      }
+      const uintmax_t size = it->file_size(file_ec);
+      if (file_ec) continue;
+      files.push_back(File{mtime, size, it->path()});
+      total += size;
+    }
+    if (max_bytes_ == 0 || total <= max_bytes_) return 0;
+
+    std::sort(files.begin(), files.end(), [](const File& a, const File& b) {
+      return a.mtime != b.mtime ? a.mtime < b.mtime : a.path < b.path;
+    });
+    const fs::path kept = fs::path(keep).filename();  // every file listed is in directory_
+    for (const File& f : files) {
+      if (total <= max_bytes_) break;
+      if (!kept.empty() && f.path.filename() == kept) continue;
+      std::error_code remove_ec;
+      const bool gone = fs::remove(f.path, remove_ec);
+      // Removed here, or already by another process: either way its bytes are no longer there.
+      if (gone || !remove_ec) total -= f.size;
+      if (gone) ++removed;
+    }
+  } catch (const std::exception&) {
+    // Out of memory listing a huge directory: the cap is best effort, the entry is stored.
+  }
+  return removed;
 }
 
 std::string hash_hex(std::string_view text) {

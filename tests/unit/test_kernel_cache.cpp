@@ -1,10 +1,13 @@
 // The persistent kernel cache: round trips, every kind of bad file as a miss, failed writes as a
-// reason, concurrent writers, and the include-directory fingerprint.
+// reason, concurrent writers, the include-directory fingerprint, and the size cap (least recently
+// used files go first, never the one just written; CULUA_CACHE_MAX_BYTES), and with NVRTC the
+// recompile of a cached image the driver refuses.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +21,10 @@
 #include <fmt/format.h>
 
 #include "rtc/kernel_cache.hpp"
+#ifdef CULUA_HAVE_CUDA
+#include "core/error.hpp"
+#include "cuda/rtc.hpp"
+#endif
 
 using namespace culua::detail::rtc;
 namespace fs = std::filesystem;
@@ -68,6 +75,28 @@ void check_same(const CacheEntry& a, const CacheEntry& b) {
   CHECK(a.log == b.log);
   CHECK(a.compile_ms == b.compile_ms);
 }
+
+// Sets an environment variable for the scope, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* v = std::getenv(name)) saved_ = v;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (saved_) {
+      ::setenv(name_, saved_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> saved_;
+};
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -418,3 +447,393 @@ TEST_CASE("kernel cache: fingerprint_directories stops at 10000 files", "[kernel
   CHECK(lines == 10001);
   CHECK(fp.find("(more than 10000 files)") != std::string::npos);
 }
+
+namespace {
+
+// Sets the file's modification time to `age` before now (the cache's record of its last use).
+void set_age(const std::string& path, std::chrono::seconds age) {
+  fs::last_write_time(path, fs::file_time_type::clock::now() - age);
+}
+
+std::vector<std::string> kernel_files(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".kernel") == 0) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Stores an entry of `image_bytes` for each key, then dates its last use `age` ago.
+void store_aged(const KernelCache& cache,
+                const std::vector<std::pair<std::string, std::chrono::seconds>>& entries,
+                size_t image_bytes) {
+  for (const auto& [key, age] : entries) {
+    REQUIRE(cache.store(key, sample_entry(image_bytes)));
+    set_age(cache.path_for(key), age);
+  }
+}
+
+std::string file_name(const KernelCache& cache, const std::string& key) {
+  return fs::path(cache.path_for(key)).filename().string();
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("kernel cache: trim removes the least recently used files until under the cap",
+          "[kernel_cache]") {
+  TempDir dir;
+  const KernelCache writer(dir.str());  // no cap: the stores keep everything
+  // The last uses, oldest first: B, D, A, E, C.
+  using std::chrono::minutes;
+  store_aged(writer,
+             {{"key A", minutes(30)},
+              {"key B", minutes(50)},
+              {"key C", minutes(10)},
+              {"key D", minutes(40)},
+              {"key E", minutes(20)}},
+             1000);
+  // Other files in the folder are neither counted nor removed.
+  write_file((dir.path() / "tune.json").string(), std::string(100000, 'x'));
+  auto size = [&](const std::string& k) { return fs::file_size(writer.path_for(k)); };
+
+  SECTION("no cap removes nothing") {
+    CHECK(KernelCache(dir.str(), 0).trim() == 0);
+    CHECK(kernel_files(dir.path()).size() == 5);
+  }
+  SECTION("under the cap removes nothing") {
+    const uint64_t all =
+        size("key A") + size("key B") + size("key C") + size("key D") + size("key E");
+    CHECK(KernelCache(dir.str(), all).trim() == 0);
+    CHECK(kernel_files(dir.path()).size() == 5);
+  }
+  SECTION("the oldest go first, until the rest fit") {
+    // Room for the three most recently used (A, E, C), one byte short of room for D too.
+    const uint64_t cap = size("key A") + size("key E") + size("key C") + size("key D") - 1;
+    const KernelCache capped(dir.str(), cap);
+    CHECK(capped.trim() == 2);
+    CHECK(kernel_files(dir.path()) ==
+          sorted({file_name(capped, "key A"), file_name(capped, "key E"),
+                  file_name(capped, "key C")}));
+    CHECK(fs::is_regular_file(dir.path() / "tune.json"));
+    CHECK(capped.load("key C").has_value());
+    CHECK_FALSE(capped.load("key B").has_value());
+  }
+  SECTION("the file to keep stays even when it is the oldest") {
+    const KernelCache capped(dir.str(), size("key B") + size("key C"));
+    CHECK(capped.trim(capped.path_for("key B")) == 3);
+    CHECK(kernel_files(dir.path()) ==
+          sorted({file_name(capped, "key B"), file_name(capped, "key C")}));
+  }
+}
+
+TEST_CASE("kernel cache: a store trims the folder but keeps the file just written",
+          "[kernel_cache]") {
+  TempDir dir;
+  const KernelCache writer(dir.str());
+  store_aged(writer, {{"old 1", std::chrono::minutes(20)}, {"old 2", std::chrono::minutes(10)}},
+             4000);
+  const uint64_t one = fs::file_size(writer.path_for("old 1"));
+
+  SECTION("a cap that holds two files: the oldest goes") {
+    const KernelCache capped(dir.str(), 2 * one + 100);
+    REQUIRE(capped.store("new", sample_entry(4000)));
+    CHECK(kernel_files(dir.path()) ==
+          sorted({file_name(capped, "old 2"), file_name(capped, "new")}));
+  }
+  SECTION("a cap smaller than the new file: everything else goes, the new file stays") {
+    const KernelCache capped(dir.str(), 10);
+    std::string why;
+    REQUIRE(capped.store("new", sample_entry(4000), &why));
+    CHECK(why.empty());
+    CHECK(kernel_files(dir.path()) == std::vector<std::string>{file_name(capped, "new")});
+    const auto back = capped.load("new");
+    REQUIRE(back.has_value());
+    check_same(*back, sample_entry(4000));
+  }
+}
+
+TEST_CASE("kernel cache: a hit records the use, so trim keeps what was used last",
+          "[kernel_cache]") {
+  TempDir dir;
+  const KernelCache writer(dir.str());
+  // "used" written long ago ...
+  store_aged(writer, {{"used", std::chrono::hours(2)}, {"unused", std::chrono::hours(1)}}, 2000);
+  REQUIRE(writer.load("used").has_value());  // ... and used now
+  const auto since =
+      fs::file_time_type::clock::now() - fs::last_write_time(writer.path_for("used"));
+  CHECK(since < std::chrono::minutes(1));
+  // A miss (another key) does not touch anything.
+  CHECK_FALSE(writer.load("absent").has_value());
+
+  const KernelCache capped(dir.str(), fs::file_size(writer.path_for("used")));
+  CHECK(capped.trim() == 1);
+  CHECK(kernel_files(dir.path()) == std::vector<std::string>{file_name(capped, "used")});
+}
+
+TEST_CASE("kernel cache: trim removes writers' temporary files once an hour old",
+          "[kernel_cache]") {
+  TempDir dir;
+  const KernelCache cache(dir.str());
+  const fs::path stale = dir.path() / ".0123456789abcdef.kernel.tmp.4242.0.00000000deadbeef";
+  const fs::path fresh = dir.path() / ".0123456789abcdef.kernel.tmp.4242.1.00000000deadbeef";
+  const fs::path other = dir.path() / ".hidden";
+  for (const fs::path& p : {stale, fresh, other}) write_file(p.string(), "partial");
+  set_age(stale.string(), std::chrono::minutes(61));
+  set_age(fresh.string(), std::chrono::minutes(59));
+  set_age(other.string(), std::chrono::hours(5));
+  CHECK(cache.trim() == 0);  // counts .kernel files only
+  CHECK_FALSE(fs::exists(stale));
+  CHECK(fs::exists(fresh));
+  CHECK(fs::exists(other));
+}
+
+TEST_CASE("kernel cache: remove drops one entry", "[kernel_cache]") {
+  TempDir dir;
+  const KernelCache cache(dir.str());
+  REQUIRE(cache.store("gone", sample_entry()));
+  REQUIRE(cache.store("stays", sample_entry()));
+  CHECK(cache.remove("gone"));
+  CHECK_FALSE(cache.load("gone").has_value());
+  CHECK(cache.load("stays").has_value());
+  CHECK_FALSE(cache.remove("gone"));  // nothing left to remove
+  CHECK_FALSE(KernelCache("").remove("stays"));
+}
+
+TEST_CASE("kernel cache: concurrent stores under a cap", "[kernel_cache]") {
+  TempDir dir;
+  constexpr int kThreads = 6;
+  constexpr int kRounds = 15;
+  const uint64_t one = [&] {
+    const KernelCache probe(dir.str());
+    REQUIRE(probe.store("probe", sample_entry(5000)));
+    const uint64_t n = fs::file_size(probe.path_for("probe"));
+    fs::remove(probe.path_for("probe"));
+    return n;
+  }();
+  const uint64_t cap = 4 * one + one / 2;  // four entries fit
+  const KernelCache cache(dir.str(), cap);
+  const CacheEntry entry = sample_entry(5000);
+  std::atomic<int> failed_stores{0};
+  std::atomic<int> partial_loads{0};
+  auto writer = [&](int t) {
+    for (int r = 0; r < kRounds; ++r) {
+      const std::string key = fmt::format("thread {} round {}", t, r);
+      if (!cache.store(key, entry)) ++failed_stores;
+      // Another thread's trim may have removed it already; what loads is whole.
+      const auto seen = cache.load(key);
+      if (seen && seen->image != entry.image) ++partial_loads;
+    }
+  };
+  std::vector<std::thread> writers;
+  for (int t = 0; t < kThreads; ++t) writers.emplace_back(writer, t);
+  for (std::thread& w : writers) w.join();
+  CHECK(failed_stores.load() == 0);
+  CHECK(partial_loads.load() == 0);
+  // The last trim to start listed every file: what is left fits, and nothing else is there.
+  uint64_t total = 0;
+  size_t files = 0;
+  for (const auto& file : fs::directory_iterator(dir.path())) {
+    CHECK(file.path().extension() == ".kernel");
+    total += file.file_size();
+    ++files;
+  }
+  CHECK(total <= cap);
+  CHECK(files >= 1);
+}
+
+TEST_CASE("kernel cache: CULUA_CACHE_MAX_BYTES sets the cap", "[kernel_cache]") {
+  const ScopedEnv restored_after("CULUA_CACHE_MAX_BYTES", "");
+  ::unsetenv("CULUA_CACHE_MAX_BYTES");
+  CHECK(cache_max_bytes_from_environment() == kDefaultCacheMaxBytes);
+  CHECK(kDefaultCacheMaxBytes == uint64_t{1} << 30);
+  ::setenv("CULUA_CACHE_MAX_BYTES", "", 1);
+  CHECK(cache_max_bytes_from_environment() == kDefaultCacheMaxBytes);
+  ::setenv("CULUA_CACHE_MAX_BYTES", "0", 1);
+  CHECK(cache_max_bytes_from_environment() == 0);
+  ::setenv("CULUA_CACHE_MAX_BYTES", "1048576", 1);
+  CHECK(cache_max_bytes_from_environment() == 1048576);
+  ::setenv("CULUA_CACHE_MAX_BYTES", "512M", 1);
+  CHECK(cache_max_bytes_from_environment() == uint64_t{512} << 20);
+  ::setenv("CULUA_CACHE_MAX_BYTES", "2G", 1);
+  CHECK(cache_max_bytes_from_environment() == uint64_t{2} << 30);
+  for (const char* bad : {"lots", "-1", "1.5G", "12 M", "5T", "99999999999G"}) {
+    INFO(bad);
+    ::setenv("CULUA_CACHE_MAX_BYTES", bad, 1);
+    CHECK_THROWS_WITH(cache_max_bytes_from_environment(),
+                      Catch::StartsWith("CULUA_CACHE_MAX_BYTES: ") && Catch::Contains(bad));
+  }
+}
+
+#ifdef CULUA_HAVE_CUDA
+// The cache as cuda::compile uses it (NVRTC for sm_90, no GPU needed; the driver's verdict on a
+// cached image is a callback here, the CUDA backend's module load on a GPU): a cached image the
+// driver refuses is dropped, compiled afresh and stored again; the cap of CULUA_CACHE_MAX_BYTES
+// applies to what compile stores. The same on a real GPU, with a corrupt file:
+// tests/gpu/test_kernel_cache_gpu.lua.
+namespace {
+
+using culua::detail::CacheOutcome;
+using culua::detail::DeviceInfo;
+using culua::detail::Error;
+using culua::detail::ErrorKind;
+using culua::detail::RtcBinary;
+using culua::detail::RtcRequest;
+namespace cuda = culua::detail::cuda;
+
+DeviceInfo h200() {
+  DeviceInfo d;
+  d.name = "test";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  return d;
+}
+
+RtcRequest saxpy(const std::string& tag = "") {
+  RtcRequest r;
+  r.source =
+      "extern \"C\" __global__ void saxpy(float a, const float* x, float* y, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) y[i] = a * x[i] + y[i];\n"
+      "}\n// " +
+      tag + "\n";
+  r.name_expressions = {"saxpy"};
+  return r;
+}
+
+// Compiles, or nullopt when this machine has no NVRTC.
+std::optional<RtcBinary> compile(const RtcRequest& r, const cuda::CachedImageCheck& usable) {
+  try {
+    return cuda::compile(r, h200(), usable);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Unsupported) return std::nullopt;
+    throw;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("kernel cache: a cached image the driver refuses is compiled afresh", "[kernel_cache]") {
+  TempDir dir;
+  const ScopedEnv cache_dir("CULUA_CACHE_DIR", dir.str());
+  const ScopedEnv cap("CULUA_CACHE_MAX_BYTES", "");
+  int checks = 0;
+  std::vector<char> checked_image;
+  bool accept = true;
+  const cuda::CachedImageCheck usable = [&](const RtcBinary& b) {
+    ++checks;
+    checked_image = b.image;
+    CHECK(b.cache == CacheOutcome::Hit);
+    return accept;
+  };
+
+  const auto first = compile(saxpy(), usable);
+  if (!first) {
+    WARN("NVRTC is not available: not compiled");
+    return;
+  }
+  CHECK(first->cache == CacheOutcome::Miss);
+  CHECK(checks == 0);  // a fresh image is not checked here: loading it is the launch's business
+  REQUIRE(fs::is_regular_file(first->cache_path));
+  const std::string good_file = read_file(first->cache_path);
+  REQUIRE(first->image.size() > 4);
+  CHECK(std::string(first->image.data(), 4) ==
+        "\x7f"
+        "ELF");  // a cubin for sm_90
+
+  // A hit the driver takes is returned as it is.
+  const auto hit = compile(saxpy(), usable);
+  REQUIRE(hit);
+  CHECK(hit->cache == CacheOutcome::Hit);
+  CHECK(checks == 1);
+  CHECK(hit->image == first->image);
+
+  // The file's image bytes replaced by junk of the same length: still a hit for the cache (its
+  // metadata is intact), refused by the driver.
+  const size_t newline = good_file.find('\n');
+  REQUIRE(newline != std::string::npos);
+  std::string corrupt = good_file.substr(0, newline + 1);
+  while (corrupt.size() < good_file.size()) corrupt += "corrupt!";
+  corrupt.resize(good_file.size());
+  write_file(first->cache_path, corrupt);
+  const std::string junk = corrupt.substr(newline + 1);
+
+  accept = false;
+  const auto again = compile(saxpy(), usable);
+  REQUIRE(again);
+  CHECK(checks == 2);
+  CHECK(std::string(checked_image.begin(), checked_image.end()) == junk);  // it was the cached one
+  CHECK(again->cache == CacheOutcome::Miss);  // compiled, and stored again
+  CHECK(again->cache_path == first->cache_path);
+  CHECK(std::string(again->image.data(), 4) ==
+        "\x7f"
+        "ELF");
+  CHECK(again->lowered_names == first->lowered_names);
+  // (The metadata line's length may differ: it holds the new compile time.)
+  const std::string replaced = read_file(again->cache_path);
+  const size_t replaced_newline = replaced.find('\n');
+  REQUIRE(replaced_newline != std::string::npos);
+  CHECK(replaced.substr(replaced_newline + 1) ==
+        std::string(again->image.begin(), again->image.end()));
+
+  // The fresh file is a hit again.
+  accept = true;
+  const auto after = compile(saxpy(), usable);
+  REQUIRE(after);
+  CHECK(after->cache == CacheOutcome::Hit);
+  CHECK(after->image == again->image);
+  CHECK(checks == 3);
+
+  // Without a check (as before), a hit is taken as it is.
+  const auto unchecked = compile(saxpy(), {});
+  REQUIRE(unchecked);
+  CHECK(unchecked->cache == CacheOutcome::Hit);
+}
+
+TEST_CASE("kernel cache: compile stores under the cap of CULUA_CACHE_MAX_BYTES", "[kernel_cache]") {
+  TempDir dir;
+  const ScopedEnv cache_dir("CULUA_CACHE_DIR", dir.str());
+  std::optional<RtcBinary> a, b;
+  {
+    const ScopedEnv cap("CULUA_CACHE_MAX_BYTES", "0");  // no cap
+    a = compile(saxpy("a"), {});
+    if (!a) {
+      WARN("NVRTC is not available: not compiled");
+      return;
+    }
+    b = compile(saxpy("b"), {});
+    REQUIRE(b);
+    CHECK(fs::is_regular_file(a->cache_path));
+    CHECK(fs::is_regular_file(b->cache_path));
+  }
+  {
+    // One byte: every store leaves only the file it wrote.
+    const ScopedEnv cap("CULUA_CACHE_MAX_BYTES", "1");
+    const auto c = compile(saxpy("c"), {});
+    REQUIRE(c);
+    CHECK(c->cache == CacheOutcome::Miss);
+    CHECK(fs::is_regular_file(c->cache_path));
+    CHECK_FALSE(fs::exists(a->cache_path));
+    CHECK_FALSE(fs::exists(b->cache_path));
+  }
+  {
+    const ScopedEnv cap("CULUA_CACHE_MAX_BYTES", "a lot");
+    CHECK_THROWS_WITH(
+        compile(saxpy("d"), {}),
+        Catch::StartsWith("CULUA_CACHE_MAX_BYTES: cannot read 'a lot' as a byte size"));
+    // Without the cache the variable is not read.
+    RtcRequest uncached = saxpy("d");
+    uncached.use_cache = false;
+    const auto d = compile(uncached, {});
+    REQUIRE(d);
+    CHECK(d->cache == CacheOutcome::Off);
+  }
+}
+
+#endif  // CULUA_HAVE_CUDA

@@ -103,9 +103,21 @@ Cufft::Plan& Cufft::plan(const Key& key, bool capturing) {
   CULUA_CUFFT_CHECK(cufft_api().set_auto_allocation(p.handle, 0));
   // Contiguous rows (cuFFT's basic layout): the key's strides and distances are those.
   long long n = key.n;
-  CULUA_CUFFT_CHECK(cufft_api().make_plan_many_64(
+  const cufftResult made = cufft_api().make_plan_many_64(
       p.handle, 1, &n, nullptr, key.istride, key.idist, nullptr, key.ostride, key.odist,
-      static_cast<cufftType>(key.type), key.batch, &p.work));
+      static_cast<cufftType>(key.type), key.batch, &p.work);
+  if (made != CUFFT_SUCCESS && capturing) {
+    // cuFFT synchronizes the context while it makes some plans (lengths it does by Bluestein's
+    // algorithm, such as primes above 127: cuCtxSynchronize inside cufftMakePlanMany64, seen
+    // under compute-sanitizer on an H200), which no capture allows: CUFFT_INTERNAL_ERROR.
+    cudaGetLastError();
+    fail(ErrorKind::Capture,
+         "cuFFT cannot make the plan of a transform of length {} (batch {}) while a graph is "
+         "captured (it synchronizes the device to make it); run the same transform once before "
+         "the capture: its plan is kept",
+         key.n, key.batch);
+  }
+  CULUA_CUFFT_CHECK(made);
   guard.plan = nullptr;
   plans_.push_front(p);
   return plans_.front();

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "core/version.hpp"
+#include "dist/mpi.hpp"
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"
 #include "lua/embedded_modules.hpp"
@@ -202,6 +203,7 @@ int l_os_exit(lua_State* L) {
                        : lua_isnoneornil(L, 1) ? EXIT_SUCCESS
                                                : static_cast<int>(lua_tointeger(L, 1));
     std::fflush(nullptr);
+    dist::mpi::finish();  // _Exit runs no atexit handler: an MPI rank must still finalize
     std::_Exit(status);
   }
   if (lua_toboolean(L, 2)) mark_closing(L);  // os.exit(code, true) closes the state

@@ -370,8 +370,12 @@ T.case("CULUA_HOST_BLAS_CALLS caps concurrent OpenBLAS products; a bad value is 
   for _, n in ipairs({ 1, 3 }) do
     local out, code = run("--backend host -e '" .. script .. "'", { env = "CULUA_HOST_BLAS_CALLS=" .. n })
     T.eq(code, 0, out)
-    T.truthy(out:find("^true\t"), out)
-    sums[#sums + 1] = out
+    -- (Concurrent calls into Debian's serial OpenBLAS 0.3.21 may print "BLAS : Bad memory
+    -- unallocation!" on stderr, one run in a few on 2 cores: the reason the cap defaults to 1;
+    -- the products here are of small integers, exact whatever the blocks.)
+    local line = out:match("true\t[^\n]*")
+    T.truthy(line, out)
+    sums[#sums + 1] = line
   end
   T.eq(sums[2], sums[1])
   -- The largest cap is accepted (not run with products: 64 concurrent OpenBLAS 0.3.21 calls on a

@@ -268,6 +268,25 @@ T.case("transforms captured in a graph replay on the arrays' current values", fu
   g:free()
 end)
 
+T.case("a plan cuFFT cannot make during a capture is a clear error; made before, it is kept", function()
+  local n = 131 -- a prime above 127: cuFFT makes its plan with Bluestein's algorithm
+  local x = cu.rand({ 2, n }, "f64")
+  local ok, err = pcall(cu.graph, function() fft.fft(x) end)
+  if cu.backend == "cuda" then
+    T.eq(ok, false)
+    T.truthy(tostring(err):find("while a graph is captured", 1, true), tostring(err))
+  else
+    T.truthy(ok, tostring(err))
+  end
+  local want = pairs_of(fft.fft(x)) -- the plan, made outside a capture, is kept
+  local out = cu.zeros({ 2, n }, "c128")
+  local g = cu.graph(function() cu.copy(out, fft.fft(x)) end)
+  g:launch()
+  cu.sync()
+  check(out, want, 1e-12, "fft of a planned length in the graph")
+  g:free()
+end)
+
 T.case("many rows split over the host pool give the same result as one by one", function()
   local rows, n = 64, 48
   local m = cu.rand({ rows, n }, "f64")

@@ -483,11 +483,13 @@ void Sandbox::trim_environment(lua_State* L) {
   if (lua_getfield(L, g, "table") == LUA_TTABLE) {
     wrap(L, "move", sandbox_move);
     wrap(L, "sort", sandbox_sort);
-    const luaL_Reg replaced[] = {{"insert", sandbox_insert},
-                                 {"remove", sandbox_remove},
-                                 {"concat", sandbox_concat},
-                                 {nullptr, nullptr}};
-    luaL_setfuncs(L, replaced, 0);
+    // (Replaced outright: the sandbox's versions do all that Lua's do.)
+    lua_pushcfunction(L, sandbox_insert);
+    lua_setfield(L, -2, "insert");
+    lua_pushcfunction(L, sandbox_remove);
+    lua_setfield(L, -2, "remove");
+    lua_pushcfunction(L, sandbox_concat);
+    lua_setfield(L, -2, "concat");
   }
   lua_pop(L, 1);
   // package: require finds only preloaded modules (culua's own: cu, cu.testing, cu.help); no C

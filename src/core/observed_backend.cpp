@@ -126,8 +126,9 @@ class ObservedModule final : public RtcModule {
 
 class ObservedBackend final : public Backend {
  public:
-  ObservedBackend(std::shared_ptr<Backend> inner, std::shared_ptr<Monitor> m)
-      : inner_(std::move(inner)), m_(std::move(m)) {}
+  ObservedBackend(std::shared_ptr<Backend> inner, std::shared_ptr<Monitor> m,
+                  ScratchReserve reserve)
+      : inner_(std::move(inner)), m_(std::move(m)), reserve_(std::move(reserve)) {}
   Backend& inner() { return *inner_; }
 
   BackendKind kind() const override { return inner_->kind(); }
@@ -228,16 +229,19 @@ class ObservedBackend final : public Backend {
   void reduce(const ReduceCall& c, Stream& s) override {
     const OpInfo op{c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)};
     OpScope scope(*m_, s, op);
+    const ScratchScope scratch(&reserve_);
     inner_->reduce(c, s);
   }
   void sort(const SortCall& c, Stream& s) override {
     const OpInfo op{c.name(), OpCategory::Kernel, sort_bytes(c)};
     OpScope scope(*m_, s, op);
+    const ScratchScope scratch(&reserve_);
     inner_->sort(c, s);
   }
   void scan(const ScanCall& c, Stream& s) override {
     const OpInfo op{c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)};
     OpScope scope(*m_, s, op);
+    const ScratchScope scratch(&reserve_);
     inner_->scan(c, s);
   }
   void random(const RandomCall& c, Stream& s) override {
@@ -258,11 +262,13 @@ class ObservedBackend final : public Backend {
     const OpInfo op{"matmul", OpCategory::Library,
                     batch * (m * k + k * n + m * n) * itemsize(c.dtype)};
     OpScope scope(*m_, s, op);
+    const ScratchScope scratch(&reserve_);
     inner_->matmul(c, s);
   }
   void dot(const DotCall& c, Stream& s) override {
     const OpInfo op{"dot", OpCategory::Library, 2 * static_cast<uint64_t>(c.n) * itemsize(c.dtype)};
     OpScope scope(*m_, s, op);
+    const ScratchScope scratch(&reserve_);
     inner_->dot(c, s);
   }
   void fft(const FftCall& c, Stream& s) override {
@@ -271,6 +277,7 @@ class ObservedBackend final : public Backend {
                                    static_cast<uint64_t>(c.out_row()) * itemsize(c.out_dtype()));
     const OpInfo op{c.name(), OpCategory::Library, bytes};
     OpScope scope(*m_, s, op);
+    const ScratchScope scratch(&reserve_);
     inner_->fft(c, s);
   }
 
@@ -308,12 +315,13 @@ class ObservedBackend final : public Backend {
  private:
   std::shared_ptr<Backend> inner_;
   std::shared_ptr<Monitor> m_;
+  const ScratchReserve reserve_;
 };
 
 class ObservedHostExecutor final : public HostExecutor {
  public:
-  ObservedHostExecutor(std::shared_ptr<HostExecutor> inner, Monitor& m)
-      : inner_(std::move(inner)), m_(m) {}
+  ObservedHostExecutor(std::shared_ptr<HostExecutor> inner, Monitor& m, ScratchReserve reserve)
+      : inner_(std::move(inner)), m_(m), reserve_(std::move(reserve)) {}
 
   void fill(const StridedView& dst, const void* value) override {
     run({"fill (host)", OpCategory::Kernel, view_bytes(dst)}, [&] { inner_->fill(dst, value); });
@@ -337,15 +345,22 @@ class ObservedHostExecutor final : public HostExecutor {
     run({c.name(), OpCategory::Kernel, bytes}, [&] { inner_->elementwise(c); });
   }
   void reduce(const ReduceCall& c) override {
-    run({c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)},
-        [&] { inner_->reduce(c); });
+    run({c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)}, [&] {
+      const ScratchScope scratch(&reserve_);
+      inner_->reduce(c);
+    });
   }
   void sort(const SortCall& c) override {
-    run({c.name(), OpCategory::Kernel, sort_bytes(c)}, [&] { inner_->sort(c); });
+    run({c.name(), OpCategory::Kernel, sort_bytes(c)}, [&] {
+      const ScratchScope scratch(&reserve_);
+      inner_->sort(c);
+    });
   }
   void scan(const ScanCall& c) override {
-    run({c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)},
-        [&] { inner_->scan(c); });
+    run({c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)}, [&] {
+      const ScratchScope scratch(&reserve_);
+      inner_->scan(c);
+    });
   }
   void random(const RandomCall& c) override {
     run({c.name(), OpCategory::Kernel, view_bytes(c.out)}, [&] { inner_->random(c); });
@@ -366,18 +381,22 @@ class ObservedHostExecutor final : public HostExecutor {
 
   std::shared_ptr<HostExecutor> inner_;
   Monitor& m_;
+  const ScratchReserve reserve_;
 };
 
 }  // namespace
 
 std::unique_ptr<HostExecutor> make_observed_host_executor(std::shared_ptr<HostExecutor> inner,
-                                                          Monitor& monitor) {
-  return std::make_unique<ObservedHostExecutor>(std::move(inner), monitor);
+                                                          Monitor& monitor,
+                                                          ScratchReserve reserve) {
+  return std::make_unique<ObservedHostExecutor>(std::move(inner), monitor, std::move(reserve));
 }
 
 std::shared_ptr<Backend> make_observed_backend(std::shared_ptr<Backend> inner,
-                                               std::shared_ptr<Monitor> monitor) {
-  return std::make_shared<ObservedBackend>(std::move(inner), std::move(monitor));
+                                               std::shared_ptr<Monitor> monitor,
+                                               ScratchReserve reserve) {
+  return std::make_shared<ObservedBackend>(std::move(inner), std::move(monitor),
+                                           std::move(reserve));
 }
 
 Backend& unwrap_backend(Backend& b) {

@@ -8,15 +8,20 @@
 
 #include "core/backend.hpp"
 #include "core/monitor.hpp"
+#include "core/scratch.hpp"
 
 namespace culua::detail {
 
+// `reserve`, when set, is in scope (core/scratch.hpp) around the calls that may keep host
+// temporaries (reductions, scans, sorts, products, transforms): the runtime's memory quota.
 std::shared_ptr<Backend> make_observed_backend(std::shared_ptr<Backend> inner,
-                                               std::shared_ptr<Monitor> monitor);
+                                               std::shared_ptr<Monitor> monitor,
+                                               ScratchReserve reserve = {});
 // A host executor that reports each call (its name, bytes and time on the calling thread) to
 // the monitor's observer.
 std::unique_ptr<HostExecutor> make_observed_host_executor(std::shared_ptr<HostExecutor> inner,
-                                                          Monitor& monitor);
+                                                          Monitor& monitor,
+                                                          ScratchReserve reserve = {});
 // The backend inside an observed one (or `b` itself).
 Backend& unwrap_backend(Backend& b);
 

@@ -113,7 +113,9 @@ Runtime::Runtime(RuntimeOptions options) : options_(options), device_(options.de
 
 Runtime::Runtime(RuntimeOptions options, std::shared_ptr<Backend> backend)
     : options_(options),
-      backend_(make_observed_backend(std::move(backend), monitor_)),
+      backend_(make_observed_backend(
+          std::move(backend), monitor_,
+          [this](size_t bytes, const char* what) { return reserve_scratch(bytes, what); })),
       device_(options.device) {
   current_streams_.assign(static_cast<size_t>(backend_->device_count()), nullptr);
 }
@@ -148,7 +150,9 @@ void Runtime::create_backend() {
          "backends::engines())");
   }
   backend_ = options_.make_backend(options_);
-  backend_ = make_observed_backend(std::move(backend_), monitor_);
+  backend_ = make_observed_backend(
+      std::move(backend_), monitor_,
+      [this](size_t bytes, const char* what) { return reserve_scratch(bytes, what); });
   const int count = backend_->device_count();
   current_streams_.assign(static_cast<size_t>(count), nullptr);
   if (options_.device < 0 || options_.device >= count) {
@@ -166,7 +170,9 @@ HostExecutor& Runtime::host_math() {
       fail(ErrorKind::Unsupported,
            "this runtime has no host executor for host-array math (RuntimeOptions::host_executor)");
     }
-    host_math_ = make_observed_host_executor(options_.host_executor, *monitor_);
+    host_math_ = make_observed_host_executor(
+        options_.host_executor, *monitor_,
+        [this](size_t bytes, const char* what) { return reserve_scratch(bytes, what); });
   }
   return *host_math_;
 }
@@ -284,6 +290,47 @@ void Runtime::check_quota(size_t bytes) {
        format_bytes(static_cast<double>(bytes)),
        format_bytes(static_cast<double>(quota_->used.load(std::memory_order_relaxed))),
        format_limit_bytes(quota_->limit));
+}
+
+ScratchToken Runtime::reserve_scratch(size_t bytes, const char* what) {
+  if (!quota_ || bytes == 0) return nullptr;
+  const auto fits = [&] {
+    const uint64_t used = quota_->used.load(std::memory_order_relaxed);
+    return bytes <= quota_->limit && used <= quota_->limit - bytes;
+  };
+  if (!fits() && !Capture::active()) {
+    // Unreachable arrays, and queued work that still holds its temporaries (a loop of reductions
+    // runs ahead of the host backend's workers), may hold the room: collect, wait, try once more.
+    if (collect_garbage) collect_garbage();
+    gc_debt_ = 0;
+    if (!fits() && backend_) {
+      for (int d = 0; d < backend_->device_count(); ++d) backend_->synchronize_device(d);
+    }
+  }
+  if (!fits()) {
+    fail(ErrorKind::OutOfMemory,
+         "the sandbox's memory quota is exhausted: {} needs {} of host temporaries, {} of the "
+         "quota of {} in use",
+         what, format_bytes(static_cast<double>(bytes)),
+         format_bytes(static_cast<double>(quota_->used.load(std::memory_order_relaxed))),
+         format_limit_bytes(quota_->limit));
+  }
+  // The token gives the bytes back to this quota (the runtime may set another meanwhile).
+  class Charge {
+   public:
+    Charge(std::shared_ptr<MemoryQuota> quota, size_t bytes)
+        : quota_(std::move(quota)), bytes_(bytes) {
+      quota_->used.fetch_add(bytes_, std::memory_order_relaxed);
+    }
+    ~Charge() { quota_->used.fetch_sub(bytes_, std::memory_order_relaxed); }
+    Charge(const Charge&) = delete;
+    Charge& operator=(const Charge&) = delete;
+
+   private:
+    std::shared_ptr<MemoryQuota> quota_;
+    size_t bytes_;
+  };
+  return std::make_shared<const Charge>(quota_, bytes);
 }
 
 // The debt is device memory allocated since the last collection and not freed explicitly: a

@@ -10,6 +10,7 @@
 #include "core/backend.hpp"
 #include "core/buffer.hpp"
 #include "core/monitor.hpp"
+#include "core/scratch.hpp"
 
 namespace culua::detail {
 
@@ -90,6 +91,10 @@ class Runtime {
   // Error(OutOfMemory) naming the quota. Wrapped memory of the application does not count.
   void set_memory_quota(uint64_t bytes);
   const MemoryQuota* memory_quota() const { return quota_.get(); }
+  // Host temporaries that work keeps while it runs (core/scratch.hpp), counted against the quota
+  // like arrays until the token is dropped; past it, after one collection, Error(OutOfMemory)
+  // naming `what`. No quota: nothing counted (null token).
+  ScratchToken reserve_scratch(size_t bytes, const char* what);
   // An array's memory was freed explicitly (not by the collector): it no longer counts as debt.
   void note_explicit_free(size_t bytes, Location loc);
   // Set by the Lua layer: a full garbage collection, so unreachable arrays release their memory.

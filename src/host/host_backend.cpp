@@ -19,10 +19,12 @@
 #include "core/random_call.hpp"
 #include "core/reduce_call.hpp"
 #include "core/scan_call.hpp"
+#include "core/scratch.hpp"
 #include "core/sort_call.hpp"
 #include "host/host_blas.hpp"
 #include "host/host_fft.hpp"
 #include "kernels/host_pool.hpp"
+#include "kernels/host_scratch.hpp"
 #include "kernels/kernels.hpp"
 #include "rtc/rtc_kernel.hpp"
 
@@ -356,7 +358,9 @@ void HostBackend::elementwise(const ElementwiseCall& c, Stream& s) {
 
 void HostBackend::reduce(const ReduceCall& c, Stream& s) {
   check_usable();
-  host_stream(s).enqueue([c] { kernels::host::reduce(c); });
+  // Each task holds the reservation of its temporaries until it has run (core/scratch.hpp).
+  host_stream(s).enqueue([c, scratch = reserve_scratch(kernels::host::reduce_scratch_bytes(c),
+                                                       c.name())] { kernels::host::reduce(c); });
 }
 
 void HostBackend::gather(const GatherCall& c, Stream& s) {
@@ -366,12 +370,14 @@ void HostBackend::gather(const GatherCall& c, Stream& s) {
 
 void HostBackend::sort(const SortCall& c, Stream& s) {
   check_usable();
-  host_stream(s).enqueue([c] { kernels::host::sort(c); });
+  host_stream(s).enqueue([c, scratch = reserve_scratch(kernels::host::sort_scratch_bytes(c),
+                                                       c.name())] { kernels::host::sort(c); });
 }
 
 void HostBackend::scan(const ScanCall& c, Stream& s) {
   check_usable();
-  host_stream(s).enqueue([c] { kernels::host::scan(c); });
+  host_stream(s).enqueue([c, scratch = reserve_scratch(kernels::host::scan_scratch_bytes(c),
+                                                       c.name())] { kernels::host::scan(c); });
 }
 
 void HostBackend::random(const RandomCall& c, Stream& s) {
@@ -381,18 +387,21 @@ void HostBackend::random(const RandomCall& c, Stream& s) {
 
 void HostBackend::matmul(const MatmulCall& c, Stream& s) {
   check_usable();
-  host_stream(s).enqueue([c] { blas_matmul(c); });
+  host_stream(s).enqueue(
+      [c, scratch = reserve_scratch(blas_scratch_bytes(c), "matmul")] { blas_matmul(c); });
 }
 
 void HostBackend::dot(const DotCall& c, Stream& s) {
   check_usable();
-  host_stream(s).enqueue([c] { blas_dot(c); });
+  host_stream(s).enqueue(
+      [c, scratch = reserve_scratch(blas_scratch_bytes(c), "dot")] { blas_dot(c); });
 }
 
 void HostBackend::fft(const FftCall& c, Stream& s) {
   check_usable();
   check_host_fft();  // a build without kissfft raises here, not in the stream's task
-  host_stream(s).enqueue([c] { host_fft(c); });
+  host_stream(s).enqueue(
+      [c, scratch = reserve_scratch(host_fft_scratch_bytes(c), c.name())] { host_fft(c); });
 }
 
 namespace {

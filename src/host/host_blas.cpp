@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/numeric.hpp"
 #include "kernels/host_pool.hpp"
+#include "kernels/host_scratch.hpp"
 #include "kernels/integer_gemm.hpp"
 
 namespace culua::detail::host {
@@ -404,6 +405,29 @@ void blas_matmul(const MatmulCall& c) {
     default:
       fail(ErrorKind::Unsupported, "OpenBLAS has no {} matrix product", name(c.dtype));
   }
+}
+
+size_t blas_scratch_bytes(const MatmulCall& c) {
+  if (is_integer(c.dtype) || c.dtype == DType::Bool) {
+    return kernels::host::integer_gemm_scratch_bytes(c);
+  }
+  int64_t batch = 1;
+  for (int d = 0; d < c.batch_ndim; ++d) batch *= c.batch_shape[d];
+  int64_t bytes = 2 * batch * static_cast<int64_t>(sizeof(Item));  // a vector grown by doubling
+  if (c.dtype == DType::F16 || c.dtype == DType::BF16) {
+    bytes += (c.m * c.k + c.k * c.n + c.m * c.n) * 4;  // small_float_gemm's f32 copies
+  }
+  return static_cast<size_t>(bytes);
+}
+
+size_t blas_scratch_bytes(const DotCall& c) {
+  const int64_t pieces = (c.n + kDotPiece - 1) / kDotPiece;
+  int64_t bytes = pieces > 1 ? pieces * 16 : 0;  // piecewise's partial sums
+  if (c.dtype == DType::F16 || c.dtype == DType::BF16) {
+    // small_float_dot: a piece of each operand as f32, per range running at once.
+    bytes += (kernels::host::pool_threads() + 1) * std::min(c.n, kDotPiece) * 8;
+  }
+  return static_cast<size_t>(bytes);
 }
 
 int blas_calls() {

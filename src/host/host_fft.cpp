@@ -1,5 +1,6 @@
 #include "host/host_fft.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -154,6 +155,23 @@ void run(const FftCall& c) {
 
 void check_host_fft() {}
 
+size_t host_fft_scratch_bytes(const FftCall& c) {
+  const auto n = static_cast<uint64_t>(c.n);
+  if (n == 0 || c.batch <= 0) return 0;
+  uint64_t m = 0;  // Bluestein's length: its two transforms, kernel, chirp-weighted row, spectrum
+  if (largest_prime_factor(n) > kLargestDirectFactor) {
+    m = 1;
+    while (m < 2 * n - 1) m *= 2;
+  }
+  const uint64_t complex_bytes = c.real == DType::F64 ? 16 : 8;
+  // A plan: kissfft's twiddles (n, or 2m) and Bluestein's chirp (n) and four m-long rows; a range
+  // adds the real transforms' two n-long rows to its copy.
+  const uint64_t copy = (4 * n + 6 * m) * complex_bytes;
+  const auto ranges = std::min<int64_t>(c.batch, kernels::host::pool_threads());
+  const auto copies = static_cast<uint64_t>(ranges) + 1;
+  return static_cast<size_t>(copies * copy);
+}
+
 void host_fft(const FftCall& c) {
   if (c.real == DType::F64) {
     run<double>(c);
@@ -172,6 +190,10 @@ void check_host_fft() {
 
 void host_fft(const FftCall&) {
   check_host_fft();
+}
+
+size_t host_fft_scratch_bytes(const FftCall&) {
+  return 0;
 }
 
 #endif

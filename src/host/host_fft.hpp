@@ -4,6 +4,8 @@
 // for a prime factor p). Real transforms run as complex ones.
 #pragma once
 
+#include <cstddef>
+
 namespace culua::detail {
 struct FftCall;
 }  // namespace culua::detail
@@ -14,5 +16,8 @@ namespace culua::detail::host {
 void check_host_fft();
 // Runs the whole call on the calling thread and the host pool.
 void host_fft(const FftCall& c);
+// The most host memory host_fft keeps while it runs (core/scratch.hpp): its plan and a copy of
+// it, with a row's work buffers, per range running at once.
+size_t host_fft_scratch_bytes(const FftCall& c);
 
 }  // namespace culua::detail::host

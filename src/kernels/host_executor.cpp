@@ -1,5 +1,10 @@
 #include "kernels/host_executor.hpp"
 
+#include "core/reduce_call.hpp"
+#include "core/scan_call.hpp"
+#include "core/scratch.hpp"
+#include "core/sort_call.hpp"
+#include "kernels/host_scratch.hpp"
 #include "kernels/kernels.hpp"
 
 namespace culua::detail::kernels::host {
@@ -16,11 +21,21 @@ class Executor final : public HostExecutor {
     host::sequence(dst, spec);
   }
   void elementwise(const ElementwiseCall& c) override { host::elementwise(c); }
-  void reduce(const ReduceCall& c) override { host::reduce(c); }
-  void scan(const ScanCall& c) override { host::scan(c); }
+  // The temporaries count against the runtime's quota while the call runs (core/scratch.hpp).
+  void reduce(const ReduceCall& c) override {
+    const ScratchToken scratch = reserve_scratch(reduce_scratch_bytes(c), c.name());
+    host::reduce(c);
+  }
+  void scan(const ScanCall& c) override {
+    const ScratchToken scratch = reserve_scratch(scan_scratch_bytes(c), c.name());
+    host::scan(c);
+  }
   void random(const RandomCall& c) override { host::random(c); }
   void gather(const GatherCall& c) override { host::gather(c); }
-  void sort(const SortCall& c) override { host::sort(c); }
+  void sort(const SortCall& c) override {
+    const ScratchToken scratch = reserve_scratch(sort_scratch_bytes(c), c.name());
+    host::sort(c);
+  }
 };
 
 }  // namespace

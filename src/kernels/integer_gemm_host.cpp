@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "kernels/host_pool.hpp"
+#include "kernels/host_scratch.hpp"
 #include "kernels/integer_gemm.cuh"
 #include "kernels/integer_gemm.hpp"
 
@@ -58,6 +59,14 @@ void gemm(const MatmulCall& c) {
 }
 
 }  // namespace
+
+size_t integer_gemm_scratch_bytes(const MatmulCall& c) {
+  // gemm(): three offsets per product of the batch, and a column of accumulators (8 bytes each)
+  // per range running at once.
+  int64_t batch = 1;
+  for (int d = 0; d < c.batch_ndim; ++d) batch *= c.batch_shape[d];
+  return static_cast<size_t>(batch * 24 + (pool_threads() + 1) * c.m * 8);
+}
 
 void integer_gemm(const MatmulCall& c) {
   switch (c.dtype) {

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/reduce_call.hpp"
 #include "kernels/host_pool.hpp"
+#include "kernels/host_scratch.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/reduce.cuh"
 
@@ -423,7 +424,38 @@ void run(const Op& op, const ReducePlan& p) {
   }
 }
 
+// The most bytes run() keeps at once for the plan, with accumulators of `acc` bytes: the starts
+// of the leaves, the partials (at most kMaxPartials, or one per leaf of a subtree of reduce_span),
+// and reduce_span's row of `width` accumulators per level of its recursion (64 at most).
+size_t scratch_of(const ReducePlan& p, int64_t acc) {
+  const int64_t length = p.full ? p.count : p.R;
+  if (length <= kLeaf) return 0;  // one leaf a reduction: no partials (a few words on the stack)
+  // Halving stops at kLeaf and keeps multiples of 8: every leaf is longer than kLeaf / 2 - 8.
+  const auto leaves_in = [](int64_t n) { return 2 * (n / kLeaf) + 2; };
+  const auto span = [&](int64_t width) {
+    const int64_t most = std::max<int64_t>(kLeaf, kSpan / width);
+    return leaves_in(std::min(length, most)) * (8 + width * acc) + 64 * width * acc;
+  };
+  if (p.full) return static_cast<size_t>(span(1));
+  const int64_t outputs = p.inner ? p.M : ((p.M + kLanes - 1) / kLanes) * kLanes;
+  const int64_t nl = length <= kSpan ? leaves_in(length) : 0;
+  const int64_t partials = nl == 0 ? 0 : std::min(kMaxPartials, outputs * nl) * acc;
+  return static_cast<size_t>(nl * 8 + std::max(span(p.inner ? 1 : kLanes), partials));
+}
+
 }  // namespace
+
+size_t reduce_scratch_bytes(const ReduceCall& c) {
+  if (c.out.dtype != reduce_result_dtype(c.op, c.in.dtype)) return 0;  // reduce() refuses it
+  const ReducePlan p = reduce::make_plan(c);
+  if (!p.full && p.M == 0) return 0;
+  int64_t acc = 0;
+  reduce::dispatch_op(c.op, c.correction, c.in.dtype, false, [&](const auto& op) {
+    acc = static_cast<int64_t>(sizeof(typename std::decay_t<decltype(bool_as_bytes(op))>::Acc));
+    return true;
+  });
+  return scratch_of(p, acc);
+}
 
 void reduce(const ReduceCall& c) {
   if (c.out.dtype != reduce_result_dtype(c.op, c.in.dtype)) {

@@ -11,6 +11,7 @@
 #include "core/scan_call.hpp"
 #include "kernels/functors.cuh"
 #include "kernels/host_pool.hpp"
+#include "kernels/host_scratch.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/scan.cuh"
 
@@ -95,6 +96,17 @@ void run(const F& f, const ScanCall& c) {
 }
 
 }  // namespace
+
+size_t scan_scratch_bytes(const ScanCall& c) {
+  // run(): one accumulator (16 bytes at most) per thread, for rows split among the threads.
+  const int last = c.in.ndim - 1;
+  if (last < 0) return 0;
+  int64_t M = 1;
+  for (int d = 0; d < last; ++d) M *= c.in.shape[d];
+  const int threads = pool_threads();
+  if (M == 0 || M >= threads || c.in.shape[last] < kSplitRow) return 0;
+  return static_cast<size_t>(threads) * 16;
+}
 
 void scan(const ScanCall& c) {
   if (c.out.dtype != scan_result_dtype(c.op, c.in.dtype)) {

@@ -8,6 +8,7 @@
 
 #include "core/sort_call.hpp"
 #include "kernels/host_pool.hpp"
+#include "kernels/host_scratch.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort_order.cuh"
 
@@ -161,6 +162,19 @@ void searchsorted(const SortCall& c) {
 }
 
 }  // namespace
+
+size_t sort_scratch_bytes(const SortCall& c) {
+  if (c.op != SortOp::Sort || c.rows <= 0 || c.n <= 0) return 0;  // the others sort nothing
+  // What moves: the keys, or their int64 positions. std::stable_sort's buffer holds half a row;
+  // stable_sort_parallel's merges a whole row; rows sorted side by side hold one buffer each.
+  const auto moved = static_cast<size_t>(c.out_index ? sizeof(int64_t) : itemsize(c.dtype));
+  const auto n = static_cast<size_t>(c.n);
+  const int threads = pool_threads();
+  if (c.rows >= threads) {
+    return static_cast<size_t>(std::min<int64_t>(c.rows, threads)) * ((n + 1) / 2) * moved;
+  }
+  return n * moved;
+}
 
 void sort(const SortCall& c) {
   dispatch(c.dtype, [&](auto tag) {

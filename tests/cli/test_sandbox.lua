@@ -215,6 +215,36 @@ T.case("--max-device-memory caps culua's arrays", function()
     "--max-device-memory 10M")
 end)
 
+T.case("--max-device-memory counts host temporaries while the work that keeps them runs", function()
+  -- A reduction's partials: refused past the quota with the bytes named; the runtime goes on.
+  local out, code = sandboxed([[
+    print(pcall(function() return cu.broadcast_to(cu.ones(1), {1 << 30}):sum():item() end))
+    print(cu.ones(10):sum():item())
+  ]], "--max-device-memory 64K")
+  T.eq(code, 0, out)
+  T.truthy(out:find("sum: the sandbox's memory quota is exhausted: sum needs 96.3 KiB of host " ..
+    "temporaries, 8 B of the quota of 64 KiB in use", 1, true), out)
+  T.truthy(out:find("\n10.0\n$"), out)
+  -- Given back when each task ends (a reservation with no room waits for the queued work): 500
+  -- sums of 2^20 elements (2.6 KiB each, 1.3 MiB in all) under a 64 KiB quota, then an array of
+  -- most of it.
+  out, code = sandboxed([[
+    for _ = 1, 500 do cu.broadcast_to(cu.ones(1), {1 << 20}):sum() end
+    cu.sync()
+    collectgarbage()
+    print(cu.zeros(15000).size)
+  ]], "--max-device-memory 64K")
+  T.eq({ code, out }, { 0, "15000\n" })
+  -- A sort's merge buffer (half a row or a row, by the host threads) beside its input and output.
+  fails_with("local a = cu.rand(200000); local b = a:sort()", "sort needs ", "--max-device-memory 1750K")
+  -- The f32 copies of a half-precision product.
+  fails_with("local m = cu.ones({256, 256}, 'f16'); local p = cu.matmul(m, m)",
+    "matmul needs 768.0 KiB of host temporaries", "--max-device-memory 768K")
+  out, code = sandboxed("local m = cu.ones({256, 256}, 'f16'); print(cu.matmul(m, m).size)",
+    "--max-device-memory 2M")
+  T.eq({ code, out }, { 0, "65536\n" })
+end)
+
 T.case("file writes: only the paths of the command line", function()
   local json = os.tmpname() .. ".json"
   local other = os.tmpname() .. ".json"

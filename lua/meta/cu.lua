@@ -2494,6 +2494,23 @@ local Graph = {}
 ---@return cu.Graph
 function cu.graph(fn, opts) end
 
+--- Options of cu.fuse.
+---@class cu.FuseOptions
+---@field explain? boolean write each flush's groups (their operations, shape and why each ended)
+
+--- Returns a function that runs fn(...) as ordinary Lua with its elementwise operations (arithmetic,
+--- comparisons, math functions, cu.where, out= targets) recorded instead of queued, then runs them
+--- as groups when fn returns: a run of operations on one stream over one shape, in which memory
+--- written is read again only through the identical view, is one pass over its elements (tile by
+--- tile on the host backend). Anything else (a reduction, a copy, :item(), an element read, a
+--- sync, an event, a free) first runs what was recorded, so results are those of eager code. A Lua
+--- error inside fn runs what was recorded and is raised again. CULUA_FUSE=0 runs fn eagerly;
+--- cu.ledger() counts fused_ops and fused_groups. See docs/fusion.md.
+---@param fn fun(...): ...
+---@param opts? cu.FuseOptions
+---@return fun(...): ...
+function cu.fuse(fn, opts) end
+
 --- Queues one launch on stream s (default: the current stream), ordered after the allocation of
 --- every array the graph uses. Asynchronous. Returns the graph.
 ---@param s? cu.Stream
@@ -2759,6 +2776,8 @@ function cu.ledger(fn) end
 ---@field graph_launches integer launches of graphs
 ---@field nccl_calls integer NCCL operations queued (cu.nccl: one per rank of this process)
 ---@field nccl_bytes integer bytes of their inputs (each rank's array; send/recv: the buffer)
+---@field fused_ops integer elementwise operations cu.fuse recorded
+---@field fused_groups integer the groups they ran as (each one pass over its elements)
 ---@operator sub(cu.Ledger):cu.Ledger
 
 --- Calls fn(...) and raises at the first implicit synchronization inside it (an element read,

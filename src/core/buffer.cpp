@@ -4,6 +4,7 @@
 
 #include "core/capture.hpp"
 #include "core/error.hpp"
+#include "core/monitor.hpp"
 
 namespace culua::detail {
 
@@ -26,6 +27,8 @@ Buffer::~Buffer() {
 }
 
 void Buffer::record_use_slow(Stream& s) {
+  // Inside cu.fuse, the events below order streams after the operations recorded so far.
+  if (OpRecorder* r = thread_recorder()) r->flush();
   if (Capture* c = s.capture()) {
     // Captured work: nothing is ordered now (a capturing stream cannot wait for work outside the
     // capture); each launch of the graph orders itself after the buffer's uses.

@@ -17,7 +17,8 @@ void each_count(Ledger& a, const Ledger& b, F f) {
         &Ledger::pinned_calls,   &Ledger::p2p_bytes,      &Ledger::p2p_calls,
         &Ledger::syncs,          &Ledger::implicit_syncs, &Ledger::allocs,
         &Ledger::alloc_bytes,    &Ledger::launches,       &Ledger::graph_launches,
-        &Ledger::nccl_calls,     &Ledger::nccl_bytes}) {
+        &Ledger::nccl_calls,     &Ledger::nccl_bytes,     &Ledger::fused_ops,
+        &Ledger::fused_groups}) {
     f(a.*m, b.*m);
   }
 }
@@ -32,6 +33,11 @@ Ledger Ledger::times(uint64_t n) const {
   Ledger r = *this;
   each_count(r, r, [n](uint64_t& x, uint64_t) { x *= n; });
   return r;
+}
+
+OpRecorder*& thread_recorder() {
+  thread_local OpRecorder* recorder = nullptr;
+  return recorder;
 }
 
 double steady_seconds() {
@@ -87,6 +93,7 @@ void Monitor::idle_device(int device) {
 
 Monitor::Wait::Wait(Monitor& m, const char* what, bool implicit)
     : m_(m), what_(what), implicit_(implicit) {
+  m.flush_recorded();  // the wait is for the operations written before it
   Capture::forbid(what);
   if (implicit && m.strict > 0) {
     fail(ErrorKind::Strict,

@@ -32,6 +32,9 @@ struct Ledger {
   // NCCL collectives (cu.nccl): one call per rank of this process, and the bytes of each rank's
   // input (a send's or receive's buffer).
   uint64_t nccl_calls = 0, nccl_bytes = 0;
+  // cu.fuse: elementwise operations recorded, and the groups they ran as (each group one pass
+  // over its elements: one launch in `launches`).
+  uint64_t fused_ops = 0, fused_groups = 0;
 
   Ledger& operator+=(const Ledger& o);
   Ledger times(uint64_t n) const;  // every count multiplied by n (n launches of one graph)
@@ -58,12 +61,37 @@ class OpObserver {
   virtual void host_op(const OpInfo& op, double t0, double t1) = 0;
 };
 
+struct ElementwiseCall;
+
+// Takes elementwise operations instead of the backend (cu.fuse, src/fuse/recorder.hpp): while one
+// is set, the observed backend hands it each elementwise call, and asks it to flush what it holds
+// before any other operation, wait, free or event, so that everything runs in the order written.
+class OpRecorder {
+ public:
+  virtual bool record(const ElementwiseCall& c, Stream& s) = 0;  // true: taken, not queued
+  virtual void flush() = 0;                                      // queue what was taken
+  // Before memory is freed (which must not throw): a failure is kept and thrown by the next
+  // flush().
+  virtual void flush_before_free() noexcept = 0;
+
+ protected:
+  ~OpRecorder() = default;
+};
+
+// The recorder of the cu.fuse call running on this thread, or null: a buffer's first use on
+// another stream flushes it before it orders the streams (core/buffer.cpp).
+OpRecorder*& thread_recorder();
+
 class Monitor {
  public:
   Ledger ledger;
   // > 0 inside cu.strict: implicit synchronizations raise.
   int strict = 0;
   OpObserver* observer = nullptr;
+  OpRecorder* recorder = nullptr;  // inside cu.fuse
+  void flush_recorded() {
+    if (recorder) recorder->flush();
+  }
   // The script location issuing the current operation ("script.lua:12"), set by the Lua layer;
   // used by the trace and the strict-mode message. May be empty.
   std::function<std::string()> site;

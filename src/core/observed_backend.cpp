@@ -58,6 +58,7 @@ Ledger& ledger_for(Monitor& m, Stream& s) {
 class OpScope {
  public:
   OpScope(Monitor& m, Stream& s, const OpInfo& op, bool count = true) : m_(m), s_(s), op_(op) {
+    m.flush_recorded();  // recorded elementwise operations run first (cu.fuse)
     if (Capture* c = s.capture()) {
       captured_ = true;
       c->note_op(s, op.name);
@@ -143,7 +144,10 @@ class ObservedBackend final : public Backend {
   std::shared_ptr<Event> create_event(int d, bool timing) override {
     return inner_->create_event(d, timing);
   }
-  void synchronize_device(int d) override { inner_->synchronize_device(d); }
+  void synchronize_device(int d) override {
+    m_->flush_recorded();
+    inner_->synchronize_device(d);
+  }
   int abandon_queued_work() noexcept override { return inner_->abandon_queued_work(); }
   void cut_short_queued_work() noexcept override { inner_->cut_short_queued_work(); }
   std::shared_ptr<Stream> wrap_stream(void* native, int d) override {
@@ -158,6 +162,7 @@ class ObservedBackend final : public Backend {
     return p;
   }
   void deallocate(void* p, size_t bytes, Location loc, int d, Stream* s) noexcept override {
+    if (m_->recorder) m_->recorder->flush_before_free();  // the recorded work may use `p`
     inner_->deallocate(p, bytes, loc, d, s);
   }
   MemoryInfo memory_info(Location loc, int d) override { return inner_->memory_info(loc, d); }
@@ -222,6 +227,7 @@ class ObservedBackend final : public Backend {
     for (int i = 0; i < inputs; ++i) {
       if (!c.in[i].is_scalar()) bytes += view_bytes(c.in[i].view);
     }
+    if (m_->recorder && m_->recorder->record(c, s)) return;  // cu.fuse: runs at the flush
     const OpInfo op{c.name(), OpCategory::Kernel, bytes};
     OpScope scope(*m_, s, op);
     inner_->elementwise(c, s);
@@ -281,8 +287,14 @@ class ObservedBackend final : public Backend {
     inner_->fft(c, s);
   }
 
-  void begin_capture(Stream& s) override { inner_->begin_capture(s); }
-  std::unique_ptr<GraphRecording> end_capture(Stream& s) override { return inner_->end_capture(s); }
+  void begin_capture(Stream& s) override {
+    m_->flush_recorded();
+    inner_->begin_capture(s);
+  }
+  std::unique_ptr<GraphRecording> end_capture(Stream& s) override {
+    m_->flush_recorded();  // what fn recorded belongs to the graph
+    return inner_->end_capture(s);
+  }
   void abort_capture(Stream& s) noexcept override { inner_->abort_capture(s); }
   std::unique_ptr<GraphExec> instantiate(GraphRecording& rec) override {
     return inner_->instantiate(rec);

@@ -63,6 +63,7 @@ void peer_copy(Runtime& rt, const Array& dst, const Array& src, Stream& s) {
     b.copy_cast(packed.view(), src.view(), src_stream);
   }
   auto ready = b.create_event(src.device(), false);
+  rt.monitor().flush_recorded();
   ready->record(src_stream);
   s.wait(*ready);
   Array landed = dst;

@@ -328,6 +328,24 @@ bool is_scalar(lua_State* L, int idx);
 Scalar check_scalar(lua_State* L, int idx);
 void push_scalar(lua_State* L, const Scalar& v);
 
+// The Lua collector stays off while a graph is captured or a fused function records (finalizers
+// would free or query device objects in the middle of it). Restored at the end, also by an error.
+class CollectorPaused {
+ public:
+  explicit CollectorPaused(lua_State* L) : L_(L), was_running_(lua_gc(L, LUA_GCISRUNNING) != 0) {
+    lua_gc(L, LUA_GCSTOP);
+  }
+  ~CollectorPaused() {
+    if (was_running_) lua_gc(L_, LUA_GCRESTART);
+  }
+  CollectorPaused(const CollectorPaused&) = delete;
+  CollectorPaused& operator=(const CollectorPaused&) = delete;
+
+ private:
+  lua_State* L_;
+  bool was_running_;
+};
+
 // Options tables. check_options raises on keys not in `allowed` (catches typos); with
 // `positional`, the integer keys 1..#t are allowed too (arguments passed on, as cu.graph's).
 void check_options(lua_State* L, int idx, std::initializer_list<const char*> allowed,
@@ -385,6 +403,7 @@ void register_array(lua_State* L);
 void register_stream(lua_State* L);
 void register_event(lua_State* L);
 void register_graph(lua_State* L);
+void register_fuse(lua_State* L);
 void register_complex(lua_State* L);
 // Math: elementwise (math.cpp), reductions (reduce.cpp), random numbers (random.cpp), matrix
 // products (linalg.cpp). Each adds functions to the module table at -1 and may add array methods.

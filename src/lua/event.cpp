@@ -40,6 +40,7 @@ int l_event(lua_State* L) {
 int e_record(lua_State* L) {
   Event& e = check_event(L, 1);
   Stream& s = lua_isnoneornil(L, 2) ? runtime(L).current_stream() : check_stream(L, 2);
+  runtime(L).monitor().flush_recorded();  // inside cu.fuse: after the operations before it
   e.record(s);
   lua_settop(L, 1);
   return 1;

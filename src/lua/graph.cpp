@@ -46,24 +46,6 @@ int check_graph_options(lua_State* L, int idx, std::initializer_list<const char*
   return static_cast<int>(n);
 }
 
-// The Lua collector stays off while a graph is captured: finalizers would free or query device
-// objects in the middle of the capture. Restored when the capture ends, also by an error.
-class CollectorPaused {
- public:
-  explicit CollectorPaused(lua_State* L) : L_(L), was_running_(lua_gc(L, LUA_GCISRUNNING) != 0) {
-    lua_gc(L, LUA_GCSTOP);
-  }
-  ~CollectorPaused() {
-    if (was_running_) lua_gc(L_, LUA_GCRESTART);
-  }
-  CollectorPaused(const CollectorPaused&) = delete;
-  CollectorPaused& operator=(const CollectorPaused&) = delete;
-
- private:
-  lua_State* L_;
-  bool was_running_;
-};
-
 // Calls the function at `fn` with the `nargs` positional entries of the table at `opts`.
 std::function<void()> graph_function(lua_State* L, int fn, int opts, int nargs) {
   return [L, fn, opts, nargs] {

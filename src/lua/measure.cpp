@@ -113,6 +113,8 @@ constexpr LedgerField kLedgerFields[] = {
     {"graph_launches", &Ledger::graph_launches},
     {"nccl_calls", &Ledger::nccl_calls},
     {"nccl_bytes", &Ledger::nccl_bytes},
+    {"fused_ops", &Ledger::fused_ops},
+    {"fused_groups", &Ledger::fused_groups},
 };
 
 }  // namespace
@@ -161,6 +163,10 @@ int ledger_tostring(lua_State* L) {
       l.syncs == 1 ? "" : "s", l.implicit_syncs, l.allocs, l.allocs == 1 ? "" : "s",
       bytes(l.alloc_bytes), l.launches, l.launches == 1 ? "" : "s", l.graph_launches,
       l.graph_launches == 1 ? "" : "es");
+  if (l.fused_ops) {
+    s += fmt::format(" | fused {} operation{} into {} group{}", l.fused_ops,
+                     l.fused_ops == 1 ? "" : "s", l.fused_groups, l.fused_groups == 1 ? "" : "s");
+  }
   if (l.p2p_calls) {
     s += fmt::format(" | between devices {} in {} call{}", bytes(l.p2p_bytes), l.p2p_calls,
                      l.p2p_calls == 1 ? "" : "s");

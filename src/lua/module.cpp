@@ -282,6 +282,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_stream(L);
   register_event(L);
   register_graph(L);
+  register_fuse(L);
   register_math(L);
   register_reduce(L);
   register_sort(L);

@@ -181,6 +181,7 @@ int s_done(lua_State* L) {
 
 int s_wait(lua_State* L) {
   Stream& s = check_stream(L, 1);
+  runtime(L).monitor().flush_recorded();  // inside cu.fuse: after the operations before it
   if (Event* e = test_event(L, 2)) {
     s.wait(*e);
   } else if (Stream* other = test_stream(L, 2)) {

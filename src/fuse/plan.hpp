@@ -1,0 +1,58 @@
+// The fusion engine's plan (docs/fusion.md): a tape of resolved elementwise operations, each
+// already type-checked and broadcast by the core (core/elementwise_call.hpp), cut into groups
+// that may run as one pass over their elements. No Lua here.
+//
+// A group is a run of operations on one stream over one iteration space (the same output shape),
+// in which every two accesses to overlapping memory, one of them a write, go through the identical
+// view (same address, dtype, shape and strides): element i of a value written in the group is read
+// later only as element i. Then running the group tile by tile (every operation over tile 1, then
+// every operation over tile 2, ...) gives exactly what running the operations one after another
+// over all elements gives.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/elementwise_call.hpp"
+
+namespace culua::detail {
+class Backend;
+class Stream;
+}  // namespace culua::detail
+
+namespace culua::detail::fuse {
+
+// The most operations one group holds (bounds a generated kernel's parameters).
+inline constexpr size_t kMaxGroupOps = 64;
+
+struct Entry {
+  ElementwiseCall call;
+  Stream* stream = nullptr;
+};
+
+// Why a group ended before the next operation (Barrier::None: the tape's end).
+enum class Barrier : uint8_t { None, Stream, Shape, Alias, Size };
+const char* barrier_text(Barrier b);
+
+struct Group {
+  size_t first = 0, count = 0;  // tape entries [first, first + count)
+  Barrier ends = Barrier::None;
+};
+
+// The groups of `tape`, in order, covering it.
+std::vector<Group> plan_groups(const std::vector<Entry>& tape);
+
+// The groups as text: one line per group (its operations, shape and why it ended).
+std::string explain(const std::vector<Entry>& tape, const std::vector<Group>& groups);
+
+// Queues the group on its stream through `backend`: one operation as it is; with `tiles`, several
+// tile by tile, each tile a few tens of thousands of elements, so that what one operation writes
+// is read by the next while it is in cache (the host backend); without, one after another (the
+// CUDA backend, until groups are generated kernels).
+void run_group(Backend& backend, const std::vector<Entry>& tape, const Group& g, bool tiles);
+
+// Elements of a tile of run_group (2^20 by default; tests: small tiles exercise the tiling).
+void set_tile_elements(int64_t elements);  // 0 restores the default
+
+}  // namespace culua::detail::fuse

@@ -1,0 +1,210 @@
+-- cu.fuse: recorded elementwise operations run as groups; results equal eager code bit for bit
+-- (the same kernels run, tile by tile); barriers (shape, stream, aliasing through another view),
+-- out= into inputs, early flushes (reductions, :item(), element reads), errors inside fn, nesting,
+-- graphs, explain and the ledger. Runs on both backends (lua.host.test_fuse, lua.cuda.test_fuse).
+package.path = (arg and arg[0] and arg[0]:match("^(.*)[/\\]") or "tests/lua") .. "/?.lua;" .. package.path
+local T = require "cu.testing"
+local S = require "support"
+
+-- Runs fn(...) eagerly and fused on copies of the same inputs; the outputs (arrays returned, and
+-- the inputs after fn, which may write into them) must be identical bit for bit.
+local function same_as_eager(fn, make_inputs, what)
+  local inputs = make_inputs()
+  local eager_in, fused_in = {}, {}
+  for i, v in ipairs(inputs) do
+    eager_in[i] = type(v) == "userdata" and v:clone() or v
+    fused_in[i] = type(v) == "userdata" and v:clone() or v
+  end
+  local eager_out = table.pack(fn(table.unpack(eager_in)))
+  local l0 = cu.ledger()
+  local fused_out = table.pack(cu.fuse(fn)(table.unpack(fused_in)))
+  local used = cu.ledger() - l0
+  T.eq(fused_out.n, eager_out.n, what .. ": results")
+  local function same(a, b, which)
+    T.eq(a.shape, b.shape, which)
+    T.eq(a.dtype, b.dtype, which)
+    T.truthy(cu.all(a:eq(b) + (a:ne(a) * b:ne(b))):item(), which .. ": values differ")
+  end
+  for i = 1, eager_out.n do same(fused_out[i], eager_out[i], what .. ": result " .. i) end
+  for i = 1, #eager_in do
+    if type(eager_in[i]) == "userdata" then same(fused_in[i], eager_in[i], what .. ": input " .. i) end
+  end
+  return used, fused_out
+end
+
+local function randn(shape, dtype)
+  return cu.rand(shape, dtype or "f32") * 4 - 2
+end
+
+T.case("a chain of operations is one group, with the results of eager code", function()
+  local used = same_as_eager(function(x, y, o)
+    local t = x * 2 + y
+    local u = t * t - x
+    cu.sqrt(u:abs(), { out = o })
+    return t, cu.where(u:gt(0), u, -u), cu.maximum(x, y):exp()
+  end, function() return { randn(5000), randn(5000), cu.empty(5000) } end, "chain")
+  T.eq(used.fused_groups, 1)
+  T.eq(used.fused_ops, 11)
+end)
+
+T.case("tiles: large, 2-d, strided, broadcast and transposed operands", function()
+  -- 300 x 700 elements: several tiles of the default 65536; rows of a transposed view and a
+  -- broadcast column exercise strides in every tile.
+  local used = same_as_eager(function(a, b, c)
+    local t = a + b:transpose() * c
+    local u = cu.sin(t) * a - c
+    return u, t:sqrt()
+  end, function()
+    return { randn({ 300, 700 }, "f64"), randn({ 700, 300 }, "f64"), randn({ 300, 1 }, "f64") }
+  end, "2-d")
+  T.eq(used.fused_groups, 1)
+  -- Three dimensions, the last two past a tile: tiles of rows inside each outer index.
+  used = same_as_eager(function(a, b)
+    local t = a * b:permute_dims({ 1, 3, 2 }) + 0.5
+    return t * t - a
+  end, function() return { randn({ 3, 300, 700 }), randn({ 3, 700, 300 }) } end, "3-d")
+  T.eq(used.fused_groups, 1)
+  -- Every dtype class and a conversion on the way out.
+  for _, dt in ipairs({ "i32", "u8", "f16", "bf16", "c64", "bool" }) do
+    same_as_eager(function(x, y)
+      local s = x + y
+      return s * y, s:eq(x), s:astype("f32") + 1
+    end, function()
+      return { cu.rand(100003):mul(100):astype(dt), cu.rand(100003):mul(100):astype(dt) }
+    end, dt)
+  end
+end)
+
+T.case("out= into an input through the identical view fuses; another view ends the group", function()
+  -- In place, then read through the same view: one group.
+  local used = same_as_eager(function(x, y)
+    cu.add(x, y, { out = x })
+    cu.mul(x, x, { out = y })
+    return x * y
+  end, function() return { randn(70000), randn(70000) } end, "in place")
+  T.eq(used.fused_groups, 1)
+  -- Written, then read shifted by one element: the group ends there (tile by tile it would read
+  -- elements not yet written).
+  used = same_as_eager(function(x)
+    cu.mul(x, 3, { out = x })
+    local shifted = x[{ { 2, 70000 } }] + x[{ { 1, 69999 } }]
+    return shifted
+  end, function() return { randn(70000) } end, "shifted")
+  T.eq(used.fused_groups, 2)
+  -- Read through a transposed view, then written in place: a write after a read of the same
+  -- memory through another view also ends the group.
+  used = same_as_eager(function(m)
+    local t = m:transpose() + 1
+    cu.mul(m, 2, { out = m })
+    return t
+  end, function() return { randn({ 400, 400 }) } end, "transposed")
+  T.eq(used.fused_groups, 2)
+end)
+
+T.case("a new shape ends a group", function()
+  local used = same_as_eager(function(x, y)
+    local a = x * 2
+    local b = y + 1
+    local c = a + 1
+    return a, b, c
+  end, function() return { randn(1000), randn(10) } end, "shapes")
+  T.eq(used.fused_groups, 3)
+end)
+
+T.case("reductions, :item(), element reads and copies flush what was recorded first", function()
+  local f = cu.fuse(function(x)
+    local y = x * 2
+    local s = y:sum():item()
+    local first = y[1]
+    local h = (y + 1):to_host()
+    return s, first, h
+  end)
+  local x = cu.arange(1000, "f64")
+  local s, first, h = f(x)
+  T.eq(s, 999 * 1000)
+  T.eq(first, 0)
+  T.eq(h[1000], 1999)
+end)
+
+T.case("B-style loop code with ping-pong buffers works unchanged inside cu.fuse", function()
+  local function run(step)
+    local u, v = cu.linspace(0, 1, 4096, "f64"), cu.empty(4096, "f64")
+    local k = cu.empty(4096, "f64")
+    for _ = 1, 20 do
+      step(u, v, k)
+      u, v = v, u
+    end
+    return u
+  end
+  local function step(u, v, k)
+    cu.mul(u, u, { out = k })
+    cu.mul(k, -0.01, { out = k })
+    cu.add(u, k, { out = v })
+    cu.sin(v, { out = v })
+  end
+  local eager = run(step)
+  local fused = run(cu.fuse(step))
+  T.truthy(cu.all(eager:eq(fused)):item())
+end)
+
+T.case("an error inside fn: what was recorded ran, and the error is raised unchanged", function()
+  local x = cu.zeros(100)
+  local f = cu.fuse(function()
+    cu.add(x, 5, { out = x })
+    error({ code = 7 })
+  end)
+  local ok, e = pcall(f)
+  T.eq(ok, false)
+  T.eq(type(e), "table")
+  T.eq(e.code, 7)
+  T.eq(x:sum():item(), 500)
+  S.raises(function()
+    cu.fuse(function() return cu.ones(3) + cu.ones(4) end)()
+  end, { "shape" }, "a broadcast error names the operation")
+  S.check_runtime("after fused errors")
+end)
+
+T.case("nested fused calls record into the outer one; arguments and results pass through", function()
+  local inner = cu.fuse(function(a) return a + 1, "tag" end)
+  local outer = cu.fuse(function(a, b)
+    local r, tag = inner(a)
+    return r * b, tag
+  end)
+  local l0 = cu.ledger()
+  local r, tag = outer(cu.ones(10), 3)
+  local used = cu.ledger() - l0
+  T.eq(tag, "tag")
+  T.eq(r:totable(), { 6, 6, 6, 6, 6, 6, 6, 6, 6, 6 })
+  T.eq(used.fused_groups, 1)
+end)
+
+T.case("a graph captures a fused call", function()
+  local x, y = cu.arange(50, "f32"), cu.zeros(50)
+  local f = cu.fuse(function() cu.add(x * 2, 1, { out = y }) end)
+  local g = cu.graph(f)
+  T.eq(y:sum():item(), 0, "nothing ran at capture")
+  g:launch()
+  T.eq(y:sum():item(), 2 * 1225 + 50)
+  g:free()
+end)
+
+T.case("explain writes the groups and why each ended; bad arguments", function()
+  local path = os.tmpname()
+  local out = assert(io.open(path, "w"))
+  local saved = io.output()
+  io.output(out)
+  cu.fuse(function(a)
+    local b = a * 2 + 1
+    return b:reshape({ 10, 10 }) - 1
+  end, { explain = true })(cu.ones(100))
+  io.output(saved)
+  out:close()
+  local text = assert(io.open(path)):read("a")
+  os.remove(path)
+  T.eq(text, "group 1: 2 ops over {100}: mul add (the next operation has another shape)\n" ..
+    "group 2: 1 op over {10,10}: sub (end of the tape)\n")
+  S.raises(function() cu.fuse(1) end, { "bad argument #1 to 'fuse'", "function expected" })
+  S.raises(function() cu.fuse(print, { explian = true }) end, { "explian" })
+end)
+
+os.exit(T.run())

@@ -186,6 +186,9 @@ class Backend {
   // Built-in math. Each call describes its operands completely (views with dtypes); the memory
   // must stay alive until the work is done (the caller records the stream on every buffer).
   virtual void elementwise(const ElementwiseCall& c, Stream& s) = 0;
+  // A group of elementwise calls over one iteration space that may run tile by tile
+  // (core/elementwise_group.hpp; cu.fuse decides when). The default queues them one by one.
+  virtual void elementwise_group(const ElementwiseCall* calls, size_t count, Stream& s);
   virtual void reduce(const ReduceCall& c, Stream& s) = 0;
   virtual void scan(const ScanCall& c, Stream& s) = 0;  // cumulative sums/products
   virtual void random(const RandomCall& c, Stream& s) = 0;

@@ -1,5 +1,7 @@
 #include "core/observed_backend.hpp"
 
+#include "core/elementwise_group.hpp"
+
 #include "core/blas_call.hpp"
 #include "core/capture.hpp"
 #include "core/elementwise_call.hpp"
@@ -55,6 +57,15 @@ Ledger& ledger_for(Monitor& m, Stream& s) {
 // Reports one operation to the monitor: counted and remembered always, observed when a trace runs.
 // Captured operations are only noted by their capture (they run at the graph's launches); during a
 // capture, an operation on a stream outside it raises (it would run now, not in the graph).
+// The bytes an elementwise call reads and writes (its output and array inputs).
+uint64_t elementwise_bytes(const ElementwiseCall& c) {
+  uint64_t bytes = view_bytes(c.out);
+  for (int i = 0; i < elementwise_inputs(c); ++i) {
+    if (!c.in[i].is_scalar()) bytes += view_bytes(c.in[i].view);
+  }
+  return bytes;
+}
+
 class OpScope {
  public:
   OpScope(Monitor& m, Stream& s, const OpInfo& op, bool count = true) : m_(m), s_(s), op_(op) {
@@ -220,17 +231,18 @@ class ObservedBackend final : public Backend {
     inner_->sleep(seconds, s);
   }
   void elementwise(const ElementwiseCall& c, Stream& s) override {
-    uint64_t bytes = view_bytes(c.out);
-    const int inputs = c.kind == ElementwiseCall::Kind::Unary    ? 1
-                       : c.kind == ElementwiseCall::Kind::Binary ? 2
-                                                                 : 3;
-    for (int i = 0; i < inputs; ++i) {
-      if (!c.in[i].is_scalar()) bytes += view_bytes(c.in[i].view);
-    }
     if (m_->recorder && m_->recorder->record(c, s)) return;  // cu.fuse: runs at the flush
-    const OpInfo op{c.name(), OpCategory::Kernel, bytes};
+    const OpInfo op{c.name(), OpCategory::Kernel, elementwise_bytes(c)};
     OpScope scope(*m_, s, op);
     inner_->elementwise(c, s);
+  }
+  // One operation in the ledger and the trace (the group's calls run as one pass).
+  void elementwise_group(const ElementwiseCall* calls, size_t count, Stream& s) override {
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < count; ++k) bytes += elementwise_bytes(calls[k]);
+    const OpInfo op{"fused group", OpCategory::Kernel, bytes};
+    OpScope scope(*m_, s, op);
+    inner_->elementwise_group(calls, count, s);
   }
   void reduce(const ReduceCall& c, Stream& s) override {
     const OpInfo op{c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)};
@@ -347,14 +359,7 @@ class ObservedHostExecutor final : public HostExecutor {
         [&] { inner_->sequence(dst, spec); });
   }
   void elementwise(const ElementwiseCall& c) override {
-    uint64_t bytes = view_bytes(c.out);
-    const int inputs = c.kind == ElementwiseCall::Kind::Unary    ? 1
-                       : c.kind == ElementwiseCall::Kind::Binary ? 2
-                                                                 : 3;
-    for (int i = 0; i < inputs; ++i) {
-      if (!c.in[i].is_scalar()) bytes += view_bytes(c.in[i].view);
-    }
-    run({c.name(), OpCategory::Kernel, bytes}, [&] { inner_->elementwise(c); });
+    run({c.name(), OpCategory::Kernel, elementwise_bytes(c)}, [&] { inner_->elementwise(c); });
   }
   void reduce(const ReduceCall& c) override {
     run({c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)}, [&] {

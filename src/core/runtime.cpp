@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/capture.hpp"
+#include "core/elementwise_call.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/observed_backend.hpp"
@@ -45,6 +46,10 @@ namespace {
   fail(ErrorKind::Unsupported, "the {} backend cannot capture graphs", backend_name(b.kind()));
 }
 }  // namespace
+
+void Backend::elementwise_group(const ElementwiseCall* calls, size_t count, Stream& s) {
+  for (size_t i = 0; i < count; ++i) elementwise(calls[i], s);
+}
 
 void Backend::fft(const FftCall&, Stream&) {
   fail(ErrorKind::Unsupported, "this backend has no FFTs");

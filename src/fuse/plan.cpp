@@ -7,26 +7,12 @@
 
 #include "core/backend.hpp"
 #include "core/dtype.hpp"
+#include "core/elementwise_group.hpp"
 #include "core/layout.hpp"
 
 namespace culua::detail::fuse {
 
 namespace {
-
-constexpr int64_t kDefaultTile = int64_t{1} << 20;
-int64_t g_tile = kDefaultTile;
-
-int inputs_of(const ElementwiseCall& c) {
-  switch (c.kind) {
-    case ElementwiseCall::Kind::Unary:
-      return 1;
-    case ElementwiseCall::Kind::Binary:
-      return 2;
-    case ElementwiseCall::Kind::Where:
-      return 3;
-  }
-  return 0;
-}
 
 // The bytes a view touches, [lo, hi) (empty for no elements).
 struct Span {
@@ -71,7 +57,7 @@ struct Access {
 };
 
 void accesses(const ElementwiseCall& c, std::vector<Access>& out) {
-  for (int i = 0; i < inputs_of(c); ++i) {
+  for (int i = 0; i < elementwise_inputs(c); ++i) {
     if (!c.in[i].is_scalar()) out.push_back({&c.in[i].view, span_of(c.in[i].view), false});
   }
   out.push_back({&c.out, span_of(c.out), true});
@@ -157,87 +143,16 @@ std::string explain(const std::vector<Entry>& tape, const std::vector<Group>& gr
   return s;
 }
 
-void set_tile_elements(int64_t elements) {
-  g_tile = elements > 0 ? elements : kDefaultTile;
-}
-
-void run_group(Backend& backend, const std::vector<Entry>& tape, const Group& g, bool tiles) {
+void run_group(Backend& backend, const std::vector<Entry>& tape, const Group& g) {
   Stream& s = *tape[g.first].stream;
-  if (g.count == 1 || !tiles) {
-    for (size_t i = g.first; i < g.first + g.count; ++i) backend.elementwise(tape[i].call, s);
+  if (g.count == 1) {
+    backend.elementwise(tape[g.first].call, s);
     return;
   }
-  // Every operation's views (all of the output's shape), coalesced together.
   std::vector<ElementwiseCall> calls;
   calls.reserve(g.count);
   for (size_t i = g.first; i < g.first + g.count; ++i) calls.push_back(tape[i].call);
-  std::vector<StridedView> joint;  // each call's output, then its array inputs
-  for (const ElementwiseCall& c : calls) {
-    joint.push_back(c.out);
-    for (int i = 0; i < inputs_of(c); ++i) {
-      if (!c.in[i].is_scalar()) joint.push_back(c.in[i].view);
-    }
-  }
-  coalesce(joint.data(), static_cast<int>(joint.size()));
-  const StridedView& space = joint[0];
-  const int nd = space.ndim;
-  // Tiles: the trailing dimensions [k, nd) whole, the block of dimension k - 1, every index of
-  // the dimensions before it.
-  int k = nd;
-  int64_t tail = 1;
-  while (k > 0 && tail * space.shape[k - 1] <= g_tile) tail *= space.shape[--k];
-  if (k == 0) {  // one tile: the operations as they are
-    for (const ElementwiseCall& c : calls) backend.elementwise(c, s);
-    return;
-  }
-  const int d = k - 1;
-  const int64_t block = std::max<int64_t>(1, g_tile / tail);
-  int64_t outer = 1;
-  for (int j = 0; j < d; ++j) outer *= space.shape[j];
-  for (int64_t o = 0; o < outer; ++o) {
-    // The multi-index of the dimensions before d.
-    int64_t index[kMaxDims] = {};
-    int64_t rest = o;
-    for (int j = d - 1; j >= 0; --j) {
-      index[j] = rest % space.shape[j];
-      rest /= space.shape[j];
-    }
-    for (int64_t start = 0; start < space.shape[d]; start += block) {
-      const int64_t len = std::min(block, space.shape[d] - start);
-      size_t v = 0;
-      for (ElementwiseCall& c : calls) {
-        // Each view of the call, in the order `joint` lists them.
-        StridedView* mine[4] = {&c.out, nullptr, nullptr, nullptr};
-        int n = 1;
-        for (int i = 0; i < inputs_of(c); ++i) {
-          if (!c.in[i].is_scalar()) mine[n++] = &c.in[i].view;
-        }
-        ElementwiseCall tile = c;
-        StridedView* tiled[4] = {&tile.out, nullptr, nullptr, nullptr};
-        int t = 1;
-        for (int i = 0; i < inputs_of(tile); ++i) {
-          if (!tile.in[i].is_scalar()) tiled[t++] = &tile.in[i].view;
-        }
-        for (int m = 0; m < n; ++m, ++v) {
-          const StridedView& j = joint[v];
-          StridedView& out = *tiled[m];
-          int64_t offset = start * j.strides[d];
-          for (int q = 0; q < d; ++q) offset += index[q] * j.strides[q];
-          out.data = static_cast<char*>(mine[m]->data) +
-                     offset * static_cast<int64_t>(itemsize(mine[m]->dtype));
-          out.ndim = nd - d;
-          out.shape[0] = len;
-          out.strides[0] = j.strides[d];
-          for (int q = d + 1; q < nd; ++q) {
-            out.shape[q - d] = j.shape[q];
-            out.strides[q - d] = j.strides[q];
-          }
-          out.size = len * tail;
-        }
-        backend.elementwise(tile, s);
-      }
-    }
-  }
+  backend.elementwise_group(calls.data(), calls.size(), s);
 }
 
 }  // namespace culua::detail::fuse

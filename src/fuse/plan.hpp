@@ -46,13 +46,9 @@ std::vector<Group> plan_groups(const std::vector<Entry>& tape);
 // The groups as text: one line per group (its operations, shape and why it ended).
 std::string explain(const std::vector<Entry>& tape, const std::vector<Group>& groups);
 
-// Queues the group on its stream through `backend`: one operation as it is; with `tiles`, several
-// tile by tile, each tile a few tens of thousands of elements, so that what one operation writes
-// is read by the next while it is in cache (the host backend); without, one after another (the
-// CUDA backend, until groups are generated kernels).
-void run_group(Backend& backend, const std::vector<Entry>& tape, const Group& g, bool tiles);
-
-// Elements of a tile of run_group (2^20 by default; tests: small tiles exercise the tiling).
-void set_tile_elements(int64_t elements);  // 0 restores the default
+// Queues the group on its stream through `backend`: one operation as it is, several as one
+// Backend::elementwise_group (the host backend: one pass, tile by tile; the CUDA backend: one by
+// one until groups are generated kernels).
+void run_group(Backend& backend, const std::vector<Entry>& tape, const Group& g);
 
 }  // namespace culua::detail::fuse

@@ -49,9 +49,8 @@ void Recorder::flush() {
   const std::vector<Group> groups = plan_groups(tape_);
   if (explain_) explained_ += explain(tape_, groups);
   Backend& backend = rt_.backend();
-  const bool tiles = backend.kind() == BackendKind::Host;
   for (const Group& g : groups) {
-    run_group(backend, tape_, g, tiles);
+    run_group(backend, tape_, g);
     ++monitor_.ledger.fused_groups;
     monitor_.ledger.fused_ops += g.count;
   }

@@ -11,6 +11,7 @@
 
 #include "core/blas_call.hpp"
 #include "core/elementwise_call.hpp"
+#include "core/elementwise_group.hpp"
 #include "core/error.hpp"
 #include "core/fft_call.hpp"
 #include "core/gather_call.hpp"
@@ -354,6 +355,22 @@ void HostBackend::sleep(double seconds, Stream& s) {
 void HostBackend::elementwise(const ElementwiseCall& c, Stream& s) {
   check_usable();
   host_stream(s).enqueue([c] { kernels::host::elementwise(c); });
+}
+
+void HostBackend::elementwise_group(const ElementwiseCall* calls, size_t count, Stream& s) {
+  check_usable();
+  host_stream(s).enqueue([group = std::vector<ElementwiseCall>(calls, calls + count)] {
+    // Tiles of 2^14 elements: a tile's operands stay in a core's cache from one call to the next.
+    const GroupTiles tiles(group.data(), group.size(), int64_t{1} << 14);
+    kernels::host::parallel_for(tiles.tiles(), 1, [&](int64_t lo, int64_t hi) {
+      std::vector<ElementwiseCall> tile;
+      for (int64_t t = lo; t < hi; ++t) {
+        tiles.tile(t, tile);
+        // Inside a range of parallel_for: each call runs on this thread.
+        for (const ElementwiseCall& c : tile) kernels::host::elementwise(c);
+      }
+    });
+  });
 }
 
 void HostBackend::reduce(const ReduceCall& c, Stream& s) {

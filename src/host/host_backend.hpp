@@ -56,6 +56,8 @@ class HostBackend final : public Backend {
   void sequence(const StridedView& dst, const SequenceSpec& spec, Stream& s) override;
   void sleep(double seconds, Stream& s) override;
   void elementwise(const ElementwiseCall& c, Stream& s) override;
+  // One task: the group's tiles split across the host pool, each tile through every call.
+  void elementwise_group(const ElementwiseCall* calls, size_t count, Stream& s) override;
   void reduce(const ReduceCall& c, Stream& s) override;
   void gather(const GatherCall& c, Stream& s) override;
   void sort(const SortCall& c, Stream& s) override;

@@ -207,4 +207,19 @@ T.case("explain writes the groups and why each ended; bad arguments", function()
   S.raises(function() cu.fuse(print, { explian = true }) end, { "explian" })
 end)
 
+T.case("CULUA_FUSE=0 runs fused functions eagerly", function()
+  local script = "local f = cu.fuse(function(a) return a * 2 + 1 end); local l0 = cu.ledger(); " ..
+    "local r = f(cu.ones(8)); local used = cu.ledger() - l0; " ..
+    "print(used.fused_ops, used.launches, r:sum():item())"
+  local function run(env)
+    local p = assert(io.popen(string.format("%s %s --backend host -e %s 2>&1", env,
+      S.shell_quote(S.culua_path()), S.shell_quote(script))))
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+  T.eq(run("CULUA_FUSE=1"), "2\t2\t24.0\n")
+  T.eq(run("CULUA_FUSE=0"), "0\t3\t24.0\n")
+end)
+
 os.exit(T.run())

@@ -18,6 +18,10 @@
 -- difference is the copies. On CUDA a third version (C) fuses each RK4 stage into one
 -- cu.elementwise kernel (complex arithmetic with cuda::std::complex).
 --
+-- Version E is B's step code unchanged inside cu.fuse (docs/fusion.md): its elementwise operations
+-- are recorded and run as a few groups (on CUDA each group one generated kernel, on the host
+-- backend one pass over the elements); the sum and the read of delta stay as in B.
+--
 -- Version D is B's step captured once as a graph (cu.graph) and launched once per step: the
 -- ~70 launches of a step become one, and a step costs what the device does plus one launch. A
 -- graph replays what it recorded, scalars included, so delta cannot be a Lua number there: it
@@ -131,6 +135,7 @@ local function rk4_step(st, c)
   st.G, st.Gb = st.Gb, st.G
 end
 local function step_builtin(st, d) rk4_step(st, scalar_coefficients(d)) end
+local step_fuse = cu.fuse(step_builtin)
 
 -- The same operations with each stage's F half on the current stream and its G half on s2: the
 -- two halves of a stage are independent (kG needs X only; the G sums read and write only G's
@@ -341,10 +346,12 @@ local warm = math.min(steps, 3)
 run(step_builtin, delta_host, warm)
 run(step_builtin, delta_device, warm)
 if step_fused then run(step_fused, delta_device, warm) end
+run(step_fuse, delta_device, warm)
 run_graph(warm, 1)
 local A = run(step_builtin, delta_host, steps)
 local B = run(step_builtin, delta_device, steps, true)
 local C = step_fused and run(step_fused, delta_device, steps)
+local E = run(step_fuse, delta_device, steps)
 local D = run_graph(steps, 1, true)
 local Dk = run_graph(steps, every)
 local D2 = run_graph(steps, 1, true, cu.stream())
@@ -359,6 +366,7 @@ local function maxdiff(x, y)
 end
 local diff_ab = maxdiff(A, B)
 local diff_ac = C and maxdiff(A, C)
+local diff_be = maxdiff(B, E)
 local diff_bd = maxdiff(B, D)
 local diff_bdk = maxdiff(B, Dk)
 local diff_bd2 = maxdiff(B, D2)
@@ -374,6 +382,7 @@ end
 line("A: copy F and G to the host each step, sum there", A)
 line("B: device-resident (ping-pong, out=, device sum)", B)
 if C then line("C: B with one fused elementwise kernel per stage", C) end
+line("E: B's step inside cu.fuse (recorded, run as groups)", E)
 line("D: B's step as a graph, one launch + delta read/step", D)
 line(string.format("D': D with delta read every %d steps (g:replay)", every), Dk)
 line("D2: D with each stage's F and G halves on two streams", D2)
@@ -387,6 +396,7 @@ end
 per("A (copies)", A)
 per("B (device-resident)", B)
 if C then per("C (fused)", C) end
+per("E (cu.fuse)", E)
 per("D (graph)", D)
 per(string.format("D' (every %d)", every), Dk)
 per("D2 (two streams)", D2)
@@ -399,6 +409,9 @@ result("d_graph_launches_per_step", D.ledger.graph_launches / steps)
 result("d_kernel_launches_per_step", D.ledger.launches / steps)
 result("b_kernel_launches_per_step", B.ledger.launches / steps)
 result("dk_reads", Dk.ledger.d2h_calls)
+result("e_kernel_launches_per_step", E.ledger.launches / steps)
+result("e_fused_groups_per_step", E.ledger.fused_groups / steps)
+result("e_fused_ops_per_step", E.ledger.fused_ops / steps)
 
 local gi = D.graph
 print(string.format("\nD's graph: %d nodes per step (%d for two steps), captured in %.3f ms, instantiated in %.3f ms"
@@ -408,6 +421,9 @@ print(string.format("D per step %.3f ms against B's %.3f ms: %.2fx; D' (delta ev
 print(string.format("The device's own time per step (cu.bench of each step's graph, back to back), the floor of"
   .. " any way of launching the kernels: B's %.3f ms, D's %.3f ms. B runs at %.2fx its floor, D at %.2fx its own.",
   B.device_ms, gi.device_ms, B.ms / steps / B.device_ms, D.ms / steps / gi.device_ms))
+print(string.format("E (B's code inside cu.fuse) %.3f ms per step: %.2fx B; %.1f kernel launches and %.1f fused"
+  .. " groups of %.1f operations a step.", E.ms / steps, B.ms / E.ms, E.ledger.launches / steps,
+  E.ledger.fused_groups / steps, E.ledger.fused_ops / steps))
 print(string.format("D2 (the same operations, each stage's F and G halves on two streams inside the graph) %.3f ms:"
   .. " %.2fx B; its device time per step %.3f ms (%d nodes).", D2.ms / steps, B.ms / D2.ms,
   D2.graph.device_ms, D2.graph.nodes))
@@ -421,6 +437,8 @@ print(string.format("\ndelta after %d steps: %.6f%+.6fi (|delta| = %.6f); "
   steps, final.re, final.im, final:abs(), diff_ab, C and string.format(", A - C: %.3e", diff_ac) or ""))
 assert(diff_ab < 1e-4, "versions A and B disagree")
 if C then assert(diff_ac < 1e-4, "versions A and C disagree") end
+-- E runs B's kernels' own functors with the same flags: the same bits, so the same deltas.
+assert(diff_be == 0, string.format("versions B and E disagree by %.3e", diff_be))
 assert(diff_bd <= GRAPH_TOLERANCE, string.format("versions B and D disagree by %.3e", diff_bd))
 assert(diff_bdk <= GRAPH_TOLERANCE, string.format("versions B and D' disagree by %.3e", diff_bdk))
 assert(diff_bd2 <= GRAPH_TOLERANCE, string.format("versions B and D2 disagree by %.3e", diff_bd2))
@@ -457,6 +475,10 @@ if C then
   result("c_ms", string.format("%.6f", C.ms))
   result("max_delta_diff_fused", string.format("%.6e", diff_ac))
 end
+result("e_ms", string.format("%.6f", E.ms))
+result("e_ms_per_step", string.format("%.6f", E.ms / steps))
+result("e_speedup_vs_b", string.format("%.4f", B.ms / E.ms))
+result("max_delta_diff_fuse", string.format("%.6e", diff_be))
 result("d_ms", string.format("%.6f", D.ms))
 result("d_ms_per_step", string.format("%.6f", D.ms / steps))
 result("d_speedup_vs_b", string.format("%.4f", B.ms / D.ms))

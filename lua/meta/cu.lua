@@ -75,6 +75,7 @@
 ---@field nan number a quiet NaN (0/0)
 ---@field host cu.host functions that create arrays in host memory
 ---@field trace cu.trace the timeline recorder
+---@field fuse cu.fuse recorded elementwise operations run as generated kernels (docs/fusion.md)
 ---@field json cu.json JSON text to Lua values and back
 ---@field nccl cu.nccl NCCL collectives between GPUs
 ---@field mpi cu.mpi MPI: processes started by mpirun (see docs/mpi.md)
@@ -2498,18 +2499,26 @@ function cu.graph(fn, opts) end
 ---@class cu.FuseOptions
 ---@field explain? boolean write each flush's groups (their operations, shape and why each ended)
 
---- Returns a function that runs fn(...) as ordinary Lua with its elementwise operations (arithmetic,
---- comparisons, math functions, cu.where, out= targets) recorded instead of queued, then runs them
---- as groups when fn returns: a run of operations on one stream over one shape, in which memory
---- written is read again only through the identical view, is one pass over its elements (tile by
---- tile on the host backend). Anything else (a reduction, a copy, :item(), an element read, a
---- sync, an event, a free) first runs what was recorded, so results are those of eager code. A Lua
---- error inside fn runs what was recorded and is raised again. CULUA_FUSE=0 runs fn eagerly;
---- cu.ledger() counts fused_ops and fused_groups. See docs/fusion.md.
----@param fn fun(...): ...
----@param opts? cu.FuseOptions
----@return fun(...): ...
-function cu.fuse(fn, opts) end
+--- cu.fuse(fn[, opts]) returns a function that runs fn(...) as ordinary Lua with its elementwise
+--- operations (arithmetic, comparisons, math functions, cu.where, out= targets) recorded instead
+--- of queued, then runs them as groups when fn returns: a run of operations on one stream over one
+--- shape, in which memory written is read again only through the identical view, is one generated
+--- kernel on a CUDA device (bit-identical results) and one pass over its elements on the host
+--- backend. Anything else (a reduction, a copy, :item(), an element read, a sync, an event, a
+--- free) first runs what was recorded, so results are those of eager code. A Lua error inside fn
+--- runs what was recorded and is raised again. CULUA_FUSE=0 runs fn eagerly; cu.ledger() counts
+--- fused_ops and fused_groups. See docs/fusion.md.
+---@class cu.fuse
+---@overload fun(fn: fun(...): ..., opts?: cu.FuseOptions): fun(...): ...
+cu.fuse = {}
+
+--- Runs fn(...) as a fused function does and returns the CUDA source of each group of several
+--- operations it ran (each complete: culua's functor prelude and the generated kernel), also on
+--- the host backend.
+---@param fn fun(...)
+---@param ... any fn's arguments
+---@return string[]
+function cu.fuse.source(fn, ...) end
 
 --- Queues one launch on stream s (default: the current stream), ordered after the allocation of
 --- every array the graph uses. Asynchronous. Returns the graph.

@@ -1,13 +1,17 @@
 #include "fuse/recorder.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "core/runtime.hpp"
 #include "core/stream.hpp"
 
 namespace culua::detail::fuse {
 
-Recorder::Recorder(Runtime& rt, bool explain)
+Recorder::Recorder(Runtime& rt, bool explain, KernelCache* kernels)
     : rt_(rt),
       monitor_(rt.monitor()),
+      kernels_(kernels),
       previous_thread_recorder_(thread_recorder()),
       explain_(explain) {
   monitor_.recorder = this;
@@ -48,12 +52,45 @@ void Recorder::flush() {
   } done{*this};
   const std::vector<Group> groups = plan_groups(tape_);
   if (explain_) explained_ += explain(tape_, groups);
-  Backend& backend = rt_.backend();
   for (const Group& g : groups) {
-    run_group(backend, tape_, g);
+    run(g);
     ++monitor_.ledger.fused_groups;
     monitor_.ledger.fused_ops += g.count;
   }
+}
+
+void Recorder::run(const Group& g) {
+  Backend& backend = rt_.backend();
+  if (sources_ && g.count > 1) {
+    std::vector<ElementwiseCall> calls;
+    for (size_t i = g.first; i < g.first + g.count; ++i) calls.push_back(tape_[i].call);
+    const FusedKernel k = generate(calls.data(), calls.size());
+    if (k.ok) sources_->push_back(full_source(k));
+  }
+  if (kernels_ && g.count > 1 && backend.kind() == BackendKind::Cuda) {
+    std::vector<ElementwiseCall> calls;
+    for (size_t i = g.first; i < g.first + g.count; ++i) calls.push_back(tape_[i].call);
+    FusedKernel k = generate(calls.data(), calls.size());
+    std::string why = k.why;
+    Stream& s = *tape_[g.first].stream;
+    if (k.ok) {
+      if (std::shared_ptr<RtcFunction> f = kernels_->function(backend, k, s.device(), why)) {
+        LaunchDims dims;
+        const int64_t blocks = (k.elements + 255) / 256;
+        dims.grid[0] =
+            static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(blocks, 1 << 20)));
+        dims.block[0] = 256;
+        void* params[] = {k.params.data()};
+        f->launch(dims, s, params, LaunchSite{"cu.fuse", 0});
+        return;
+      }
+    }
+    if (kernels_->warned.insert(why).second) {
+      std::fprintf(stderr, "culua: cu.fuse: a group of %zu operations runs one by one: %s\n",
+                   g.count, why.c_str());
+    }
+  }
+  run_group(backend, tape_, g);
 }
 
 void Recorder::flush_before_free() noexcept {

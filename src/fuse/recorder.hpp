@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/monitor.hpp"
+#include "fuse/kernel_cache.hpp"
 #include "fuse/plan.hpp"
 
 namespace culua::detail {
@@ -21,8 +22,9 @@ namespace culua::detail::fuse {
 class Recorder final : public OpRecorder {
  public:
   // Installs itself on `rt` (and as this thread's recorder) until destroyed. With `explain`, each
-  // flush adds its groups to explained().
-  Recorder(Runtime& rt, bool explain);
+  // flush adds its groups to explained(). With `kernels`, groups of several operations on a CUDA
+  // device run as generated kernels compiled there (else each operation runs as it is).
+  Recorder(Runtime& rt, bool explain, KernelCache* kernels = nullptr);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -32,10 +34,16 @@ class Recorder final : public OpRecorder {
   void flush_before_free() noexcept override;
 
   const std::string& explained() const { return explained_; }
+  // Every flush adds the source of each group of several operations it generates, or would
+  // generate on a CUDA device (cu.fuse.source: also on the host backend).
+  void keep_sources(std::vector<std::string>* sources) { sources_ = sources; }
 
  private:
+  void run(const Group& g);
+
   Runtime& rt_;
   Monitor& monitor_;
+  KernelCache* kernels_;
   OpRecorder* previous_thread_recorder_;
   bool explain_;
   bool flushing_ = false;
@@ -43,6 +51,7 @@ class Recorder final : public OpRecorder {
   std::vector<std::shared_ptr<Stream>> streams_;  // keeps the tape's streams alive
   std::exception_ptr failed_;                     // of a flush before a free
   std::string explained_;
+  std::vector<std::string>* sources_ = nullptr;
 };
 
 }  // namespace culua::detail::fuse

@@ -23,6 +23,9 @@
 namespace culua::detail::measure {
 class TraceRecorder;
 }
+namespace culua::detail::fuse {
+class KernelCache;
+}
 namespace culua::detail::dist {
 class Communicator;
 }
@@ -53,8 +56,9 @@ struct Context {
   // The thread (main state or coroutine) of the latest call into the bindings: where the script
   // location of the operation being issued is read (the trace, strict-mode messages).
   lua_State* active = nullptr;
-  std::unordered_set<std::string> warned_sites;   // host-clock tripwire: once per call site
-  std::shared_ptr<measure::TraceRecorder> trace;  // cu.trace: the running or last trace
+  std::unordered_set<std::string> warned_sites;      // host-clock tripwire: once per call site
+  std::shared_ptr<measure::TraceRecorder> trace;     // cu.trace: the running or last trace
+  std::shared_ptr<fuse::KernelCache> fused_kernels;  // cu.fuse's generated kernels (made on use)
   // The state is being closed (mark_closing): finalizers run, and Lua 5.4 registers no finalizer
   // for an object made from then on, so a new array would never be freed: making one raises.
   bool closing = false;

@@ -1,0 +1,247 @@
+#include "fuse/codegen.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/dtype.hpp"
+#include "core/elementwise_group.hpp"
+#include "core/layout.hpp"
+#include "core/op_table.hpp"
+#include "fuse/prelude.hpp"
+
+namespace culua::detail::fuse {
+
+namespace {
+
+#define CULUA_FUNCTOR_NAME(e, name, functor, ...) #functor,
+constexpr const char* kBinaryFunctors[] = {CULUA_BINARY_OPS(CULUA_FUNCTOR_NAME)};
+constexpr const char* kUnaryFunctors[] = {CULUA_UNARY_OPS(CULUA_FUNCTOR_NAME)};
+#undef CULUA_FUNCTOR_NAME
+
+// The C++ element type of a dtype in the prelude.
+const char* storage(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "float";
+    case DType::F64:
+      return "double";
+    case DType::F16:
+      return "half";
+    case DType::BF16:
+      return "bfloat16";
+    case DType::I8:
+      return "int8_t";
+    case DType::I16:
+      return "int16_t";
+    case DType::I32:
+      return "int32_t";
+    case DType::I64:
+      return "int64_t";
+    case DType::U8:
+      return "uint8_t";
+    case DType::U16:
+      return "uint16_t";
+    case DType::U32:
+      return "uint32_t";
+    case DType::U64:
+      return "uint64_t";
+    case DType::Bool:
+      return "bool";
+    case DType::C64:
+      return "complex64";
+    case DType::C128:
+      return "complex128";
+  }
+  return "void";
+}
+
+struct View {
+  const StridedView* first;  // the coalesced view
+  bool written = false;
+  bool loaded = false;
+};
+
+bool same_view(const StridedView& a, const StridedView& b, int nd) {
+  if (a.data != b.data || a.dtype != b.dtype) return false;
+  for (int d = 0; d < nd; ++d) {
+    if (a.strides[d] != b.strides[d]) return false;
+  }
+  return true;
+}
+
+void put(std::vector<unsigned char>& block, size_t offset, const void* value, size_t bytes) {
+  if (block.size() < offset + bytes) block.resize(offset + bytes);
+  std::memcpy(block.data() + offset, value, bytes);
+}
+
+}  // namespace
+
+FusedKernel generate(const ElementwiseCall* calls, size_t count) {
+  FusedKernel k;
+  // Every array operand of every call, coalesced together (all have the output's shape).
+  std::vector<StridedView> joint;
+  for (size_t c = 0; c < count; ++c) {
+    joint.push_back(calls[c].out);
+    for (int i = 0; i < elementwise_inputs(calls[c]); ++i) {
+      if (!calls[c].in[i].is_scalar()) joint.push_back(calls[c].in[i].view);
+    }
+  }
+  coalesce(joint.data(), static_cast<int>(joint.size()));
+  int nd = joint[0].ndim;
+  int64_t shape[kMaxDims] = {};
+  for (int d = 0; d < nd; ++d) shape[d] = joint[0].shape[d];
+  if (nd == 0) {  // one element
+    nd = 1;
+    shape[0] = 1;
+    for (StridedView& v : joint) v.strides[0] = 0;
+  }
+  k.elements = 1;
+  for (int d = 0; d < nd; ++d) k.elements *= shape[d];
+  // Distinct views: slot -> view index.
+  std::vector<View> views;
+  std::vector<int> slot_view(joint.size());
+  for (size_t s = 0; s < joint.size(); ++s) {
+    int found = -1;
+    for (size_t v = 0; v < views.size(); ++v) {
+      if (same_view(*views[v].first, joint[s], nd)) found = static_cast<int>(v);
+    }
+    if (found < 0) {
+      found = static_cast<int>(views.size());
+      views.push_back(View{&joint[s]});
+    }
+    slot_view[s] = found;
+  }
+  int scalars = 0;
+  for (size_t c = 0; c < count; ++c) {
+    for (int i = 0; i < elementwise_inputs(calls[c]); ++i) {
+      if (calls[c].in[i].is_scalar()) ++scalars;
+    }
+    if (calls[c].kind == ElementwiseCall::Kind::Where && calls[c].in[0].is_scalar()) {
+      k.why = "cu.where with a scalar condition";
+      return k;
+    }
+  }
+  const size_t nv = views.size();
+  const size_t ptr_at = 8 + 8 * static_cast<size_t>(nd);
+  const size_t stride_at = ptr_at + 8 * nv;
+  const size_t scalar_at = (stride_at + 8 * nv * static_cast<size_t>(nd) + 15) / 16 * 16;
+  const size_t end = scalars ? scalar_at + 16 * static_cast<size_t>(scalars)
+                             : stride_at + 8 * nv * static_cast<size_t>(nd);
+  const size_t total = (end + 15) / 16 * 16;
+  if (total > kMaxParamBytes) {
+    k.why = fmt::format("its parameters would take {} bytes (at most {})", total, kMaxParamBytes);
+    return k;
+  }
+  // The parameter block.
+  k.params.assign(total, 0);
+  put(k.params, 0, &k.elements, 8);
+  put(k.params, 8, shape, 8 * static_cast<size_t>(nd));
+  for (size_t v = 0; v < nv; ++v) {
+    const void* p = views[v].first->data;
+    put(k.params, ptr_at + 8 * v, &p, 8);
+    put(k.params, stride_at + 8 * v * static_cast<size_t>(nd), views[v].first->strides,
+        8 * static_cast<size_t>(nd));
+  }
+  // The kernel and its key.
+  std::string& s = k.kernel;
+  s += "struct Params {\n  long long n;\n";
+  s += fmt::format("  long long shape[{}];\n  const void* ptr[{}];\n  long long stride[{}][{}];\n",
+                   nd, nv, nv, nd);
+  if (scalars) s += fmt::format("  alignas(16) unsigned char scalar[{}][16];\n", scalars);
+  s += "};\n\n";
+  s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedKernelName);
+  s += "  using namespace culua::detail;\n  using namespace culua::detail::kernels;\n";
+  s += "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < p.n;\n"
+       "       i += (long long)gridDim.x * blockDim.x) {\n";
+  for (size_t v = 0; v < nv; ++v) s += fmt::format("    long long o{} = 0;\n", v);
+  if (nd == 1) {
+    for (size_t v = 0; v < nv; ++v) s += fmt::format("    o{0} = i * p.stride[{0}][0];\n", v);
+  } else {
+    s += "    long long rest = i;\n";
+    for (int d = nd - 1; d >= 0; --d) {
+      s += fmt::format(
+          "    {{\n      const long long c = rest % p.shape[{0}];\n"
+          "      rest /= p.shape[{0}];\n",
+          d);
+      for (size_t v = 0; v < nv; ++v)
+        s += fmt::format("      o{0} += c * p.stride[{0}][{1}];\n", v, d);
+      s += "    }\n";
+    }
+  }
+  for (size_t v = 0; v < nv; ++v)
+    s += fmt::format("    {} v{};\n", storage(views[v].first->dtype), v);
+  size_t slot = 0;
+  int scalar = 0;
+  for (size_t c = 0; c < count; ++c) {
+    const ElementwiseCall& call = calls[c];
+    const int out_view = slot_view[slot++];
+    const char* S = storage(call.compute);
+    s += fmt::format("    {{  // {}\n      using S = {};\n      using C = compute_t<S>;\n",
+                     call.name(), S);
+    for (int i = 0; i < elementwise_inputs(call); ++i) {
+      const bool cond = call.kind == ElementwiseCall::Kind::Where && i == 0;
+      const char* type = cond ? "bool" : "C";
+      if (call.in[i].is_scalar()) {
+        const size_t at = scalar_at + 16 * static_cast<size_t>(scalar);
+        put(k.params, at, call.in[i].scalar, 16);
+        s += fmt::format(
+            "      const C a{} = to_compute(*reinterpret_cast<const S*>(p.scalar[{}]));\n", i,
+            scalar);
+        ++scalar;
+      } else {
+        const int v = slot_view[slot++];
+        View& view = views[static_cast<size_t>(v)];
+        if (!view.written && !view.loaded) {
+          s += view.first->dtype == DType::Bool
+                   ? fmt::format(
+                         "      v{0} = static_cast<const unsigned char*>(p.ptr[{0}])[o{0}] != 0;\n",
+                         v)
+                   : fmt::format("      v{0} = static_cast<const {1}*>(p.ptr[{0}])[o{0}];\n", v,
+                                 storage(view.first->dtype));
+          view.loaded = true;
+        }
+        s += fmt::format("      const {} a{} = convert<{}>(v{});\n", type, i, type, v);
+      }
+    }
+    const std::string out_type = storage(views[static_cast<size_t>(out_view)].first->dtype);
+    switch (call.kind) {
+      case ElementwiseCall::Kind::Where:
+        // As the built-in kernel: the chosen compute value converted to the output's type.
+        s += fmt::format("      v{} = convert<{}>(a0 ? a1 : a2);\n", out_view, out_type);
+        break;
+      case ElementwiseCall::Kind::Binary:
+      case ElementwiseCall::Kind::Unary: {
+        const bool binary = call.kind == ElementwiseCall::Kind::Binary;
+        const OpRule& r =
+            binary ? rule(static_cast<BinaryOp>(call.op)) : rule(static_cast<UnaryOp>(call.op));
+        const char* functor = binary ? kBinaryFunctors[call.op] : kUnaryFunctors[call.op];
+        // As the built-in kernel: the result as a compute value, then as the result's own type
+        // (bool, the real type, or the storage type: f16 results round once), then converted to
+        // the output's dtype.
+        const char* result = storage(result_dtype(r, call.compute));
+        s += fmt::format("      const C x = convert<C>({}::apply({}));\n", functor,
+                         binary ? "a0, a1" : "a0");
+        s += fmt::format("      v{} = convert<{}>(convert<{}>(x));\n", out_view, out_type, result);
+        break;
+      }
+    }
+    views[static_cast<size_t>(out_view)].written = true;
+    s += "    }\n";
+  }
+  for (size_t v = 0; v < nv; ++v) {
+    if (!views[v].written) continue;
+    s += fmt::format("    static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))[o{1}] = v{1};\n",
+                     storage(views[v].first->dtype), v);
+  }
+  s += "  }\n}\n";
+  k.key = s;  // the kernel holds no pointer, size, stride or scalar value: it is its own key
+  k.ok = true;
+  return k;
+}
+
+std::string full_source(const FusedKernel& k) {
+  return std::string(kFusePrelude) + "\n" + k.kernel;
+}
+
+}  // namespace culua::detail::fuse

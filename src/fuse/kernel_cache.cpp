@@ -1,0 +1,45 @@
+#include "fuse/kernel_cache.hpp"
+
+#include <exception>
+
+#include "core/backend.hpp"
+
+namespace culua::detail::fuse {
+
+std::shared_ptr<RtcFunction> KernelCache::function(Backend& backend, const FusedKernel& k,
+                                                   int device, std::string& why) {
+  std::string key = std::to_string(device) + "\n" + k.key;
+  if (auto it = functions_.find(key); it != functions_.end()) {
+    ++memory_hits;
+    return it->second;
+  }
+  if (auto it = failed_.find(key); it != failed_.end()) {
+    why = it->second;
+    return nullptr;
+  }
+  try {
+    RtcRequest request;
+    request.source = full_source(k);
+    request.name = "culua_fused.cu";
+    // As the built-in kernels: no contraction into FMAs (the same bits as unfused operations).
+    request.options = {"--fmad=false", "-default-device"};
+    const RtcBinary binary = backend.compile(request, device);
+    if (binary.cache == CacheOutcome::Hit) {
+      ++disk_hits;
+    } else {
+      ++compiles;
+      compile_ms += binary.compile_ms;
+    }
+    std::shared_ptr<RtcModule> module = backend.load_module(binary, device);
+    std::shared_ptr<RtcFunction> f = module->function(kFusedKernelName);
+    modules_.push_back(std::move(module));
+    functions_.emplace(std::move(key), f);
+    return f;
+  } catch (const std::exception& e) {
+    why = e.what();
+    failed_.emplace(std::move(key), why);
+    return nullptr;
+  }
+}
+
+}  // namespace culua::detail::fuse

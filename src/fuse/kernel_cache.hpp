@@ -1,0 +1,41 @@
+// The compiled fused kernels of one runtime (one Lua state): each generated source compiled once
+// per device through the backend (NVRTC and its on-disk cache, src/rtc/kernel_cache.cpp) and kept
+// in memory from then on.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/rtc_types.hpp"
+#include "fuse/codegen.hpp"
+
+namespace culua::detail {
+class Backend;
+}
+
+namespace culua::detail::fuse {
+
+class KernelCache {
+ public:
+  // The kernel's function on `device`, or null when it does not compile (`why` says why; a source
+  // that failed once is not tried again).
+  std::shared_ptr<RtcFunction> function(Backend& backend, const FusedKernel& k, int device,
+                                        std::string& why);
+
+  uint64_t compiles = 0;         // compiled by NVRTC
+  uint64_t disk_hits = 0;        // found in the on-disk cache
+  uint64_t memory_hits = 0;      // found here
+  double compile_ms = 0;         // NVRTC's time for the compiles
+  std::set<std::string> warned;  // why groups ran one by one, each reported once
+
+ private:
+  std::unordered_map<std::string, std::shared_ptr<RtcFunction>> functions_;  // device + source
+  std::unordered_map<std::string, std::string> failed_;                      // ... and why
+  std::vector<std::shared_ptr<RtcModule>> modules_;
+};
+
+}  // namespace culua::detail::fuse

@@ -1,0 +1,11 @@
+// The text every generated fused kernel starts with (cmake/EmbedPrelude.cmake): std shims
+// (src/fuse/nvrtc/), core/numeric.hpp, the dtype enum, core/op_table.hpp and
+// kernels/elementwise_ops.cuh, so that a fused kernel computes with the very functors the built-in
+// kernels use, compiled by NVRTC without <cmath> or libcu++.
+#pragma once
+
+namespace culua::detail::fuse {
+
+extern const char kFusePrelude[];
+
+}  // namespace culua::detail::fuse

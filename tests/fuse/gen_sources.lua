@@ -1,0 +1,62 @@
+-- Writes the CUDA sources cu.fuse generates for a battery of groups to DIR (one file each), for
+-- tests/fuse/nvrtc_compile.py: every binary and unary operation of the op table (read from
+-- src/core/op_table.hpp) on every dtype it accepts, as groups of operations sharing inputs;
+-- cu.where; f16/bf16 outputs of f32 work; broadcast, strided and 0-d operands; scalars.
+--   culua --backend host tests/fuse/gen_sources.lua SOURCE_ROOT DIR
+local root, dir = assert(arg[1], "usage: gen_sources.lua SOURCE_ROOT DIR"), assert(arg[2])
+
+local function op_names(macro)
+  local f = assert(io.open(root .. "/src/core/op_table.hpp"))
+  local text = f:read("a")
+  f:close()
+  local block = assert(text:match("#define " .. macro .. "%(X%)(.-)\n\n"), macro)
+  local names = {}
+  for name in block:gmatch('X%(%w+, "([%w_]+)"') do names[#names + 1] = name end
+  assert(#names > 5, macro)
+  return names
+end
+local binary, unary = op_names("CULUA_BINARY_OPS"), op_names("CULUA_UNARY_OPS")
+
+local count = 0
+local function write(sources)
+  for _, s in ipairs(sources) do
+    count = count + 1
+    local f = assert(io.open(string.format("%s/fused_%03d.cu", dir, count), "w"))
+    f:write(s)
+    f:close()
+  end
+end
+
+local n = 37
+for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+  "bool", "c64", "c128" }) do
+  local x = cu.rand(n):mul(7):astype(dt)
+  local y = cu.rand({ 1 }):mul(3):add(1):astype(dt) -- broadcast
+  for _, names in ipairs({ binary, unary }) do
+    write(cu.fuse.source(function()
+      for _, name in ipairs(names) do
+        -- Operations the dtype does not accept raise when the line runs (nothing recorded).
+        pcall(function()
+          local r = names == binary and cu[name](x, y) or cu[name](x)
+          local _ = r + r -- each result read again in the group
+        end)
+        if names == binary then pcall(cu[name], x, 2) end -- a scalar operand
+      end
+    end))
+  end
+end
+-- cu.where, outputs of other dtypes, strided and transposed views, 0-d arrays.
+local a, b = cu.rand({ 6, 5 }), cu.rand({ 5, 6 }, "f64")
+local h = cu.empty({ 6, 5 }, "f16")
+write(cu.fuse.source(function()
+  local t = a * b:transpose()
+  cu.add(t, 1, { out = h })
+  local w = cu.where(t:gt(0.5), t, -t)
+  return w:sqrt() + cu.where(a:lt(0.2), a, 0.25)
+end))
+local z = cu.zeros({}, "c64")
+write(cu.fuse.source(function()
+  local u = z * cu.complex(0, 1) + 1
+  return u:conj() * u
+end))
+print(count .. " sources")

@@ -77,7 +77,7 @@ void put(std::vector<unsigned char>& block, size_t offset, const void* value, si
 
 }  // namespace
 
-FusedKernel generate(const ElementwiseCall* calls, size_t count) {
+FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
   FusedKernel k;
   // Every array operand of every call, coalesced together (all have the output's shape).
   std::vector<StridedView> joint;
@@ -143,7 +143,32 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count) {
     put(k.params, stride_at + 8 * v * static_cast<size_t>(nd), views[v].first->strides,
         8 * static_cast<size_t>(nd));
   }
-  // The kernel and its key.
+  // The scalars, in the order the kernel reads them; the key: what the source depends on.
+  std::string& key = k.key;
+  const auto byte = [&](int v) { key.push_back(static_cast<char>(v)); };
+  byte(nd);
+  byte(static_cast<int>(nv));
+  for (const View& v : views) byte(static_cast<int>(v.first->dtype));
+  size_t at = 0;
+  int next_scalar = 0;
+  for (size_t c = 0; c < count; ++c) {
+    const ElementwiseCall& call = calls[c];
+    byte(static_cast<int>(call.kind));
+    byte(call.op);
+    byte(static_cast<int>(call.compute));
+    byte(slot_view[at++]);
+    for (int i = 0; i < elementwise_inputs(call); ++i) {
+      if (call.in[i].is_scalar()) {
+        put(k.params, scalar_at + 16 * static_cast<size_t>(next_scalar++), call.in[i].scalar, 16);
+        byte(255);
+      } else {
+        byte(slot_view[at++]);
+      }
+    }
+  }
+  k.ok = true;
+  if (!source) return k;
+  // The kernel.
   std::string& s = k.kernel;
   s += "struct Params {\n  long long n;\n";
   s += fmt::format("  long long shape[{}];\n  const void* ptr[{}];\n  long long stride[{}][{}];\n",
@@ -183,8 +208,6 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count) {
       const bool cond = call.kind == ElementwiseCall::Kind::Where && i == 0;
       const char* type = cond ? "bool" : "C";
       if (call.in[i].is_scalar()) {
-        const size_t at = scalar_at + 16 * static_cast<size_t>(scalar);
-        put(k.params, at, call.in[i].scalar, 16);
         s += fmt::format(
             "      const C a{} = to_compute(*reinterpret_cast<const S*>(p.scalar[{}]));\n", i,
             scalar);
@@ -235,8 +258,6 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count) {
                      storage(views[v].first->dtype), v);
   }
   s += "  }\n}\n";
-  k.key = s;  // the kernel holds no pointer, size, stride or scalar value: it is its own key
-  k.ok = true;
   return k;
 }
 

@@ -22,8 +22,8 @@ inline constexpr size_t kMaxParamBytes = 4000;
 struct FusedKernel {
   bool ok = false;
   std::string why;                    // when !ok: why the group is not generated (it runs op by op)
-  std::string key;                    // the canonical form: equal keys, equal sources
-  std::string kernel;                 // the generated kernel (without the prelude)
+  std::string key;                    // the canonical form (bytes): equal keys, equal sources
+  std::string kernel;                 // the generated kernel (without the prelude), when asked for
   std::vector<unsigned char> params;  // the parameter block of this call (16-byte aligned size)
   int64_t elements = 0;
 };
@@ -31,8 +31,9 @@ struct FusedKernel {
 // The kernel's name in every generated source.
 inline constexpr const char* kFusedKernelName = "culua_fused";
 
-// Generates the kernel of the calls (one group: one output shape).
-FusedKernel generate(const ElementwiseCall* calls, size_t count);
+// The kernel of the calls (one group: one output shape): its key and this call's parameters, and
+// with `source` its text (a repeated group needs only the key and the parameters).
+FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source = true);
 
 // The whole source NVRTC compiles: the prelude and the kernel.
 std::string full_source(const FusedKernel& k);

@@ -7,7 +7,9 @@
 namespace culua::detail::fuse {
 
 std::shared_ptr<RtcFunction> KernelCache::function(Backend& backend, const FusedKernel& k,
-                                                   int device, std::string& why) {
+                                                   int device,
+                                                   const std::function<std::string()>& source,
+                                                   std::string& why) {
   std::string key = std::to_string(device) + "\n" + k.key;
   if (auto it = functions_.find(key); it != functions_.end()) {
     ++memory_hits;
@@ -19,7 +21,7 @@ std::shared_ptr<RtcFunction> KernelCache::function(Backend& backend, const Fused
   }
   try {
     RtcRequest request;
-    request.source = full_source(k);
+    request.source = source();
     request.name = "culua_fused.cu";
     // As the built-in kernels: no contraction into FMAs (the same bits as unfused operations).
     request.options = {"--fmad=false", "-default-device"};

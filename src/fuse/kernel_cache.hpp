@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -21,9 +22,11 @@ namespace culua::detail::fuse {
 
 class KernelCache {
  public:
-  // The kernel's function on `device`, or null when it does not compile (`why` says why; a source
-  // that failed once is not tried again).
+  // The function of the kernel with `k`'s key on `device`, or null when it does not compile
+  // (`why` says why; a kernel that failed once is not tried again). `source` gives the complete
+  // source on a miss.
   std::shared_ptr<RtcFunction> function(Backend& backend, const FusedKernel& k, int device,
+                                        const std::function<std::string()>& source,
                                         std::string& why);
 
   uint64_t compiles = 0;         // compiled by NVRTC

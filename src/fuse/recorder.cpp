@@ -70,11 +70,13 @@ void Recorder::run(const Group& g) {
   if (kernels_ && g.count > 1 && backend.kind() == BackendKind::Cuda) {
     std::vector<ElementwiseCall> calls;
     for (size_t i = g.first; i < g.first + g.count; ++i) calls.push_back(tape_[i].call);
-    FusedKernel k = generate(calls.data(), calls.size());
+    FusedKernel k = generate(calls.data(), calls.size(), false);
     std::string why = k.why;
     Stream& s = *tape_[g.first].stream;
+    const auto source = [&] { return full_source(generate(calls.data(), calls.size(), true)); };
     if (k.ok) {
-      if (std::shared_ptr<RtcFunction> f = kernels_->function(backend, k, s.device(), why)) {
+      if (std::shared_ptr<RtcFunction> f =
+              kernels_->function(backend, k, s.device(), source, why)) {
         LaunchDims dims;
         const int64_t blocks = (k.elements + 255) / 256;
         dims.grid[0] =

@@ -22,6 +22,9 @@
 -- are recorded and run as a few groups (on CUDA each group one generated kernel, on the host
 -- backend one pass over the elements); the sum and the read of delta stay as in B.
 --
+-- Version F is D captured with cu.graph(fn, {fuse = true}): the step's operations as a few
+-- generated kernel nodes instead of ~70.
+--
 -- Version D is B's step captured once as a graph (cu.graph) and launched once per step: the
 -- ~70 launches of a step become one, and a step costs what the device does plus one launch. A
 -- graph replays what it recorded, scalars included, so delta cannot be a Lua number there: it
@@ -281,16 +284,16 @@ end
 -- parity and after both st is as it was: graph 1 reads F and writes Fb, graph 2 the reverse.
 -- Each graph is launched once before it is timed (on CUDA the first launch uploads it), then
 -- the state is reset.
-local function new_graph_state(s2)
+local function new_graph_state(s2, fuse)
   local st = new_state()
   st.delta = cu.empty({}, "c64")
   st.coef = { minus_i_d = cu.empty({}, "c64"), i_d = cu.empty({}, "c64"), minus_i_conj_d = cu.empty({}, "c64") }
   local g = {
-    cu.graph(graph_step, { st, s2, name = "rk4 step (F -> Fb)" }),
-    cu.graph(graph_step, { st, s2, name = "rk4 step (Fb -> F)" }),
+    cu.graph(graph_step, { st, s2, name = "rk4 step (F -> Fb)", fuse = fuse }),
+    cu.graph(graph_step, { st, s2, name = "rk4 step (Fb -> F)", fuse = fuse }),
   }
   -- Two steps in one graph for D' (replayed k/2 times: back to the parity it started from).
-  g.pair = cu.graph(function() graph_step(st, s2); graph_step(st, s2) end, { name = "two rk4 steps" })
+  g.pair = cu.graph(function() graph_step(st, s2); graph_step(st, s2) end, { name = "two rk4 steps", fuse = fuse })
   g[1]:launch(s)
   g[2]:launch(s)
   g.pair:launch(s)
@@ -310,8 +313,8 @@ end
 -- D: one launch per step, delta read after each. D' (k > 1): the two-step graph replayed k/2
 -- times between reads (the odd step of a last short block is a launch of the first graph).
 -- With bench, also the device's own time for one step (D's floor).
-local function run_graph(nsteps, k, bench, s2)
-  local st, g = new_graph_state(s2)
+local function run_graph(nsteps, k, bench, s2, fuse)
+  local st, g = new_graph_state(s2, fuse)
   local deltas = {}
   s:sync()
   local l0 = cu.ledger()
@@ -355,6 +358,7 @@ local E = run(step_fuse, delta_device, steps)
 local D = run_graph(steps, 1, true)
 local Dk = run_graph(steps, every)
 local D2 = run_graph(steps, 1, true, cu.stream())
+local F = run_graph(steps, 1, true, nil, true)
 
 -- The largest |x_k - y_k| over the steps where both read delta.
 local function maxdiff(x, y)
@@ -370,6 +374,7 @@ local diff_be = maxdiff(B, E)
 local diff_bd = maxdiff(B, D)
 local diff_bdk = maxdiff(B, Dk)
 local diff_bd2 = maxdiff(B, D2)
+local diff_df = maxdiff(D, F)
 local final = B.deltas[steps]
 -- A step's operations see delta rounded to c64 in both B and D; D divides by N^2 in c64 (exact
 -- when N^2 is a power of two) where B divides in f64, so the two agree to c64 rounding at most.
@@ -386,6 +391,7 @@ line("E: B's step inside cu.fuse (recorded, run as groups)", E)
 line("D: B's step as a graph, one launch + delta read/step", D)
 line(string.format("D': D with delta read every %d steps (g:replay)", every), Dk)
 line("D2: D with each stage's F and G halves on two streams", D2)
+line("F: D's graph captured with {fuse = true}", F)
 
 print("\nper step (cu.ledger):      bytes to host  copies to host  synchronizations  allocations")
 local function per(name, r)
@@ -424,6 +430,8 @@ print(string.format("The device's own time per step (cu.bench of each step's gra
 print(string.format("E (B's code inside cu.fuse) %.3f ms per step: %.2fx B; %.1f kernel launches and %.1f fused"
   .. " groups of %.1f operations a step.", E.ms / steps, B.ms / E.ms, E.ledger.launches / steps,
   E.ledger.fused_groups / steps, E.ledger.fused_ops / steps))
+print(string.format("F (D's graph captured with {fuse = true}) %.3f ms per step: %.2fx D; %d nodes, device time"
+  .. " per step %.3f ms.", F.ms / steps, D.ms / F.ms, F.graph.nodes, F.graph.device_ms))
 print(string.format("D2 (the same operations, each stage's F and G halves on two streams inside the graph) %.3f ms:"
   .. " %.2fx B; its device time per step %.3f ms (%d nodes).", D2.ms / steps, B.ms / D2.ms,
   D2.graph.device_ms, D2.graph.nodes))
@@ -441,6 +449,7 @@ if C then assert(diff_ac < 1e-4, "versions A and C disagree") end
 assert(diff_be == 0, string.format("versions B and E disagree by %.3e", diff_be))
 assert(diff_bd <= GRAPH_TOLERANCE, string.format("versions B and D disagree by %.3e", diff_bd))
 assert(diff_bdk <= GRAPH_TOLERANCE, string.format("versions B and D' disagree by %.3e", diff_bdk))
+assert(diff_df == 0, string.format("versions D and F disagree by %.3e", diff_df))
 assert(diff_bd2 <= GRAPH_TOLERANCE, string.format("versions B and D2 disagree by %.3e", diff_bd2))
 
 print(string.format("\nA moves 2 x %d x 8 bytes = %.2f MB to the host every step and waits for it: each copy", NN,
@@ -500,6 +509,12 @@ result("d2_speedup_vs_b", string.format("%.4f", B.ms / D2.ms))
 result("d2_nodes", D2.graph.nodes)
 result("d2_device_ms_per_step", string.format("%.6f", D2.graph.device_ms))
 result("max_delta_diff_graph_two_streams", string.format("%.6e", diff_bd2))
+result("f_ms", string.format("%.6f", F.ms))
+result("f_ms_per_step", string.format("%.6f", F.ms / steps))
+result("f_nodes", F.graph.nodes)
+result("f_device_ms_per_step", string.format("%.6f", F.graph.device_ms))
+result("f_speedup_vs_d", string.format("%.4f", D.ms / F.ms))
+result("max_delta_diff_graph_fuse", string.format("%.6e", diff_df))
 if flags.deltas then
   for k = 1, steps do
     for _, v in ipairs({ { "a", A }, { "b", B }, { "d", D } }) do

@@ -2479,6 +2479,7 @@ local Graph = {}
 ---@class cu.GraphOptions
 ---@field stream? cu.Stream the stream captured on (default: the current one); current while fn runs
 ---@field name? string the graph's name in messages, traces and cu.bench
+---@field fuse? boolean record fn's elementwise operations and capture them as groups (cu.fuse): on CUDA one generated kernel node per group
 
 --- Runs fn once under stream capture and instantiates what it queued: built-in operations,
 --- reductions, random numbers, cu.matmul/cu.dot (cuBLAS with a workspace of the graph's own),

@@ -27,8 +27,6 @@ Buffer::~Buffer() {
 }
 
 void Buffer::record_use_slow(Stream& s) {
-  // Inside cu.fuse, the events below order streams after the operations recorded so far.
-  if (OpRecorder* r = thread_recorder()) r->flush();
   if (Capture* c = s.capture()) {
     // Captured work: nothing is ordered now (a capturing stream cannot wait for work outside the
     // capture); each launch of the graph orders itself after the buffer's uses.
@@ -42,6 +40,8 @@ void Buffer::record_use_slow(Stream& s) {
       return;
     }
   }
+  // Inside cu.fuse, the events below order streams after the operations recorded so far.
+  if (OpRecorder* r = thread_recorder()) r->flush();
   if (location_ == Location::Device) {
     if (uses_.size() > 0) {
       auto ev = backend_->create_event(uses_[0].stream->device(), false);

@@ -5,6 +5,8 @@
 
 #include "core/error.hpp"
 #include "core/graph.hpp"
+#include "fuse/kernel_cache.hpp"
+#include "fuse/recorder.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {
@@ -13,6 +15,7 @@ namespace {
 
 struct GraphBox {
   std::shared_ptr<Graph> graph;
+  bool fuse = false;  // cu.graph(fn, {fuse = true}): captures (and updates) run fn fused
 };
 
 GraphBox* test_box(lua_State* L, int idx) {
@@ -46,20 +49,31 @@ int check_graph_options(lua_State* L, int idx, std::initializer_list<const char*
   return static_cast<int>(n);
 }
 
-// Calls the function at `fn` with the `nargs` positional entries of the table at `opts`.
-std::function<void()> graph_function(lua_State* L, int fn, int opts, int nargs) {
-  return [L, fn, opts, nargs] {
+// Calls the function at `fn` with the `nargs` positional entries of the table at `opts`; with
+// `fuse`, its elementwise operations are recorded and flushed as groups into the capture (on CUDA
+// one generated kernel node per group: docs/fusion.md).
+std::function<void()> graph_function(lua_State* L, int fn, int opts, int nargs, bool fuse) {
+  return [L, fn, opts, nargs, fuse] {
     check_stack(L, nargs + 1, "graph function arguments");
     lua_pushvalue(L, fn);
     for (int i = 1; i <= nargs; ++i) lua_rawgeti(L, opts, i);
+    if (!fuse || runtime(L).monitor().recorder) {
+      call_lua(L, nargs, 0);
+      return;
+    }
+    Context& ctx = context(L);
+    if (!ctx.fused_kernels) ctx.fused_kernels = std::make_shared<fuse::KernelCache>();
+    fuse::Recorder recorder(runtime(L), false, ctx.fused_kernels.get());
     call_lua(L, nargs, 0);
+    recorder.flush();
   };
 }
 
 // cu.graph(fn [, {stream=, name=, args...}]).
 int l_graph(lua_State* L) {
   if (lua_type(L, 1) != LUA_TFUNCTION) type_error(L, 1, "function");
-  const int nargs = check_graph_options(L, 2, {"stream", "name"});
+  const int nargs = check_graph_options(L, 2, {"stream", "name", "fuse"});
+  const bool fuse = opt_boolean(L, 2, "fuse", false);
   Runtime& rt = runtime(L);
   Stream* given = opt_stream(L, 2);
   std::string name;
@@ -79,11 +93,12 @@ int l_graph(lua_State* L) {
   refuse_when_closing(L, "graphs");
   auto* box = static_cast<GraphBox*>(lua_newuserdatauv(L, sizeof(GraphBox), 0));
   new (box) GraphBox{};
+  box->fuse = fuse;
   set_metatable(L, kGraphType);
   {
     CollectorPaused paused(L);
     CurrentStreamScope scope(rt, s);
-    box->graph = Graph::capture(rt, s, std::move(name), site, graph_function(L, 1, 2, nargs));
+    box->graph = Graph::capture(rt, s, std::move(name), site, graph_function(L, 1, 2, nargs, fuse));
   }
   return 1;
 }
@@ -115,11 +130,12 @@ int g_update(lua_State* L) {
   const int nargs = check_graph_options(L, 3, {});
   lua_settop(L, 3);
   const std::shared_ptr<Graph> keep = test_box(L, 1)->graph;  // even if fn frees the graph
+  const bool fuse = test_box(L, 1)->fuse;
   GraphUpdate result;
   {
     CollectorPaused paused(L);
     CurrentStreamScope scope(runtime(L), keep->stream());
-    result = keep->update(graph_function(L, 2, 3, nargs));
+    result = keep->update(graph_function(L, 2, 3, nargs, fuse));
   }
   const auto r = graph_update_name(result);
   lua_pushlstring(L, r.data(), r.size());

@@ -418,6 +418,8 @@ result("dk_reads", Dk.ledger.d2h_calls)
 result("e_kernel_launches_per_step", E.ledger.launches / steps)
 result("e_fused_groups_per_step", E.ledger.fused_groups / steps)
 result("e_fused_ops_per_step", E.ledger.fused_ops / steps)
+result("e_generated_kernels_per_step", E.ledger.fused_kernels / steps)
+result("e_compiles", E.ledger.fused_compiles)
 
 local gi = D.graph
 print(string.format("\nD's graph: %d nodes per step (%d for two steps), captured in %.3f ms, instantiated in %.3f ms"

@@ -2788,6 +2788,11 @@ function cu.ledger(fn) end
 ---@field nccl_bytes integer bytes of their inputs (each rank's array; send/recv: the buffer)
 ---@field fused_ops integer elementwise operations cu.fuse recorded
 ---@field fused_groups integer the groups they ran as (each one pass over its elements)
+---@field fused_kernels integer groups that ran as generated kernels (CUDA)
+---@field fused_compiles integer generated kernels compiled by NVRTC
+---@field fused_compile_us integer NVRTC's time for them, microseconds
+---@field fused_disk_hits integer generated kernels found in the on-disk cache
+---@field fused_memory_hits integer generated kernels already loaded (a repeated group)
 ---@operator sub(cu.Ledger):cu.Ledger
 
 --- Calls fn(...) and raises at the first implicit synchronization inside it (an element read,

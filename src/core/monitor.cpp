@@ -10,15 +10,33 @@ namespace culua::detail {
 namespace {
 template <class F>
 void each_count(Ledger& a, const Ledger& b, F f) {
-  for (uint64_t Ledger::*m :
-       {&Ledger::h2d_bytes,      &Ledger::d2h_bytes,      &Ledger::d2d_bytes,
-        &Ledger::h2d_calls,      &Ledger::d2h_calls,      &Ledger::d2d_calls,
-        &Ledger::pageable_bytes, &Ledger::pageable_calls, &Ledger::pinned_bytes,
-        &Ledger::pinned_calls,   &Ledger::p2p_bytes,      &Ledger::p2p_calls,
-        &Ledger::syncs,          &Ledger::implicit_syncs, &Ledger::allocs,
-        &Ledger::alloc_bytes,    &Ledger::launches,       &Ledger::graph_launches,
-        &Ledger::nccl_calls,     &Ledger::nccl_bytes,     &Ledger::fused_ops,
-        &Ledger::fused_groups}) {
+  for (uint64_t Ledger::*m : {&Ledger::h2d_bytes,
+                              &Ledger::d2h_bytes,
+                              &Ledger::d2d_bytes,
+                              &Ledger::h2d_calls,
+                              &Ledger::d2h_calls,
+                              &Ledger::d2d_calls,
+                              &Ledger::pageable_bytes,
+                              &Ledger::pageable_calls,
+                              &Ledger::pinned_bytes,
+                              &Ledger::pinned_calls,
+                              &Ledger::p2p_bytes,
+                              &Ledger::p2p_calls,
+                              &Ledger::syncs,
+                              &Ledger::implicit_syncs,
+                              &Ledger::allocs,
+                              &Ledger::alloc_bytes,
+                              &Ledger::launches,
+                              &Ledger::graph_launches,
+                              &Ledger::nccl_calls,
+                              &Ledger::nccl_bytes,
+                              &Ledger::fused_ops,
+                              &Ledger::fused_groups,
+                              &Ledger::fused_kernels,
+                              &Ledger::fused_compiles,
+                              &Ledger::fused_compile_us,
+                              &Ledger::fused_disk_hits,
+                              &Ledger::fused_memory_hits}) {
     f(a.*m, b.*m);
   }
 }

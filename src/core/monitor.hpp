@@ -35,6 +35,10 @@ struct Ledger {
   // cu.fuse: elementwise operations recorded, and the groups they ran as (each group one pass
   // over its elements: one launch in `launches`).
   uint64_t fused_ops = 0, fused_groups = 0;
+  // ... the groups that ran as generated kernels (CUDA), and how their kernels were found: compiled
+  // by NVRTC (with the compile time in microseconds), from the on-disk cache, or already loaded.
+  uint64_t fused_kernels = 0, fused_compiles = 0, fused_compile_us = 0, fused_disk_hits = 0,
+           fused_memory_hits = 0;
 
   Ledger& operator+=(const Ledger& o);
   Ledger times(uint64_t n) const;  // every count multiplied by n (n launches of one graph)

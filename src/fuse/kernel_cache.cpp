@@ -12,7 +12,7 @@ std::shared_ptr<RtcFunction> KernelCache::function(Backend& backend, const Fused
                                                    std::string& why) {
   std::string key = std::to_string(device) + "\n" + k.key;
   if (auto it = functions_.find(key); it != functions_.end()) {
-    ++memory_hits;
+    found = Found::Memory;
     return it->second;
   }
   if (auto it = failed_.find(key); it != failed_.end()) {
@@ -26,12 +26,8 @@ std::shared_ptr<RtcFunction> KernelCache::function(Backend& backend, const Fused
     // As the built-in kernels: no contraction into FMAs (the same bits as unfused operations).
     request.options = {"--fmad=false", "-default-device"};
     const RtcBinary binary = backend.compile(request, device);
-    if (binary.cache == CacheOutcome::Hit) {
-      ++disk_hits;
-    } else {
-      ++compiles;
-      compile_ms += binary.compile_ms;
-    }
+    found = binary.cache == CacheOutcome::Hit ? Found::Disk : Found::Compiled;
+    compile_ms = binary.cache == CacheOutcome::Hit ? 0 : binary.compile_ms;
     std::shared_ptr<RtcModule> module = backend.load_module(binary, device);
     std::shared_ptr<RtcFunction> f = module->function(kFusedKernelName);
     modules_.push_back(std::move(module));

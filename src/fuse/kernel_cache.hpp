@@ -29,10 +29,10 @@ class KernelCache {
                                         const std::function<std::string()>& source,
                                         std::string& why);
 
-  uint64_t compiles = 0;         // compiled by NVRTC
-  uint64_t disk_hits = 0;        // found in the on-disk cache
-  uint64_t memory_hits = 0;      // found here
-  double compile_ms = 0;         // NVRTC's time for the compiles
+  // How the last function() found its kernel.
+  enum class Found : uint8_t { Memory, Disk, Compiled };
+  Found found = Found::Memory;
+  double compile_ms = 0;         // the last compile's NVRTC time
   std::set<std::string> warned;  // why groups ran one by one, each reported once
 
  private:

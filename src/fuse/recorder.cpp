@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "core/runtime.hpp"
 #include "core/stream.hpp"
 
@@ -59,6 +61,30 @@ void Recorder::flush() {
   }
 }
 
+// The ledger's counts of a generated kernel's launch, and explain's line for it.
+void Recorder::count_kernel(size_t ops) {
+  Ledger& l = monitor_.ledger;
+  ++l.fused_kernels;
+  std::string how;
+  switch (kernels_->found) {
+    case KernelCache::Found::Memory:
+      ++l.fused_memory_hits;
+      how = "already loaded";
+      break;
+    case KernelCache::Found::Disk:
+      ++l.fused_disk_hits;
+      how = "from the disk cache";
+      break;
+    case KernelCache::Found::Compiled:
+      ++l.fused_compiles;
+      l.fused_compile_us += static_cast<uint64_t>(kernels_->compile_ms * 1000.0);
+      how = fmt::format("compiled in {:.1f} ms", kernels_->compile_ms);
+      break;
+  }
+  if (explain_)
+    explained_ += fmt::format("  the group of {} ops ran as one generated kernel ({})\n", ops, how);
+}
+
 void Recorder::run(const Group& g) {
   Backend& backend = rt_.backend();
   if (sources_ && g.count > 1) {
@@ -84,6 +110,7 @@ void Recorder::run(const Group& g) {
         dims.block[0] = 256;
         void* params[] = {k.params.data()};
         f->launch(dims, s, params, LaunchSite{"cu.fuse", 0});
+        count_kernel(g.count);
         return;
       }
     }

@@ -40,6 +40,7 @@ class Recorder final : public OpRecorder {
 
  private:
   void run(const Group& g);
+  void count_kernel(size_t ops);
 
   Runtime& rt_;
   Monitor& monitor_;

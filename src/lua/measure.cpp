@@ -115,6 +115,11 @@ constexpr LedgerField kLedgerFields[] = {
     {"nccl_bytes", &Ledger::nccl_bytes},
     {"fused_ops", &Ledger::fused_ops},
     {"fused_groups", &Ledger::fused_groups},
+    {"fused_kernels", &Ledger::fused_kernels},
+    {"fused_compiles", &Ledger::fused_compiles},
+    {"fused_compile_us", &Ledger::fused_compile_us},
+    {"fused_disk_hits", &Ledger::fused_disk_hits},
+    {"fused_memory_hits", &Ledger::fused_memory_hits},
 };
 
 }  // namespace
@@ -166,6 +171,12 @@ int ledger_tostring(lua_State* L) {
   if (l.fused_ops) {
     s += fmt::format(" | fused {} operation{} into {} group{}", l.fused_ops,
                      l.fused_ops == 1 ? "" : "s", l.fused_groups, l.fused_groups == 1 ? "" : "s");
+    if (l.fused_kernels) {
+      s += fmt::format(" ({} generated kernel launch{}; {} compile{} in {:.1f} ms, {} from disk)",
+                       l.fused_kernels, l.fused_kernels == 1 ? "" : "es", l.fused_compiles,
+                       l.fused_compiles == 1 ? "" : "s",
+                       static_cast<double>(l.fused_compile_us) / 1000.0, l.fused_disk_hits);
+    }
   }
   if (l.p2p_calls) {
     s += fmt::format(" | between devices {} in {} call{}", bytes(l.p2p_bytes), l.p2p_calls,

@@ -45,6 +45,9 @@ T.case("a chain of operations is one group, with the results of eager code", fun
   end, function() return { randn(5000), randn(5000), cu.empty(5000) } end, "chain")
   T.eq(used.fused_groups, 1)
   T.eq(used.fused_ops, 11)
+  -- On a CUDA device the group is one generated kernel, compiled, from the disk cache or loaded.
+  T.eq(used.fused_kernels, cu.backend == "cuda" and 1 or 0)
+  T.eq(used.fused_compiles + used.fused_disk_hits + used.fused_memory_hits, used.fused_kernels)
 end)
 
 T.case("tiles: large, 2-d, strided, broadcast and transposed operands", function()
@@ -228,6 +231,14 @@ T.case("explain writes the groups and why each ended; bad arguments", function()
   out:close()
   local text = assert(io.open(path)):read("a")
   os.remove(path)
+  -- On a CUDA device, a line for the group that ran as a generated kernel.
+  local kernel_lines = 0
+  text = text:gsub("  the group of 2 ops ran as one generated kernel %(([^)]*)%)\n", function(how)
+    T.truthy(how:match("^compiled in [%d.]+ ms$") or how == "from the disk cache" or how == "already loaded", how)
+    kernel_lines = kernel_lines + 1
+    return ""
+  end)
+  T.eq(kernel_lines, cu.backend == "cuda" and 1 or 0)
   T.eq(text, "group 1: 2 ops over {100}: mul add (the next operation has another shape)\n" ..
     "group 2: 1 op over {10,10}: sub (end of the tape)\n")
   S.raises(function() cu.fuse(1) end, { "bad argument #1 to 'fuse'", "function expected" })

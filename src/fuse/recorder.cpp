@@ -125,7 +125,7 @@ void Recorder::run(const Group& g) {
 void Recorder::flush_before_free() noexcept {
   try {
     flush();
-  } catch (...) {
+  } catch (const std::exception&) {  // flush() calls no Lua: only C++ errors reach here
     if (!failed_) failed_ = std::current_exception();
   }
 }

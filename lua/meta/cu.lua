@@ -2499,6 +2499,8 @@ function cu.graph(fn, opts) end
 --- Options of cu.fuse.
 ---@class cu.FuseOptions
 ---@field explain? boolean write each flush's groups (their operations, shape and why each ended)
+---@field generate_single? boolean a group of one operation runs as a generated kernel too (default: the precompiled kernel, which needs no compile)
+---@field replay? boolean pure functions only: a call whose arguments match an earlier call's (arrays, tables and strings the same, numbers, booleans and cu.complex equal) on the same stream launches the graph that call was captured into, without running fn, and returns that call's results
 
 --- cu.fuse(fn[, opts]) returns a function that runs fn(...) as ordinary Lua with its elementwise
 --- operations (arithmetic, comparisons, math functions, cu.where, out= targets) recorded instead
@@ -2520,6 +2522,13 @@ cu.fuse = {}
 ---@param ... any fn's arguments
 ---@return string[]
 function cu.fuse.source(fn, ...) end
+
+--- Forgets the calls a function made by cu.fuse(fn, {replay = true}) recorded: their graphs, and
+--- the arrays the graphs kept alive (an array a graph uses cannot be freed). Its next calls record
+--- afresh. Returns how many it forgot (0 for a fused function without replay).
+---@param f function a function returned by cu.fuse
+---@return integer
+function cu.fuse.reset(f) end
 
 --- Queues one launch on stream s (default: the current stream), ordered after the allocation of
 --- every array the graph uses. Asynchronous. Returns the graph.

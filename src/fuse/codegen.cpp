@@ -1,5 +1,6 @@
 #include "fuse/codegen.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "core/elementwise_group.hpp"
 #include "core/layout.hpp"
 #include "core/op_table.hpp"
+#include "fuse/plan.hpp"
 #include "fuse/prelude.hpp"
 
 namespace culua::detail::fuse {
@@ -123,6 +125,33 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
     }
   }
   const size_t nv = views.size();
+  // Vector access: one dimension, every view contiguous (or one element broadcast, stride 0), each
+  // contiguous pointer aligned for a chunk: each thread then does `vec` consecutive elements with
+  // vector loads and stores (16 bytes of the narrowest contiguous type a chunk).
+  int vec = 1;
+  if (nd == 1) {
+    size_t narrowest = 16;
+    bool contiguous = true;
+    for (const View& v : views) {
+      const int64_t st = v.first->strides[0];
+      if (st != 0 && st != 1) contiguous = false;
+      if (st == 1) narrowest = std::min(narrowest, itemsize(v.first->dtype));
+    }
+    // Each element of a chunk is a copy of the group's code: light groups only (NVRTC's time).
+    int weight = 0;
+    for (size_t c = 0; c < count; ++c) weight += op_weight(calls[c]);
+    if (contiguous && narrowest < 16 && k.elements >= 2) {
+      vec = static_cast<int>(16 / narrowest);
+      while (vec > 1 && vec * weight > kMaxGroupWeight) vec /= 2;
+      for (const View& v : views) {
+        if (v.first->strides[0] != 1) continue;
+        const size_t align =
+            std::min<size_t>(16, itemsize(v.first->dtype) * static_cast<size_t>(vec));
+        if (reinterpret_cast<uintptr_t>(v.first->data) % align != 0) vec = 1;
+      }
+    }
+  }
+  k.vector = vec;
   const size_t ptr_at = 8 + 8 * static_cast<size_t>(nd);
   const size_t stride_at = ptr_at + 8 * nv;
   const size_t scalar_at = (stride_at + 8 * nv * static_cast<size_t>(nd) + 15) / 16 * 16;
@@ -148,7 +177,11 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
   const auto byte = [&](int v) { key.push_back(static_cast<char>(v)); };
   byte(nd);
   byte(static_cast<int>(nv));
-  for (const View& v : views) byte(static_cast<int>(v.first->dtype));
+  byte(vec);
+  for (const View& v : views) {
+    byte(static_cast<int>(v.first->dtype));
+    if (vec > 1) byte(v.first->strides[0] == 0 ? 0 : 1);  // broadcast or contiguous
+  }
   size_t at = 0;
   int next_scalar = 0;
   for (size_t c = 0; c < count; ++c) {
@@ -168,17 +201,132 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
   }
   k.ok = true;
   if (!source) return k;
-  // The kernel.
+
+  // The operations of one element, on the values v0, v1, ... of the views (those read before
+  // they are written are loaded by the caller, those written are stored by it).
+  std::string ops;
+  size_t slot = 0;
+  int scalar = 0;
+  for (size_t c = 0; c < count; ++c) {
+    const ElementwiseCall& call = calls[c];
+    const int out_view = slot_view[slot++];
+    const char* S = storage(call.compute);
+    ops += fmt::format("  {{  // {}\n    using S = {};\n    using C = compute_t<S>;\n", call.name(),
+                       S);
+    for (int i = 0; i < elementwise_inputs(call); ++i) {
+      const bool cond = call.kind == ElementwiseCall::Kind::Where && i == 0;
+      const char* type = cond ? "bool" : "C";
+      if (call.in[i].is_scalar()) {
+        ops += fmt::format(
+            "    const C a{} = to_compute(*reinterpret_cast<const S*>(p.scalar[{}]));\n", i,
+            scalar);
+        ++scalar;
+      } else {
+        const int v = slot_view[slot++];
+        View& view = views[static_cast<size_t>(v)];
+        if (!view.written) view.loaded = true;
+        ops += fmt::format("    const {} a{} = convert<{}>(v{});\n", type, i, type, v);
+      }
+    }
+    const std::string out_type = storage(views[static_cast<size_t>(out_view)].first->dtype);
+    switch (call.kind) {
+      case ElementwiseCall::Kind::Where:
+        // As the built-in kernel: the chosen compute value converted to the output's type.
+        ops += fmt::format("    v{} = convert<{}>(a0 ? a1 : a2);\n", out_view, out_type);
+        break;
+      case ElementwiseCall::Kind::Binary:
+      case ElementwiseCall::Kind::Unary: {
+        const bool binary = call.kind == ElementwiseCall::Kind::Binary;
+        const OpRule& r =
+            binary ? rule(static_cast<BinaryOp>(call.op)) : rule(static_cast<UnaryOp>(call.op));
+        const char* functor = binary ? kBinaryFunctors[call.op] : kUnaryFunctors[call.op];
+        // As the built-in kernel: the result as a compute value, then as the result's own type
+        // (bool, the real type, or the storage type: f16 results round once), then converted to
+        // the output's dtype.
+        const char* result = storage(result_dtype(r, call.compute));
+        ops += fmt::format("    const C x = convert<C>({}::apply({}));\n", functor,
+                           binary ? "a0, a1" : "a0");
+        ops += fmt::format("    v{} = convert<{}>(convert<{}>(x));\n", out_view, out_type, result);
+        break;
+      }
+    }
+    views[static_cast<size_t>(out_view)].written = true;
+    ops += "  }\n";
+  }
+
   std::string& s = k.kernel;
+  s += "using namespace culua::detail;\nusing namespace culua::detail::kernels;\n\n";
   s += "struct Params {\n  long long n;\n";
   s += fmt::format("  long long shape[{}];\n  const void* ptr[{}];\n  long long stride[{}][{}];\n",
                    nd, nv, nv, nd);
   if (scalars) s += fmt::format("  alignas(16) unsigned char scalar[{}][16];\n", scalars);
   s += "};\n\n";
+  const auto type_of = [&](size_t v) { return storage(views[v].first->dtype); };
+  const auto is_bool = [&](size_t v) { return views[v].first->dtype == DType::Bool; };
+  // The element's operations as a function of the view values.
+  s += "__device__ __forceinline__ void culua_element(const Params& p";
+  for (size_t v = 0; v < nv; ++v) s += fmt::format(", {}& v{}", type_of(v), v);
+  s += ") {\n";
+  s += ops;
+  s += "}\n\n";
+  std::string call_args = "p";
+  for (size_t v = 0; v < nv; ++v) call_args += fmt::format(", v{}", v);
+  if (vec > 1) {
+    s += "template <class T, int K>\nstruct alignas(sizeof(T) * K < 16 ? sizeof(T) * K : 16) "
+         "CuluaChunk {\n  T v[K];\n};\n\n";
+  }
   s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedKernelName);
-  s += "  using namespace culua::detail;\n  using namespace culua::detail::kernels;\n";
-  s += "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < p.n;\n"
-       "       i += (long long)gridDim.x * blockDim.x) {\n";
+  s += "  const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+       "  const long long step = (long long)gridDim.x * blockDim.x;\n"
+       "  long long done = 0;\n";
+  if (vec > 1) {
+    s += fmt::format("  constexpr int K = {};\n  const long long chunks = p.n / K;\n", vec);
+    s += "  for (long long c = first; c < chunks; c += step) {\n    const long long b = c * K;\n";
+    for (size_t v = 0; v < nv; ++v) {
+      const bool contiguous = views[v].first->strides[0] == 1;
+      const char* load_type = is_bool(v) ? "unsigned char" : type_of(v);
+      if (views[v].loaded) {
+        if (contiguous) {
+          s += fmt::format(
+              "    const CuluaChunk<{0}, K> l{1} = *reinterpret_cast<const CuluaChunk<{0}, K>*>(\n"
+              "        static_cast<const {0}*>(p.ptr[{1}]) + b);\n",
+              load_type, v);
+        } else {
+          s += fmt::format("    const {0} l{1} = static_cast<const {0}*>(p.ptr[{1}])[0];\n",
+                           load_type, v);
+        }
+      }
+      if (views[v].written) s += fmt::format("    CuluaChunk<{}, K> w{};\n", type_of(v), v);
+    }
+    s += "#pragma unroll\n    for (int j = 0; j < K; ++j) {\n";
+    for (size_t v = 0; v < nv; ++v) {
+      if (views[v].loaded) {
+        const bool contiguous = views[v].first->strides[0] == 1;
+        const std::string value = contiguous ? fmt::format("l{}.v[j]", v) : fmt::format("l{}", v);
+        s += is_bool(v) ? fmt::format("      bool v{} = {} != 0;\n", v, value)
+                        : fmt::format("      {} v{} = {};\n", type_of(v), v, value);
+      } else {
+        s += fmt::format("      {} v{};\n", type_of(v), v);
+      }
+    }
+    s += fmt::format("      culua_element({});\n", call_args);
+    for (size_t v = 0; v < nv; ++v) {
+      if (views[v].written) s += fmt::format("      w{0}.v[j] = v{0};\n", v);
+    }
+    s += "    }\n";
+    for (size_t v = 0; v < nv; ++v) {
+      if (views[v].written) {
+        s += fmt::format(
+            "    *reinterpret_cast<CuluaChunk<{0}, "
+            "K>*>(static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))"
+            " + b) = w{1};\n",
+            type_of(v), v);
+      }
+    }
+    s += "  }\n  done = chunks * K;\n";
+  }
+  // Element by element: every element (strided views), or the tail after the chunks.
+  s += "  for (long long i = done + first; i < p.n; i += step) {\n";
   for (size_t v = 0; v < nv; ++v) s += fmt::format("    long long o{} = 0;\n", v);
   if (nd == 1) {
     for (size_t v = 0; v < nv; ++v) s += fmt::format("    o{0} = i * p.stride[{0}][0];\n", v);
@@ -194,68 +342,22 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
       s += "    }\n";
     }
   }
-  for (size_t v = 0; v < nv; ++v)
-    s += fmt::format("    {} v{};\n", storage(views[v].first->dtype), v);
-  size_t slot = 0;
-  int scalar = 0;
-  for (size_t c = 0; c < count; ++c) {
-    const ElementwiseCall& call = calls[c];
-    const int out_view = slot_view[slot++];
-    const char* S = storage(call.compute);
-    s += fmt::format("    {{  // {}\n      using S = {};\n      using C = compute_t<S>;\n",
-                     call.name(), S);
-    for (int i = 0; i < elementwise_inputs(call); ++i) {
-      const bool cond = call.kind == ElementwiseCall::Kind::Where && i == 0;
-      const char* type = cond ? "bool" : "C";
-      if (call.in[i].is_scalar()) {
-        s += fmt::format(
-            "      const C a{} = to_compute(*reinterpret_cast<const S*>(p.scalar[{}]));\n", i,
-            scalar);
-        ++scalar;
-      } else {
-        const int v = slot_view[slot++];
-        View& view = views[static_cast<size_t>(v)];
-        if (!view.written && !view.loaded) {
-          s += view.first->dtype == DType::Bool
-                   ? fmt::format(
-                         "      v{0} = static_cast<const unsigned char*>(p.ptr[{0}])[o{0}] != 0;\n",
-                         v)
-                   : fmt::format("      v{0} = static_cast<const {1}*>(p.ptr[{0}])[o{0}];\n", v,
-                                 storage(view.first->dtype));
-          view.loaded = true;
-        }
-        s += fmt::format("      const {} a{} = convert<{}>(v{});\n", type, i, type, v);
-      }
+  for (size_t v = 0; v < nv; ++v) {
+    if (!views[v].loaded) {
+      s += fmt::format("    {} v{};\n", type_of(v), v);
+    } else if (is_bool(v)) {
+      s += fmt::format(
+          "    bool v{0} = static_cast<const unsigned char*>(p.ptr[{0}])[o{0}] != 0;\n", v);
+    } else {
+      s +=
+          fmt::format("    {0} v{1} = static_cast<const {0}*>(p.ptr[{1}])[o{1}];\n", type_of(v), v);
     }
-    const std::string out_type = storage(views[static_cast<size_t>(out_view)].first->dtype);
-    switch (call.kind) {
-      case ElementwiseCall::Kind::Where:
-        // As the built-in kernel: the chosen compute value converted to the output's type.
-        s += fmt::format("      v{} = convert<{}>(a0 ? a1 : a2);\n", out_view, out_type);
-        break;
-      case ElementwiseCall::Kind::Binary:
-      case ElementwiseCall::Kind::Unary: {
-        const bool binary = call.kind == ElementwiseCall::Kind::Binary;
-        const OpRule& r =
-            binary ? rule(static_cast<BinaryOp>(call.op)) : rule(static_cast<UnaryOp>(call.op));
-        const char* functor = binary ? kBinaryFunctors[call.op] : kUnaryFunctors[call.op];
-        // As the built-in kernel: the result as a compute value, then as the result's own type
-        // (bool, the real type, or the storage type: f16 results round once), then converted to
-        // the output's dtype.
-        const char* result = storage(result_dtype(r, call.compute));
-        s += fmt::format("      const C x = convert<C>({}::apply({}));\n", functor,
-                         binary ? "a0, a1" : "a0");
-        s += fmt::format("      v{} = convert<{}>(convert<{}>(x));\n", out_view, out_type, result);
-        break;
-      }
-    }
-    views[static_cast<size_t>(out_view)].written = true;
-    s += "    }\n";
   }
+  s += fmt::format("    culua_element({});\n", call_args);
   for (size_t v = 0; v < nv; ++v) {
     if (!views[v].written) continue;
     s += fmt::format("    static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))[o{1}] = v{1};\n",
-                     storage(views[v].first->dtype), v);
+                     type_of(v), v);
   }
   s += "  }\n}\n";
   return k;

@@ -26,6 +26,7 @@ struct FusedKernel {
   std::string kernel;                 // the generated kernel (without the prelude), when asked for
   std::vector<unsigned char> params;  // the parameter block of this call (16-byte aligned size)
   int64_t elements = 0;
+  int vector = 1;  // elements a thread does with vector loads and stores (1: one at a time)
 };
 
 // The kernel's name in every generated source.

@@ -1,6 +1,8 @@
 #include "fuse/kernel_cache.hpp"
 
+#include <cstdlib>
 #include <exception>
+#include <sstream>
 
 #include "core/backend.hpp"
 
@@ -25,6 +27,11 @@ std::shared_ptr<RtcFunction> KernelCache::function(Backend& backend, const Fused
     request.name = "culua_fused.cu";
     // As the built-in kernels: no contraction into FMAs (the same bits as unfused operations).
     request.options = {"--fmad=false", "-default-device"};
+    // CULUA_FUSE_NVRTC_OPTIONS: more options, separated by spaces (part of the disk cache's key).
+    if (const char* extra = std::getenv("CULUA_FUSE_NVRTC_OPTIONS")) {
+      std::istringstream words(extra);
+      for (std::string w; words >> w;) request.options.push_back(w);
+    }
     const RtcBinary binary = backend.compile(request, device);
     found = binary.cache == CacheOutcome::Hit ? Found::Disk : Found::Compiled;
     compile_ms = binary.cache == CacheOutcome::Hit ? 0 : binary.compile_ms;

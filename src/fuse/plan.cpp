@@ -9,6 +9,7 @@
 #include "core/dtype.hpp"
 #include "core/elementwise_group.hpp"
 #include "core/layout.hpp"
+#include "core/op_table.hpp"
 
 namespace culua::detail::fuse {
 
@@ -50,34 +51,81 @@ bool same_shape(const StridedView& a, const StridedView& b) {
   return true;
 }
 
+// One view a group reads or writes, with the bytes it touches; a group keeps each distinct view
+// once (`write`: written by some operation of the group), so checking an operation against the
+// group costs the number of distinct views, not of accesses (a step of an ODE solver touches a
+// dozen buffers through ~200 accesses).
 struct Access {
   const StridedView* view;
   Span span;
   bool write;
 };
 
-void accesses(const ElementwiseCall& c, std::vector<Access>& out) {
-  for (int i = 0; i < elementwise_inputs(c); ++i) {
-    if (!c.in[i].is_scalar()) out.push_back({&c.in[i].view, span_of(c.in[i].view), false});
-  }
-  out.push_back({&c.out, span_of(c.out), true});
-}
-
-// True when `c` may join a group whose accesses so far are `group`.
-bool may_join(const ElementwiseCall& c, const std::vector<Access>& group) {
-  std::vector<Access> mine;
-  accesses(c, mine);
-  for (const Access& a : mine) {
-    for (const Access& b : group) {
-      if ((a.write || b.write) && a.span.overlaps(b.span) && !same_view(*a.view, *b.view)) {
-        return false;
-      }
-    }
+// True when the access (v, write) may join a group whose distinct views are `group`.
+bool compatible(const StridedView& v, const Span& span, bool write,
+                const std::vector<Access>& group) {
+  for (const Access& b : group) {
+    if ((write || b.write) && span.overlaps(b.span) && !same_view(v, *b.view)) return false;
   }
   return true;
 }
 
+// True when `c` may join a group whose distinct views so far are `group`.
+bool may_join(const ElementwiseCall& c, const std::vector<Access>& group) {
+  for (int i = 0; i < elementwise_inputs(c); ++i) {
+    if (!c.in[i].is_scalar() && !compatible(c.in[i].view, span_of(c.in[i].view), false, group)) {
+      return false;
+    }
+  }
+  return compatible(c.out, span_of(c.out), true, group);
+}
+
+void add_access(const StridedView& v, bool write, std::vector<Access>& group) {
+  for (Access& b : group) {
+    if (b.view->data == v.data && same_view(v, *b.view)) {
+      b.write = b.write || write;
+      return;
+    }
+  }
+  group.push_back({&v, span_of(v), write});
+}
+
+void accesses(const ElementwiseCall& c, std::vector<Access>& group) {
+  for (int i = 0; i < elementwise_inputs(c); ++i) {
+    if (!c.in[i].is_scalar()) add_access(c.in[i].view, false, group);
+  }
+  add_access(c.out, true, group);
+}
+
 }  // namespace
+
+int op_weight(const ElementwiseCall& c) {
+  bool heavy = false;
+  if (c.kind == ElementwiseCall::Kind::Binary) {
+    switch (static_cast<BinaryOp>(c.op)) {
+      case BinaryOp::Pow:
+      case BinaryOp::Atan2:
+      case BinaryOp::Hypot:
+      case BinaryOp::Logaddexp:
+      case BinaryOp::FloorDiv:
+      case BinaryOp::Mod:
+        heavy = true;
+        break;
+      case BinaryOp::Div:
+        heavy = is_complex(c.compute);
+        break;
+      default:
+        break;
+    }
+  } else if (c.kind == ElementwiseCall::Kind::Unary) {
+    const auto op = static_cast<UnaryOp>(c.op);
+    heavy = (op >= UnaryOp::Exp && op <= UnaryOp::Tanh) ||
+            (op >= UnaryOp::Acos && op <= UnaryOp::Log10) ||
+            (op == UnaryOp::Abs && is_complex(c.compute));
+  }
+  if (!heavy) return 1;
+  return is_complex(c.compute) ? 8 : 4;
+}
 
 const char* barrier_text(Barrier b) {
   switch (b) {
@@ -90,7 +138,7 @@ const char* barrier_text(Barrier b) {
     case Barrier::Alias:
       return "the next operation reads or writes memory of the group through another view";
     case Barrier::Size:
-      return "the group is full";
+      return "the group is full (64 operations, or the weight of its functions)";
   }
   return "";
 }
@@ -98,6 +146,7 @@ const char* barrier_text(Barrier b) {
 std::vector<Group> plan_groups(const std::vector<Entry>& tape) {
   std::vector<Group> groups;
   std::vector<Access> group_access;
+  int weight = 0;
   for (size_t i = 0; i < tape.size(); ++i) {
     const Entry& e = tape[i];
     if (!groups.empty()) {
@@ -108,19 +157,21 @@ std::vector<Group> plan_groups(const std::vector<Entry>& tape) {
         why = Barrier::Stream;
       } else if (!same_shape(e.call.out, head.call.out)) {
         why = Barrier::Shape;
-      } else if (g.count >= kMaxGroupOps) {
+      } else if (g.count >= kMaxGroupOps || weight + op_weight(e.call) > kMaxGroupWeight) {
         why = Barrier::Size;
       } else if (!may_join(e.call, group_access)) {
         why = Barrier::Alias;
       }
       if (why == Barrier::None) {
         ++g.count;
+        weight += op_weight(e.call);
         accesses(e.call, group_access);
         continue;
       }
       g.ends = why;
     }
     groups.push_back(Group{i, 1, Barrier::None});
+    weight = op_weight(e.call);
     group_access.clear();
     accesses(e.call, group_access);
   }

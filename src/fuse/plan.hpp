@@ -25,6 +25,14 @@ namespace culua::detail::fuse {
 
 // The most operations one group holds (bounds a generated kernel's parameters).
 inline constexpr size_t kMaxGroupOps = 64;
+// The most weight one group holds (op_weight): NVRTC's time grows faster than the kernel, so a
+// group of many transcendental functions is cut (56 complex functions in one kernel took minutes
+// to compile where each alone takes a fraction of a second).
+inline constexpr int kMaxGroupWeight = 64;
+
+// An operation's weight in a generated kernel: 1 for arithmetic, comparisons and the like, 4 for a
+// real transcendental function (exp, sqrt, pow, hypot, ...), 8 for one on complex values.
+int op_weight(const ElementwiseCall& c);
 
 struct Entry {
   ElementwiseCall call;

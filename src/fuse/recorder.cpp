@@ -10,12 +10,34 @@
 
 namespace culua::detail::fuse {
 
-Recorder::Recorder(Runtime& rt, bool explain, KernelCache* kernels)
+namespace {
+
+// Tapes keep their capacity from one fused call to the next on a thread (a step's tape holds
+// dozens of entries of several hundred bytes: grown afresh, it was copied over and over on every
+// call). At most kSpareTapes are kept (nested recorders, graphs captured while recording).
+constexpr size_t kSpareTapes = 4;
+std::vector<std::vector<Entry>>& spare_tapes() {
+  thread_local std::vector<std::vector<Entry>> spare;
+  return spare;
+}
+
+}  // namespace
+
+Recorder::Recorder(Runtime& rt, bool explain, KernelCache* kernels, bool generate_single)
     : rt_(rt),
       monitor_(rt.monitor()),
       kernels_(kernels),
       previous_thread_recorder_(thread_recorder()),
-      explain_(explain) {
+      explain_(explain),
+      generate_single_(generate_single) {
+  std::vector<std::vector<Entry>>& spare = spare_tapes();
+  if (spare.empty()) {
+    spare.reserve(kSpareTapes);  // the destructor only moves into reserved room
+    tape_.reserve(kMaxGroupOps);
+  } else {
+    tape_ = std::move(spare.back());
+    spare.pop_back();
+  }
   monitor_.recorder = this;
   thread_recorder() = this;
 }
@@ -23,6 +45,11 @@ Recorder::Recorder(Runtime& rt, bool explain, KernelCache* kernels)
 Recorder::~Recorder() {
   monitor_.recorder = nullptr;
   thread_recorder() = previous_thread_recorder_;
+  std::vector<std::vector<Entry>>& spare = spare_tapes();
+  if (spare.size() < spare.capacity() && tape_.capacity() > 0) {
+    tape_.clear();
+    spare.push_back(std::move(tape_));
+  }
 }
 
 bool Recorder::record(const ElementwiseCall& c, Stream& s) {
@@ -82,18 +109,19 @@ void Recorder::count_kernel(size_t ops) {
       break;
   }
   if (explain_)
-    explained_ += fmt::format("  the group of {} ops ran as one generated kernel ({})\n", ops, how);
+    explained_ += fmt::format("  the group of {} op{} ran as one generated kernel ({})\n", ops,
+                              ops == 1 ? "" : "s", how);
 }
 
 void Recorder::run(const Group& g) {
   Backend& backend = rt_.backend();
-  if (sources_ && g.count > 1) {
+  if (sources_ && (g.count > 1 || generate_single_)) {
     std::vector<ElementwiseCall> calls;
     for (size_t i = g.first; i < g.first + g.count; ++i) calls.push_back(tape_[i].call);
     const FusedKernel k = generate(calls.data(), calls.size());
     if (k.ok) sources_->push_back(full_source(k));
   }
-  if (kernels_ && g.count > 1 && backend.kind() == BackendKind::Cuda) {
+  if (kernels_ && (g.count > 1 || generate_single_) && backend.kind() == BackendKind::Cuda) {
     std::vector<ElementwiseCall> calls;
     for (size_t i = g.first; i < g.first + g.count; ++i) calls.push_back(tape_[i].call);
     FusedKernel k = generate(calls.data(), calls.size(), false);
@@ -104,7 +132,7 @@ void Recorder::run(const Group& g) {
       if (std::shared_ptr<RtcFunction> f =
               kernels_->function(backend, k, s.device(), source, why)) {
         LaunchDims dims;
-        const int64_t blocks = (k.elements + 255) / 256;
+        const int64_t blocks = (k.elements / k.vector + 255) / 256;
         dims.grid[0] =
             static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(blocks, 1 << 20)));
         dims.block[0] = 256;

@@ -23,8 +23,9 @@ class Recorder final : public OpRecorder {
  public:
   // Installs itself on `rt` (and as this thread's recorder) until destroyed. With `explain`, each
   // flush adds its groups to explained(). With `kernels`, groups of several operations on a CUDA
-  // device run as generated kernels compiled there (else each operation runs as it is).
-  Recorder(Runtime& rt, bool explain, KernelCache* kernels = nullptr);
+  // device run as generated kernels compiled there (else each operation runs as it is); with
+  // `generate_single`, groups of one operation too (else they run as the precompiled kernel).
+  Recorder(Runtime& rt, bool explain, KernelCache* kernels = nullptr, bool generate_single = false);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -47,6 +48,7 @@ class Recorder final : public OpRecorder {
   KernelCache* kernels_;
   OpRecorder* previous_thread_recorder_;
   bool explain_;
+  bool generate_single_;
   bool flushing_ = false;
   std::vector<Entry> tape_;
   std::vector<std::shared_ptr<Stream>> streams_;  // keeps the tape's streams alive

@@ -2,9 +2,15 @@
 // few passes over their elements when it returns (src/fuse, docs/fusion.md).
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "core/capture.hpp"
+#include "core/error.hpp"
+#include "core/graph.hpp"
 #include "core/runtime.hpp"
 #include "fuse/kernel_cache.hpp"
 #include "fuse/recorder.hpp"
@@ -20,9 +26,29 @@ bool fusion_off() {
   return env && std::strcmp(env, "0") == 0;
 }
 
+// explain's text, through io.write (as print would: a redirected io.output receives it).
+void write_explained(lua_State* L, const std::string& text) {
+  if (text.empty()) return;
+  lua_getglobal(L, "io");
+  if (lua_istable(L, -1)) lua_getfield(L, -1, "write");
+  if (lua_isfunction(L, -1)) {
+    lua_pushlstring(L, text.data(), text.size());
+    call_lua(L, 1, 0);
+  } else {
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
 // Runs the function at index 1 with the arguments above it, recorded; returns its results (the
 // stack holds them). `sources`: the generated kernels of the groups are added to it.
-int run_recorded(lua_State* L, bool explain, std::vector<std::string>* sources) {
+// How a fused function runs (its options).
+struct Mode {
+  bool explain = false;
+  bool generate_single = false;  // groups of one operation as generated kernels too
+};
+
+int run_recorded(lua_State* L, Mode mode, std::vector<std::string>* sources) {
   Runtime& rt = runtime(L);
   const int nargs = lua_gettop(L) - 1;
   int status = LUA_OK;
@@ -30,7 +56,7 @@ int run_recorded(lua_State* L, bool explain, std::vector<std::string>* sources) 
   {
     Context& ctx = context(L);
     if (!ctx.fused_kernels) ctx.fused_kernels = std::make_shared<fuse::KernelCache>();
-    fuse::Recorder recorder(rt, explain, ctx.fused_kernels.get());
+    fuse::Recorder recorder(rt, mode.explain, ctx.fused_kernels.get(), mode.generate_single);
     recorder.keep_sources(sources);
     const CollectorPaused paused(L);
     status = lua_pcall(L, nargs, LUA_MULTRET, 0);
@@ -38,22 +64,216 @@ int run_recorded(lua_State* L, bool explain, std::vector<std::string>* sources) 
     recorder.flush();
     explained = recorder.explained();
   }
-  if (explain && !explained.empty()) {
-    lua_getglobal(L, "io");
-    if (lua_istable(L, -1)) lua_getfield(L, -1, "write");
-    if (lua_isfunction(L, -1)) {
-      lua_pushlstring(L, explained.data(), explained.size());
-      call_lua(L, 1, 0);
-    } else {
-      lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-  }
+  if (mode.explain) write_explained(L, explained);
   if (status != LUA_OK) raise_value(L);
   return lua_gettop(L);
 }
 
-// The function cu.fuse returns: upvalue 1 is fn, upvalue 2 explain.
+// cu.fuse(fn, {replay = true}): a call whose arguments match an earlier call's (the same arrays,
+// tables, functions and strings; numbers, booleans and cu.complex values equal, integers and
+// floats told apart), on the same stream, launches the graph that call's work was captured into
+// instead of running fn again, and returns that call's results. A signature is captured on its
+// second call (the first runs as an ordinary fused call: arguments that never repeat pay nothing
+// for it). A function whose capture fails (it reads values on the host, waits, ...) runs fused
+// for that signature from then on. The graphs keep every array they touch alive.
+constexpr size_t kMaxTakes = 8;
+
+struct Take {
+  std::shared_ptr<Graph> graph;  // null: seen once, or not replayable (`replayable` false)
+  bool replayable = true;
+  Stream* stream = nullptr;
+  int nargs = 0;
+  int nresults = 0;
+  int ref = LUA_NOREF;  // registry: {args..., results...}, which also keeps them alive
+  uint64_t used = 0;
+};
+
+struct ReplayBox {
+  std::vector<Take> takes;
+  uint64_t clock = 0;
+  uint64_t replays = 0;
+};
+
+constexpr const char* kReplayType = "cu.fuse replay state";
+
+ReplayBox* replay_box(lua_State* L, int idx) {
+  return static_cast<ReplayBox*>(lua_touserdata(L, idx));
+}
+
+void drop_take(lua_State* L, Take& t) {
+  if (t.graph) t.graph->release();
+  t.graph.reset();
+  luaL_unref(L, LUA_REGISTRYINDEX, t.ref);
+  t.ref = LUA_NOREF;
+}
+
+int replay_gc(lua_State* L) {
+  ReplayBox* box = replay_box(L, 1);
+  if (!box) return 0;
+  for (Take& t : box->takes) drop_take(L, t);
+  box->~ReplayBox();
+  return 0;
+}
+
+bool is_complex(lua_State* L, int idx) {
+  return has_metatable(L, idx, context(L).complex_mt);
+}
+
+// Is the argument at `idx` the same, for replay, as the value on top of the stack?
+bool same_argument(lua_State* L, int idx) {
+  const int t = lua_type(L, idx);
+  if (t != lua_type(L, -1)) return false;
+  if (t == LUA_TNUMBER) {
+    if (lua_isinteger(L, idx) != lua_isinteger(L, -1)) return false;
+    if (lua_isinteger(L, idx)) return lua_tointeger(L, idx) == lua_tointeger(L, -1);
+    const lua_Number a = lua_tonumber(L, idx), b = lua_tonumber(L, -1);
+    return std::memcmp(&a, &b, sizeof a) == 0;  // NaN matches NaN, 0.0 is not -0.0
+  }
+  if (t == LUA_TUSERDATA && is_complex(L, idx) && is_complex(L, -1)) {
+    return std::memcmp(lua_touserdata(L, idx), lua_touserdata(L, -1), 2 * sizeof(double)) == 0;
+  }
+  return lua_rawequal(L, idx, -1) != 0;
+}
+
+// The take whose arguments are the arguments at 2..nargs+1, recorded on `s`, or null.
+Take* find_take(lua_State* L, ReplayBox& box, int nargs, const Stream* s) {
+  for (Take& t : box.takes) {
+    if (t.nargs != nargs || t.stream != s) continue;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t.ref);
+    bool same = true;
+    for (int i = 1; i <= nargs && same; ++i) {
+      lua_rawgeti(L, -1, i);
+      same = same_argument(L, i + 1);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (same) return &t;
+  }
+  return nullptr;
+}
+
+// A new take for the arguments at 2..nargs+1 (replacing the least recently used past kMaxTakes).
+Take& new_take(lua_State* L, ReplayBox& box, int nargs, Stream* s) {
+  Take* slot = nullptr;
+  if (box.takes.size() < kMaxTakes) {
+    box.takes.emplace_back();
+    slot = &box.takes.back();
+  } else {
+    slot = &box.takes[0];
+    for (Take& t : box.takes) {
+      if (t.used < slot->used) slot = &t;
+    }
+    drop_take(L, *slot);
+    *slot = Take{};
+  }
+  lua_createtable(L, nargs, 0);
+  for (int i = 1; i <= nargs; ++i) {
+    lua_pushvalue(L, i + 1);
+    lua_rawseti(L, -2, i);
+  }
+  slot->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  slot->nargs = nargs;
+  slot->stream = s;
+  slot->used = ++box.clock;
+  return *slot;
+}
+
+// Keeps the results (the stack above `base`) in the take's table, after its arguments.
+void keep_results(lua_State* L, Take& t, int base) {
+  const int n = lua_gettop(L) - base;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, t.ref);
+  for (int i = 1; i <= n; ++i) {
+    lua_pushvalue(L, base + i);
+    lua_rawseti(L, -2, t.nargs + i);
+  }
+  lua_pop(L, 1);
+  t.nresults = n;
+}
+
+// Pushes the take's results.
+int push_results(lua_State* L, const Take& t) {
+  check_stack(L, t.nresults + 1, "fused function results");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, t.ref);
+  const int table = lua_gettop(L);
+  for (int i = 1; i <= t.nresults; ++i) lua_rawgeti(L, table, t.nargs + i);
+  lua_remove(L, table);
+  return t.nresults;
+}
+
+// The replaying call: the stack holds fn (1) and its arguments; upvalue 3 is the ReplayBox.
+int replaying_call(lua_State* L, Mode mode) {
+  Runtime& rt = runtime(L);
+  ReplayBox& box = *replay_box(L, lua_upvalueindex(3));
+  const int nargs = lua_gettop(L) - 1;
+  Stream& s = rt.current_stream();
+  Take* t = find_take(L, box, nargs, &s);
+  if (t && t->graph) {
+    t->used = ++box.clock;
+    t->graph->launch(s, 1);
+    ++box.replays;
+    if (mode.explain) {
+      write_explained(
+          L, fmt::format("replayed the graph of an earlier call with these arguments ({} node{})\n",
+                         t->graph->nodes(), t->graph->nodes() == 1 ? "" : "s"));
+    }
+    lua_settop(L, 0);
+    return push_results(L, *t);
+  }
+  if (!t) {  // first call with these arguments: remember them, run as usual
+    new_take(L, box, nargs, &s);
+    return run_recorded(L, mode, nullptr);
+  }
+  if (!t->replayable) {
+    t->used = ++box.clock;
+    return run_recorded(L, mode, nullptr);
+  }
+  // Second call: capture fn's fused work on the current stream, launch it, keep it.
+  Take& take = *t;
+  take.used = ++box.clock;
+  const std::string name = "cu.fuse replay of " + defined_at(L, 1);
+  std::shared_ptr<Graph> graph;
+  Context& ctx = context(L);
+  if (!ctx.fused_kernels) ctx.fused_kernels = std::make_shared<fuse::KernelCache>();
+  // Any error ends the capture (and drops what it captured): fn, pure, then runs again as an
+  // ordinary fused call, which runs what it queues before the error as eager code would and raises
+  // it. A function whose capture fails (it reads values on the host, waits, ...) runs fused for
+  // these arguments from then on.
+  struct Failed {};
+  int status = LUA_OK;
+  std::string explained;
+  try {
+    const CollectorPaused paused(L);
+    graph = Graph::capture(rt, s, name, defined_at(L, 1), [&] {
+      check_stack(L, nargs + 1, "fused function arguments");
+      for (int i = 1; i <= nargs + 1; ++i) lua_pushvalue(L, i);
+      fuse::Recorder recorder(rt, mode.explain, ctx.fused_kernels.get(), mode.generate_single);
+      status = lua_pcall(L, nargs, LUA_MULTRET, 0);
+      if (status != LUA_OK) throw Failed{};
+      recorder.flush();
+      explained = recorder.explained();
+    });
+  } catch (const Failed&) {
+    graph.reset();
+  } catch (const Error&) {
+    graph.reset();
+  }
+  if (!graph) {
+    take.replayable = false;
+    lua_settop(L, nargs + 1);
+    return run_recorded(L, mode, nullptr);
+  }
+  if (mode.explain) {
+    write_explained(L, explained + fmt::format("captured for replay: a graph of {} node{}\n",
+                                               graph->nodes(), graph->nodes() == 1 ? "" : "s"));
+  }
+  graph->launch(s, 1);
+  take.graph = std::move(graph);
+  keep_results(L, take, nargs + 1);
+  return lua_gettop(L) - (nargs + 1);
+}
+
+// The function cu.fuse returns: upvalue 1 is fn, upvalue 2 its mode (1: explain, 2:
+// generate_single), upvalue 3 the replay state (nil without replay = true).
 int fused_call(lua_State* L) {
   check_stack(L, 2, "fused function call");
   lua_pushvalue(L, lua_upvalueindex(1));
@@ -62,18 +282,49 @@ int fused_call(lua_State* L) {
     call_lua(L, lua_gettop(L) - 1, LUA_MULTRET);
     return lua_gettop(L);
   }
-  return run_recorded(L, lua_toboolean(L, lua_upvalueindex(2)) != 0, nullptr);
+  const lua_Integer bits = lua_tointeger(L, lua_upvalueindex(2));
+  const Mode mode{(bits & 1) != 0, (bits & 2) != 0};
+  if (!lua_isnil(L, lua_upvalueindex(3)) && !Capture::active()) return replaying_call(L, mode);
+  return run_recorded(L, mode, nullptr);
 }
 
-// cu.fuse(fn [, {explain=}]) (through the table's __call: argument 1 is cu.fuse itself).
+// cu.fuse(fn [, {explain=, replay=, generate_single=}]) (through the table's __call: argument 1
+// is cu.fuse itself).
 int l_fuse(lua_State* L) {
   lua_remove(L, 1);
   if (lua_type(L, 1) != LUA_TFUNCTION) type_error(L, 1, "function");
-  check_options(L, 2, {"explain"});
+  check_options(L, 2, {"explain", "replay", "generate_single"});
   const bool explain = opt_boolean(L, 2, "explain", false);
+  const bool replay = opt_boolean(L, 2, "replay", false);
+  const bool single = opt_boolean(L, 2, "generate_single", false);
   lua_settop(L, 1);
-  lua_pushboolean(L, explain ? 1 : 0);
-  lua_pushcclosure(L, entry<fused_call>, 2);
+  lua_pushinteger(L, (explain ? 1 : 0) | (single ? 2 : 0));
+  if (replay) {
+    new (lua_newuserdatauv(L, sizeof(ReplayBox), 0)) ReplayBox{};
+    luaL_setmetatable(L, kReplayType);
+  } else {
+    lua_pushnil(L);
+  }
+  lua_pushcclosure(L, entry<fused_call>, 3);
+  return 1;
+}
+
+// cu.fuse.reset(f): forgets the calls a replaying fused function recorded (their graphs, and the
+// arrays they kept alive); the next calls record afresh. Returns how many it forgot.
+int l_reset(lua_State* L) {
+  if (lua_tocfunction(L, 1) != entry<fused_call>) {
+    type_error(L, 1, "function returned by cu.fuse");
+  }
+  int n = 0;
+  if (lua_getupvalue(L, 1, 3) && lua_type(L, -1) == LUA_TUSERDATA) {
+    ReplayBox* box = replay_box(L, -1);
+    for (Take& t : box->takes) {
+      drop_take(L, t);
+      ++n;
+    }
+    box->takes.clear();
+  }
+  lua_pushinteger(L, n);
   return 1;
 }
 
@@ -85,7 +336,7 @@ int l_source(lua_State* L) {
     throw PlainError("cu.fuse.source cannot run inside a fused function");
   }
   std::vector<std::string> sources;
-  run_recorded(L, false, &sources);
+  run_recorded(L, Mode{}, &sources);
   lua_settop(L, 0);
   lua_createtable(L, static_cast<int>(sources.size()), 0);
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -98,9 +349,17 @@ int l_source(lua_State* L) {
 }  // namespace
 
 void register_fuse(lua_State* L) {
-  lua_createtable(L, 0, 1);  // cu.fuse: callable, with cu.fuse.source
+  luaL_newmetatable(L, kReplayType);
+  lua_pushcfunction(L, replay_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushliteral(L, "cu.fuse replay state");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 2);  // cu.fuse: callable, with cu.fuse.source and cu.fuse.reset
   lua_pushcfunction(L, entry<l_source>);
   lua_setfield(L, -2, "source");
+  lua_pushcfunction(L, entry<l_reset>);
+  lua_setfield(L, -2, "reset");
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, entry<l_fuse>);
   lua_setfield(L, -2, "__call");

@@ -45,6 +45,21 @@ for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u
     end))
   end
 end
+-- Light groups over contiguous arrays: the vector path (chunks of 16 bytes of the narrowest type),
+-- with a 0-d array broadcast (stride 0) and a bool mask; mixed widths (f32 and f64, u8 and i64).
+for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "i8", "i32", "i64", "u8", "bool", "c64", "c128" }) do
+  local x = cu.rand(64):mul(7):astype(dt)
+  local z = cu.ones({}, dt)
+  write(cu.fuse.source(function()
+    local r = cu.add(x, z)
+    return cu.where(x:eq(z), r, x), r:ne(x)
+  end))
+end
+do
+  local a, b = cu.rand(64), cu.rand(64, "f64")
+  local u, w = cu.ones(64, "u8"), cu.ones(64, "i64")
+  write(cu.fuse.source(function() return a * b + a, u + w end))
+end
 -- cu.where, outputs of other dtypes, strided and transposed views, 0-d arrays.
 local a, b = cu.rand({ 6, 5 }), cu.rand({ 5, 6 }, "f64")
 local h = cu.empty({ 6, 5 }, "f16")

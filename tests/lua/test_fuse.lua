@@ -245,6 +245,226 @@ T.case("explain writes the groups and why each ended; bad arguments", function()
   S.raises(function() cu.fuse(print, { explian = true }) end, { "explian" })
 end)
 
+T.case("replay = true: a repeated call launches the captured graph instead of running fn", function()
+  local a, b, c = cu.arange(64, "f32"), cu.ones(64), cu.empty(64)
+  local runs = 0
+  local f = cu.fuse(function(x, y, k)
+    runs = runs + 1
+    cu.mul(x, k, { out = c })
+    cu.add(c, y, { out = c })
+    return c, k
+  end, { replay = true })
+  local function expect(k, y0)
+    local want = cu.arange(64, "f64") * k + y0
+    T.truthy(cu.all(c:astype("f64"):eq(want)):item(), "values with k = " .. tostring(k))
+  end
+  local l0 = cu.ledger()
+  for i = 1, 5 do
+    local r, k = f(a, b, 3)
+    T.truthy(rawequal(r, c), "the result is the array fn returned")
+    T.eq(k, 3)
+    expect(3, 1)
+    -- Calls 1 and 2 run fn (the first as an ordinary fused call, the second captured); then replays.
+    T.eq(runs, math.min(i, 2), "runs after call " .. i)
+  end
+  T.eq((cu.ledger() - l0).graph_launches, 4)
+  -- The graph reads the arrays, not their values at capture.
+  b:fill(10)
+  f(a, b, 3)
+  expect(3, 10)
+  T.eq(runs, 2)
+  -- Other arguments are other calls: a new value, an integer for a float, another array.
+  f(a, b, 4)
+  T.eq(runs, 3)
+  expect(4, 10)
+  f(a, b, 3.0)
+  T.eq(runs, 4)
+  local b2 = cu.full(64, 7)
+  f(a, b2, 3)
+  T.eq(runs, 5)
+  expect(3, 7)
+  f(a, b, 3)
+  T.eq(runs, 5, "the first signature is still replayed")
+  expect(3, 10)
+  -- cu.complex arguments are compared by value (each step of a loop makes a new one).
+  local z = cu.empty(4, "c64")
+  local g = cu.fuse(function(x, w) runs = runs + 1; cu.mul(x, w, { out = z }) end, { replay = true })
+  local x = cu.ones(4, "c64")
+  runs = 0
+  for _ = 1, 4 do g(x, cu.complex(0, 2)) end
+  T.eq(runs, 2)
+  T.eq(z[1], cu.complex(0, 2))
+  -- cu.fuse.reset forgets the calls (and lets the arrays go).
+  T.eq(cu.fuse.reset(g), 1)
+  g(x, cu.complex(0, 2))
+  T.eq(runs, 3)
+  T.eq(cu.fuse.reset(cu.fuse(print)), 0)
+  S.raises(function() cu.fuse.reset(print) end, { "function returned by cu.fuse expected" })
+end)
+
+T.case("replay = true: functions a graph cannot hold run fused; errors are raised as without replay", function()
+  local a, c = cu.ones(16), cu.empty(16)
+  local runs = 0
+  -- :item() waits for the device: no capture; each call runs fn (fused), with the right values.
+  local f = cu.fuse(function(x, k)
+    runs = runs + 1
+    cu.mul(x, k, { out = c })
+    return c:sum():item()
+  end, { replay = true })
+  for _ = 1, 4 do T.eq(f(a, 2), 32.0) end
+  T.eq(runs, 5, "the capture's attempt ran fn once more")
+  -- An error inside fn: what it queued before the error runs, then the error, every call.
+  local g = cu.fuse(function(x)
+    cu.mul(x, 5, { out = c })
+    error("boom", 0)
+  end, { replay = true })
+  for _ = 1, 3 do
+    c:fill(0)
+    local ok, err = pcall(g, a)
+    T.eq(ok, false)
+    T.eq(err, "boom")
+    T.eq(c[1], 5.0)
+  end
+  -- Nested inside another fused call, or captured by cu.graph, it records into the outer call.
+  local h = cu.fuse(function(x) cu.add(x, 1, { out = c }) end, { replay = true })
+  cu.fuse(function() h(a); h(a); h(a) end)()
+  T.eq(c[1], 2.0)
+  local graph = cu.graph(function() h(a) end)
+  c:fill(0)
+  graph:launch()
+  T.eq(c[1], 2.0)
+  graph:free()
+  -- explain says what each call did.
+  local path = os.tmpname()
+  local out = assert(io.open(path, "w"))
+  local saved = io.output()
+  io.output(out)
+  local e = cu.fuse(function(x) cu.mul(x, 3, { out = c }); cu.add(c, 1, { out = c }) end,
+    { replay = true, explain = true })
+  e(a); e(a); e(a)
+  io.output(saved)
+  out:close()
+  local text = assert(io.open(path)):read("a")
+  os.remove(path)
+  text = text:gsub("  the group of 2 ops ran as one generated kernel %([^)]*%)\n", "")
+  T.eq(text, "group 1: 2 ops over {16}: mul add (end of the tape)\n" ..
+    "group 1: 2 ops over {16}: mul add (end of the tape)\n" ..
+    "captured for replay: a graph of 1 node\n" ..
+    "replayed the graph of an earlier call with these arguments (1 node)\n")
+  T.eq(c[1], 4.0)
+  S.raises(function() cu.fuse(print, { replay = 1 }) end, { "replay" })
+end)
+
+T.case("replay = true keeps at most 8 signatures, the least recently used dropped first", function()
+  local a, c = cu.ones(8), cu.empty(8)
+  local runs = 0
+  local f = cu.fuse(function(x, k) runs = runs + 1; cu.mul(x, k, { out = c }) end, { replay = true })
+  for k = 1, 8 do f(a, k); f(a, k) end -- each signature captured
+  T.eq(runs, 16)
+  for k = 1, 8 do f(a, k) end
+  T.eq(runs, 16, "all 8 replayed")
+  T.eq(c[1], 8.0)
+  f(a, 9) -- a ninth signature replaces the least recently used (k = 1)
+  T.eq(runs, 17)
+  f(a, 2)
+  T.eq(runs, 17, "k = 2 still replayed")
+  f(a, 1)
+  T.eq(runs, 18, "k = 1 was dropped")
+  T.eq(c[1], 1.0)
+end)
+
+-- The same bits: floats by value, the sign of zero and NaN-ness; complex values part by part;
+-- integers and bools by value.
+local FLOATS = { f16 = true, bf16 = true, f32 = true, f64 = true }
+local function same_bits(a, b)
+  if a.dtype ~= b.dtype then return false end
+  if a.dtype == "c64" or a.dtype == "c128" then
+    return same_bits(a:real(), b:real()) and same_bits(a:imag(), b:imag())
+  end
+  if FLOATS[a.dtype] then
+    local same = a:eq(b):logical_and(a:signbit():eq(b:signbit()))
+    return cu.all(same:logical_or(a:isnan():logical_and(b:isnan()))):item()
+  end
+  return cu.all(a:eq(b)):item()
+end
+
+local function op_names(macro)
+  local root = (arg and arg[0] and arg[0]:match("^(.*)/tests/lua/[^/]*$")) or "."
+  local f = assert(io.open(root .. "/src/core/op_table.hpp"))
+  local text = f:read("a")
+  f:close()
+  local names = {}
+  for name in assert(text:match("#define " .. macro .. "%(X%)(.-)\n\n")):gmatch('X%(%w+, "([%w_]+)"') do
+    names[#names + 1] = name
+  end
+  return names
+end
+
+T.case("every operation of the op table on every dtype it accepts: fused results bit-identical to eager", function()
+  local binary, unary = op_names("CULUA_BINARY_OPS"), op_names("CULUA_UNARY_OPS")
+  T.truthy(#binary > 20 and #unary > 30, "the op table was read")
+  -- Values that reach every branch of the functors: zeros of both signs, infinities, NaN, halves,
+  -- large and small magnitudes, negatives; integers from the same values.
+  local specials = { 0, -0.0, 1 / 0, -1 / 0, 0 / 0, 0.5, -0.5, 1.5, -2.5, 3, 7, -7, 1e-3, 100, 1e4, -1e-7 }
+  local n = 2 * #specials * #specials
+  local xs, ys = {}, {}
+  for i = 1, #specials do
+    for j = 1, #specials do
+      xs[#xs + 1], ys[#ys + 1] = specials[i], specials[j]
+      xs[#xs + 1], ys[#ys + 1] = specials[j] * 0.75, specials[i] + 1
+    end
+  end
+  local checked, fused_ops = 0, 0
+  for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+    "bool", "c64", "c128" }) do
+    local function make(values)
+      local a = cu.array(values, "f64")
+      if dt == "c64" or dt == "c128" then
+        return (a + cu.flip(a) * cu.complex(0, 1)):astype(dt)
+      end
+      if not FLOATS[dt] then -- NaN and infinities have no integer value: zeros there
+        a = cu.where(a:isfinite(), a, 0):clip(-100, 100)
+      end
+      return a:astype(dt)
+    end
+    local x, y = make(xs), make(ys)
+    T.eq(x.size, n)
+    -- Eager results of every operation the dtype accepts (unary, binary, and binary with a scalar).
+    local eager, calls = {}, {}
+    for _, name in ipairs(binary) do
+      if pcall(cu[name], x, y) then
+        calls[#calls + 1] = { name, function() return cu[name](x, y) end }
+        calls[#calls + 1] = { name .. " scalar", function() return cu[name](x, 3) end }
+      end
+    end
+    for _, name in ipairs(unary) do
+      if pcall(cu[name], x) then calls[#calls + 1] = { name, function() return cu[name](x) end } end
+    end
+    for i, c in ipairs(calls) do eager[i] = c[2]() end
+    -- The same operations inside one fused function: groups of up to 64, each result stored.
+    local l0 = cu.ledger()
+    local fused = { cu.fuse(function()
+      local r = {}
+      for i, c in ipairs(calls) do r[i] = c[2]() end
+      return table.unpack(r)
+    end)() }
+    fused_ops = fused_ops + (cu.ledger() - l0).fused_ops
+    for i, c in ipairs(calls) do
+      T.truthy(same_bits(fused[i], eager[i]), string.format("%s on %s: fused and eager differ", c[1], dt))
+      checked = checked + 1
+    end
+    -- One operation alone as a generated kernel (generate_single; on the host the group runs as the
+    -- host kernel): the first binary and unary operations of the dtype.
+    for _, k in ipairs({ 1, #calls }) do
+      local one = cu.fuse(calls[k][2], { generate_single = true })()
+      T.truthy(same_bits(one, eager[k]), string.format("%s on %s alone: generated and eager differ", calls[k][1], dt))
+    end
+  end
+  T.eq(fused_ops, checked)
+  T.truthy(checked > 500, "pairs checked: " .. checked)
+  print(string.format("  (%d operation and dtype pairs, fused and eager bit-identical)", checked))
+end)
+
 T.case("CULUA_FUSE=0 runs fused functions eagerly", function()
   local script = "local f = cu.fuse(function(a) return a * 2 + 1 end); local l0 = cu.ledger(); " ..
     "local r = f(cu.ones(8)); local used = cu.ledger() - l0; " ..

@@ -858,12 +858,14 @@ constexpr const char* kUsage =
     "                            [--transfer-sizes LIST] [--alloc-sizes LIST]\n"
     "                            [--matmul-sizes LIST]   (culua-baseline suite --help) |\n"
     "                      nccl [--ops LIST] [--min BYTES] [--max BYTES] [--iters N]\n"
-    "                           [--warmup N]\n";
+    "                           [--warmup N] |\n"
+    "                      rk4 [--n N] [--steps S] [--reps R]   (the RK4 loop's native floors)\n";
 
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "all";
   if (cmd == "suite") return culua_baseline::suite(argc - 2, argv + 2);
   if (cmd == "nccl") return culua_baseline::nccl(argc - 2, argv + 2);
+  if (cmd == "rk4") return culua_baseline::rk4(argc - 2, argv + 2);
   if (cmd == "first-kernel") {
     if (argc != 2) {
       std::fprintf(stderr, "%s", kUsage);

@@ -187,14 +187,9 @@ void emit_error(const std::string& op, long long size, const std::string& messag
 // ---------------------------------------------------------------------------------------------
 // Failures: thrown out of a measurement, reported as its error record.
 
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
+using Failure = CudaFailure;
 void ck(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    throw Failure(std::string(what) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
-  }
+  check_cuda(e, what);
 }
 #define CK(call) ck((call), #call)
 
@@ -1912,6 +1907,13 @@ int first_kernel() {
     return 1;
   }
   return 0;
+}
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    throw CudaFailure(std::string(what) + ": " + cudaGetErrorName(e) + ": " +
+                      cudaGetErrorString(e));
+  }
 }
 
 }  // namespace culua_baseline

@@ -5,10 +5,12 @@
 
 #include <cublas_v2.h>
 #include <cuda.h>
+#include <cuda_runtime.h>
 #include <cufft.h>
 #include <nvrtc.h>
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,13 @@ const Cublas* load_cublas(std::string* error);
 const Cufft* load_cufft(std::string* error);
 const Nvrtc* load_nvrtc(std::string* error);
 
+// A failed CUDA call inside a measurement (reported as the measurement's error record), and the
+// check that throws it naming `what` and the error.
+struct CudaFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+void check_cuda(cudaError_t e, const char* what);
+
 // "2G", "512M", "1048576" -> bytes; 0 when unreadable.
 size_t parse_bytes(const char* s);
 double now_s();
@@ -82,6 +91,9 @@ double median(std::vector<double> v);
 
 // culua-baseline suite [options]: docs/performance.md. Returns the exit status.
 int suite(int argc, char** argv);
+// culua-baseline rk4 [--n N] [--steps S] [--reps R]: the native floors of the RK4 loop of
+// scripts/device_resident_loop.lua (bench/baseline_rk4.cu), one JSON record per version.
+int rk4(int argc, char** argv);
 // culua-baseline first-kernel: create the context, run one kernel, synchronize, exit.
 int first_kernel();
 // The suite's usage text.

@@ -343,14 +343,65 @@ local function run_graph(nsteps, k, bench, s2, fuse)
   return { ms = ms, deltas = deltas, ledger = l, graph = info }
 end
 
+-- G: D's step (the coefficients from the device's delta, the step, the sum) as a pure function of
+-- the arrays it reads and writes, inside cu.fuse with replay = true: the second call with the same
+-- arguments captures its fused work as a graph, later ones launch it (two parities, two graphs);
+-- fn runs as Lua twice per parity, never again. delta is read with :item() every step.
+local function step_pure(st, F, G, Fn, Gn)
+  st.F, st.G, st.Fb, st.Gb = F, G, Fn, Gn
+  graph_step(st)
+end
+local step_replay = cu.fuse(step_pure, { replay = true })
+
+local function run_replay(nsteps)
+  local st = new_state()
+  st.delta = cu.empty({}, "c64")
+  st.delta:fill(cu.complex(1, 0))
+  st.coef = { minus_i_d = cu.empty({}, "c64"), i_d = cu.empty({}, "c64"), minus_i_conj_d = cu.empty({}, "c64") }
+  local F, G, Fb, Gb = st.F, st.G, st.Fb, st.Gb
+  local deltas = {}
+  s:sync()
+  local l0 = cu.ledger()
+  local ms = cu.time(function()
+    for i = 1, nsteps do
+      step_replay(st, F, G, Fb, Gb)
+      F, Fb, G, Gb = Fb, F, Gb, G
+      deltas[i] = st.delta:item()
+    end
+  end, { stream = s })
+  local l = cu.ledger() - l0
+  cu.fuse.reset(step_replay) -- drops the graphs, which keep the arrays alive
+  for _, a in pairs(st.coef) do a:free() end
+  st.coef = nil
+  st.F, st.G, st.Fb, st.Gb = F, G, Fb, Gb
+  for _, a in pairs(st) do a:free() end
+  return { ms = ms, deltas = deltas, ledger = l }
+end
+
 -- Warm-up (first launches, kernel compilation, pool growth, the graph machinery), then the
 -- measured runs.
 local warm = math.min(steps, 3)
 run(step_builtin, delta_host, warm)
 run(step_builtin, delta_device, warm)
 if step_fused then run(step_fused, delta_device, warm) end
+-- E's first call: the recording, the fused kernel's compile (or the disk cache's copy) and its run.
+local first_e = {}
+do
+  local st = new_state()
+  s:sync()
+  local l0 = cu.ledger()
+  local t0 = cu.clock()
+  step_fuse(st, cu.complex(1, 0))
+  s:sync()
+  first_e.ms = (cu.clock() - t0) * 1e3
+  local l = cu.ledger() - l0
+  first_e.compile_ms = l.fused_compile_us / 1e3
+  first_e.compiles, first_e.disk_hits = l.fused_compiles, l.fused_disk_hits
+  for _, a in pairs(st) do a:free() end
+end
 run(step_fuse, delta_device, warm)
 run_graph(warm, 1)
+run_replay(warm)
 local A = run(step_builtin, delta_host, steps)
 local B = run(step_builtin, delta_device, steps, true)
 local C = step_fused and run(step_fused, delta_device, steps)
@@ -359,6 +410,7 @@ local D = run_graph(steps, 1, true)
 local Dk = run_graph(steps, every)
 local D2 = run_graph(steps, 1, true, cu.stream())
 local F = run_graph(steps, 1, true, nil, true)
+local G = run_replay(steps)
 
 -- The largest |x_k - y_k| over the steps where both read delta.
 local function maxdiff(x, y)
@@ -375,6 +427,7 @@ local diff_bd = maxdiff(B, D)
 local diff_bdk = maxdiff(B, Dk)
 local diff_bd2 = maxdiff(B, D2)
 local diff_df = maxdiff(D, F)
+local diff_fg = maxdiff(F, G)
 local final = B.deltas[steps]
 -- A step's operations see delta rounded to c64 in both B and D; D divides by N^2 in c64 (exact
 -- when N^2 is a power of two) where B divides in f64, so the two agree to c64 rounding at most.
@@ -392,6 +445,7 @@ line("D: B's step as a graph, one launch + delta read/step", D)
 line(string.format("D': D with delta read every %d steps (g:replay)", every), Dk)
 line("D2: D with each stage's F and G halves on two streams", D2)
 line("F: D's graph captured with {fuse = true}", F)
+line("G: D's step as a pure function, cu.fuse replay", G)
 
 print("\nper step (cu.ledger):      bytes to host  copies to host  synchronizations  allocations")
 local function per(name, r)
@@ -406,6 +460,7 @@ per("E (cu.fuse)", E)
 per("D (graph)", D)
 per(string.format("D' (every %d)", every), Dk)
 per("D2 (two streams)", D2)
+per("G (cu.fuse replay)", G)
 result("a_d2h_bytes_per_step", A.ledger.d2h_bytes / steps)
 result("b_d2h_bytes_per_step", B.ledger.d2h_bytes / steps)
 result("b_allocs_per_step", B.ledger.allocs / steps)
@@ -416,10 +471,13 @@ result("d_kernel_launches_per_step", D.ledger.launches / steps)
 result("b_kernel_launches_per_step", B.ledger.launches / steps)
 result("dk_reads", Dk.ledger.d2h_calls)
 result("e_kernel_launches_per_step", E.ledger.launches / steps)
+-- Kernels alone: the operations queued less the copies (delta's read).
+result("e_kernels_per_step", (E.ledger.launches - E.ledger.d2h_calls - E.ledger.h2d_calls - E.ledger.d2d_calls) / steps)
 result("e_fused_groups_per_step", E.ledger.fused_groups / steps)
 result("e_fused_ops_per_step", E.ledger.fused_ops / steps)
 result("e_generated_kernels_per_step", E.ledger.fused_kernels / steps)
 result("e_compiles", E.ledger.fused_compiles)
+result("g_graph_launches_per_step", G.ledger.graph_launches / steps)
 
 local gi = D.graph
 print(string.format("\nD's graph: %d nodes per step (%d for two steps), captured in %.3f ms, instantiated in %.3f ms"
@@ -429,11 +487,17 @@ print(string.format("D per step %.3f ms against B's %.3f ms: %.2fx; D' (delta ev
 print(string.format("The device's own time per step (cu.bench of each step's graph, back to back), the floor of"
   .. " any way of launching the kernels: B's %.3f ms, D's %.3f ms. B runs at %.2fx its floor, D at %.2fx its own.",
   B.device_ms, gi.device_ms, B.ms / steps / B.device_ms, D.ms / steps / gi.device_ms))
+print(string.format("E's first call %.1f ms (%d fused compile%s, %.1f ms of NVRTC; %d disk cache hit%s).",
+  first_e.ms, first_e.compiles, first_e.compiles == 1 and "" or "s", first_e.compile_ms, first_e.disk_hits,
+  first_e.disk_hits == 1 and "" or "s"))
 print(string.format("E (B's code inside cu.fuse) %.3f ms per step: %.2fx B; %.1f kernel launches and %.1f fused"
   .. " groups of %.1f operations a step.", E.ms / steps, B.ms / E.ms, E.ledger.launches / steps,
   E.ledger.fused_groups / steps, E.ledger.fused_ops / steps))
 print(string.format("F (D's graph captured with {fuse = true}) %.3f ms per step: %.2fx D; %d nodes, device time"
   .. " per step %.3f ms.", F.ms / steps, D.ms / F.ms, F.graph.nodes, F.graph.device_ms))
+print(string.format("G (D's step as a pure function inside cu.fuse with replay = true) %.3f ms per step: %.2fx D,"
+  .. " %.2fx F; %.1f graph launches a step.", G.ms / steps, D.ms / G.ms, F.ms / G.ms,
+  G.ledger.graph_launches / steps))
 print(string.format("D2 (the same operations, each stage's F and G halves on two streams inside the graph) %.3f ms:"
   .. " %.2fx B; its device time per step %.3f ms (%d nodes).", D2.ms / steps, B.ms / D2.ms,
   D2.graph.device_ms, D2.graph.nodes))
@@ -452,6 +516,7 @@ assert(diff_be == 0, string.format("versions B and E disagree by %.3e", diff_be)
 assert(diff_bd <= GRAPH_TOLERANCE, string.format("versions B and D disagree by %.3e", diff_bd))
 assert(diff_bdk <= GRAPH_TOLERANCE, string.format("versions B and D' disagree by %.3e", diff_bdk))
 assert(diff_df == 0, string.format("versions D and F disagree by %.3e", diff_df))
+assert(diff_fg == 0, string.format("versions F and G disagree by %.3e", diff_fg))
 assert(diff_bd2 <= GRAPH_TOLERANCE, string.format("versions B and D2 disagree by %.3e", diff_bd2))
 
 print(string.format("\nA moves 2 x %d x 8 bytes = %.2f MB to the host every step and waits for it: each copy", NN,
@@ -517,6 +582,14 @@ result("f_nodes", F.graph.nodes)
 result("f_device_ms_per_step", string.format("%.6f", F.graph.device_ms))
 result("f_speedup_vs_d", string.format("%.4f", D.ms / F.ms))
 result("max_delta_diff_graph_fuse", string.format("%.6e", diff_df))
+result("max_delta_diff_fuse_replay", string.format("%.6e", diff_fg))
+result("g_ms", string.format("%.6f", G.ms))
+result("g_ms_per_step", string.format("%.6f", G.ms / steps))
+result("e_first_call_ms", string.format("%.3f", first_e.ms))
+result("e_first_compile_ms", string.format("%.3f", first_e.compile_ms))
+result("e_first_compiles", first_e.compiles)
+result("e_first_disk_hits", first_e.disk_hits)
+result("final_delta", string.format("%.9g,%.9g", final.re, final.im))
 if flags.deltas then
   for k = 1, steps do
     for _, v in ipairs({ { "a", A }, { "b", B }, { "d", D } }) do

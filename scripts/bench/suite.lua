@@ -13,7 +13,7 @@
 -- repetitions (CI runs it on the host backend so that the suite cannot rot).
 
 local GROUPS = { "startup", "launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul", "arrays",
-  "host" }
+  "fuse", "host" }
 
 -- Command line --------------------------------------------------------------------------------
 
@@ -95,6 +95,7 @@ if opt.quick then
     large = 1 * MiB, startup_runs = 3,
     host_sizes = { 64 * KiB, 1 * MiB }, host_matmul = { 64, 128 },
     sort_keys = 1 << 12, fft_points = 1 << 12, reduce_bytes = 1 * MiB,
+    rk4 = { n = 32, steps = 20, reps = 2 },
   }
 else
   cfg = {
@@ -104,6 +105,7 @@ else
     large = 1 * GiB, startup_runs = 21,
     host_sizes = powers4(1 * MiB, 256 * MiB), host_matmul = { 512, 1024, 2048 },
     sort_keys = 1 << 26, fft_points = 1 << 24, reduce_bytes = 1 * GiB,
+    rk4 = { n = 512, steps = 1000, reps = 3 },
   }
 end
 cfg.reps = opt.reps or cfg.reps
@@ -210,6 +212,13 @@ local function peers_args(ops)
 end
 local function run_others(ops)
   if ops == "host" then return end -- the host group runs its own producers (culua_groups.host)
+  if ops == "fuse" then -- the RK4 loop's native floors and peers (their own command lines)
+    local rk = cfg.rk4
+    local args = string.format("--n %d --steps %d --reps %d", rk.n, rk.steps, rk.reps)
+    if baseline and cu.backend == "cuda" then run_producer(quote(baseline) .. " rk4 " .. args) end
+    if have_python then run_producer("python3 " .. quote(scriptdir .. "/rk4_peers.py") .. " " .. args) end
+    return
+  end
   if baseline and cu.backend == "cuda" then
     run_producer(quote(baseline) .. " suite " .. peers_args(ops))
   end
@@ -668,6 +677,78 @@ function culua_groups.matmul()
   end
 end
 
+-- The fuse group (docs/fusion.md): the RK4 loop of scripts/device_resident_loop.lua, run by it in
+-- a child process (versions B to G, N x N complex64, delta read every step), twice: with an empty
+-- kernel cache (E's first call compiles) and with the cache the first run filled (a disk hit). The
+-- native floors (culua-baseline rk4) and the peers (rk4_peers.py) run beside it.
+function culua_groups.fuse()
+  local rk = cfg.rk4
+  local cache = os.tmpname()
+  os.remove(cache)
+  local script = scriptdir .. "/../device_resident_loop.lua"
+  local function child()
+    local cmd = string.format("CULUA_CACHE_DIR=%s %s --backend %s %s n=%d steps=%d --results 2>&1", quote(cache),
+      quote(culua_bin), cu.backend, quote(script), rk.n, rk.steps)
+    local f = assert(io.popen(cmd))
+    local text = f:read("a")
+    local ok = f:close()
+    local r = {}
+    for k, v in text:gmatch("RESULT ([%w_]+)=([^\n]*)") do r[k] = v end
+    if not ok or not r.e_ms then
+      error("device_resident_loop.lua failed: " .. text:sub(-600), 0)
+    end
+    return r
+  end
+  local runs = {}
+  for i = 1, rk.reps do
+    local ok, r = pcall(child)
+    if not ok then
+      add_record({ impl = "culua", op = "rk4_E", size = rk.n, error = tostring(r) })
+      os.execute("rm -rf " .. quote(cache))
+      return
+    end
+    runs[i] = r
+  end
+  os.execute("rm -rf " .. quote(cache))
+  local HOW = {
+    B = "plain operations with out= (about 64 launches a step), the sum, :item()",
+    C = "four hand-written cu.elementwise stage kernels a step, the sum, :item()",
+    D = "B's step and the sum as a graph (about 70 nodes), one launch, :item()",
+    E = "B's step unchanged inside cu.fuse, the sum, :item()",
+    F = "D captured with {fuse = true}, one launch, :item()",
+    G = "D's step as a pure function inside cu.fuse with replay = true, :item()",
+  }
+  for _, v in ipairs({ "B", "C", "D", "E", "F", "G" }) do
+    local t = {}
+    for i, r in ipairs(runs) do t[i] = tonumber(r[v:lower() .. "_ms"]) end
+    if #t == #runs then
+      local rec = summary("rk4_" .. v, rk.n, "ms", t, HOW[v])
+      rec.steps = rk.steps
+      add_record(rec)
+    end
+  end
+  local last = runs[#runs]
+  local function one(op, unit, value, how)
+    if value then add_record(summary(op, rk.n, unit, { tonumber(value) }, how)) end
+  end
+  one("rk4_E_kernels_per_step", "kernels", tonumber(last.e_kernels_per_step),
+    "E's kernels a step (the ledger's operations queued less its copies)")
+  one("rk4_E_first_call_cold", "ms", runs[1].e_first_call_ms, "E's first call with an empty kernel cache: " ..
+    "recording, NVRTC (" .. runs[1].e_first_compile_ms .. " ms) and the run")
+  if runs[2] then
+    one("rk4_E_first_call_disk", "ms", runs[2].e_first_call_ms, "E's first call in a second process: " ..
+      runs[2].e_first_disk_hits .. " disk cache hit(s), " .. runs[2].e_first_compiles .. " compile(s)")
+  end
+  one("rk4_E_compiles", "compiles", tonumber(last.e_compiles), "fused compiles over E's steps (ledger)")
+  local re, im = (last.final_delta or ""):match("([^,]+),([^,]+)")
+  if re then
+    local rec = summary("rk4_final_delta", rk.n, "delta", { tonumber(re) },
+      "B's last delta (real part; imag " .. im .. ")")
+    rec.delta = { tonumber(re), tonumber(im) }
+    add_record(rec)
+  end
+end
+
 -- The arrays group (docs/performance.md, "The arrays group"): the Array API functions of issue 25
 -- against CUB and cuFFT called from C++, CuPy and PyTorch (sort, argsort, fft), and the
 -- reductions and the scan against the device's copy bandwidth (cumsum, any, std). Every side
@@ -1001,6 +1082,7 @@ end
 -- Each target: what, the culua record, the reference, and the test.
 local function size_text(op, size)
   if not size then return "" end
+  if op:match("^rk4") then return string.format("N = %d", size) end
   if op:match("matmul") then return string.format("%d³", size) end
   if op:match("^sort_") or op:match("^argsort_") or op:match("^fft_") then
     local log2 = math.floor(math.log(size, 2) + 0.5)
@@ -1122,6 +1204,39 @@ local function targets()
   local st = find("culua", "startup")
   out[#out + 1] = { what = "`culua -e 'local x = 1'`", culua = st, bound = "≤ 20 ms",
     met = st and st.median <= 20 }
+  -- The fuse group: the RK4 loop (N x N c64, delta read every step) against the native floors and
+  -- the peers, in the same run.
+  local n4 = cfg.rk4.n
+  local E, F = find("culua", "rk4_E", n4), find("culua", "rk4_F", n4)
+  target("RK4 loop, E (B's code in `cu.fuse`) against the native step kernel + sum", E,
+    find("native", "rk4_kernel_sum", n4), function(v, r) return v <= 1.3 * r end, "≤ 1.3× native")
+  target("RK4 loop, F (`cu.graph(fn, {fuse = true})`) against the native fused graph", F,
+    find("native", "rk4_graph", n4), function(v, r) return v <= 1.1 * r end, "≤ 1.1× native")
+  target("RK4 loop, E against `cupy.fuse`", E, find("cupy", "rk4_cupy_fuse", n4),
+    function(v, r) return 3 * v <= r end, "3× faster")
+  target("RK4 loop, E against a PyTorch CUDA graph", E, find("torch", "rk4_torch_graph", n4),
+    function(v, r) return 5 * v <= r end, "5× faster")
+  target("RK4 loop, E against JAX `jit`", E, find("jax", "rk4_jax_jit", n4), function(v, r) return v < r end, "faster")
+  target("RK4 loop, G (`cu.fuse` with replay = true) against the native fused graph",
+    find("culua", "rk4_G", n4), find("native", "rk4_graph", n4), function(v, r) return v <= 1.1 * r end,
+    "≤ 1.1× native")
+  local kernels = find("culua", "rk4_E_kernels_per_step", n4)
+  out[#out + 1] = { what = "RK4 loop, E's kernels a step (ledger)", culua = kernels, bound = "≤ 2",
+    met = kernels and kernels.median <= 2 }
+  local cold, disk = find("culua", "rk4_E_first_call_cold", n4), find("culua", "rk4_E_first_call_disk", n4)
+  out[#out + 1] = { what = "RK4 loop, E's first call, empty kernel cache (compile included)", culua = cold,
+    bound = "≤ 50 ms", met = cold and cold.median <= 50 }
+  local warm_step = E and E.median / cfg.rk4.steps
+  out[#out + 1] = { what = "RK4 loop, E's first call in a second process (disk cache hit) beyond a warm step",
+    culua = disk, ref = E and { median = warm_step, unit = "ms" }, bound = "≤ 1 ms more",
+    met = (disk and warm_step) and disk.median - warm_step <= 1 }
+  local fd, nd = find("culua", "rk4_final_delta", n4), find("native", "rk4_kernel_sum", n4)
+  if fd and nd and fd.delta and nd.delta then
+    local dr, di = fd.delta[1] - nd.delta[1], fd.delta[2] - nd.delta[2]
+    local rel = math.sqrt(dr * dr + di * di) / math.sqrt(nd.delta[1] ^ 2 + nd.delta[2] ^ 2)
+    out[#out + 1] = { what = string.format("RK4 loop, culua's last delta against the native program's (relative %.2e)",
+      rel), culua = fd, bound = "≤ 1e-5 relative", met = rel <= 1e-5 }
+  end
   -- The host group: culua's host backend against numpy and the native loops, same machine.
   local at_least = function(f) return function(v, r) return v >= f * r end end
   local hs = cfg.host_sizes
@@ -1179,7 +1294,7 @@ end
 
 local IMPLS = { "culua", "native", "cupy", "torch" }
 local NAMES = { culua = "culua", native = "native C++", cupy = "CuPy", torch = "PyTorch", numpy = "numpy",
-  native_host = "native loop" }
+  native_host = "native loop", jax = "JAX" }
 
 local function lookup(impl, op, size)
   local found
@@ -1284,7 +1399,7 @@ local function markdown(m, tgs)
   p("")
   p("%s, %s backend, culua %s, %s%s.", dev, m.backend, m.culua, m.date, m.quick and " (quick mode)" or "")
   local peers = {}
-  for _, impl in ipairs({ "cupy", "torch" }) do
+  for _, impl in ipairs({ "cupy", "torch", "jax" }) do
     local absent
     for _, r in ipairs(records) do
       if r.impl == impl and r.absent and not r.op then absent = r.absent end

@@ -32,6 +32,7 @@ struct FftPlanStats {
 
 class Cufft {
  public:
+  // The plans kept (more while a graph is captured: none is destroyed during a capture).
   static constexpr size_t kMaxPlans = 32;
 
   explicit Cufft(std::shared_ptr<Health> health);

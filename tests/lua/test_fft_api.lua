@@ -268,6 +268,23 @@ T.case("transforms captured in a graph replay on the arrays' current values", fu
   g:free()
 end)
 
+T.case("a capture that makes a plan while the plan cache is full destroys none (cuFFT's free would wait)", function()
+  -- 40 lengths fill culua's cache of 32 plans; the capture then makes a 41st. Destroying the least
+  -- recently used plan there waits for the device, which, under compute-sanitizer, invalidated the
+  -- capture; the cache now waits for the next plan made outside a capture.
+  for n = 20, 59 do fft.fft(cu.rand({ 2, n }, "f64")) end
+  local n = 93
+  local x = cu.rand({ 2, n }, "f64")
+  local out = cu.zeros({ 2, n }, "c128")
+  local g = cu.graph(function() cu.copy(out, fft.fft(x)) end)
+  g:launch()
+  cu.sync()
+  check(out, pairs_of(fft.fft(x)), 1e-12, "fft planned during the capture")
+  g:free()
+  fft.fft(cu.rand({ 2, 61 }, "f64")) -- a plan outside a capture: the cache shrinks back
+  S.check_runtime("after the full plan cache")
+end)
+
 T.case("a plan cuFFT cannot make during a capture is a clear error; made before, it is kept", function()
   local n = 131 -- a prime above 127: cuFFT makes its plan with Bluestein's algorithm
   local x = cu.rand({ 2, n }, "f64")

@@ -94,8 +94,6 @@ struct ReplayBox {
   uint64_t replays = 0;
 };
 
-constexpr const char* kReplayType = "cu.fuse replay state";
-
 ReplayBox* replay_box(lua_State* L, int idx) {
   return static_cast<ReplayBox*>(lua_touserdata(L, idx));
 }
@@ -107,9 +105,33 @@ void drop_take(lua_State* L, Take& t) {
   t.ref = LUA_NOREF;
 }
 
+int replay_gc(lua_State* L);
+
+// The metatable of the replay state (its __gc), made once per Lua state and kept in the registry
+// under this file's key (a light userdata: internal, no name of a culua type).
+char replay_metatable_key;
+void push_replay_metatable(lua_State* L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &replay_metatable_key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 2);
+  lua_pushcfunction(L, entry<replay_gc>);
+  lua_setfield(L, -2, "__gc");
+  lua_pushliteral(L, "cu.fuse replay state");
+  lua_setfield(L, -2, "__metatable");  // getmetatable() shows this, not the table
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &replay_metatable_key);
+}
+
 int replay_gc(lua_State* L) {
+  // Only the replay state itself (debug.getmetatable reaches the function): anything else raises.
+  bool ours = lua_type(L, 1) == LUA_TUSERDATA && lua_getmetatable(L, 1);
+  if (ours) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &replay_metatable_key);
+    ours = lua_rawequal(L, -1, -2) != 0;
+    lua_pop(L, 2);
+  }
+  if (!ours) type_error(L, 1, "cu.fuse replay state");
   ReplayBox* box = replay_box(L, 1);
-  if (!box) return 0;
   for (Take& t : box->takes) drop_take(L, t);
   box->~ReplayBox();
   return 0;
@@ -301,7 +323,8 @@ int l_fuse(lua_State* L) {
   lua_pushinteger(L, (explain ? 1 : 0) | (single ? 2 : 0));
   if (replay) {
     new (lua_newuserdatauv(L, sizeof(ReplayBox), 0)) ReplayBox{};
-    luaL_setmetatable(L, kReplayType);
+    push_replay_metatable(L);
+    lua_setmetatable(L, -2);
   } else {
     lua_pushnil(L);
   }
@@ -349,12 +372,6 @@ int l_source(lua_State* L) {
 }  // namespace
 
 void register_fuse(lua_State* L) {
-  luaL_newmetatable(L, kReplayType);
-  lua_pushcfunction(L, replay_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pushliteral(L, "cu.fuse replay state");
-  lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
   lua_createtable(L, 0, 2);  // cu.fuse: callable, with cu.fuse.source and cu.fuse.reset
   lua_pushcfunction(L, entry<l_source>);
   lua_setfield(L, -2, "source");

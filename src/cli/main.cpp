@@ -33,6 +33,7 @@
 #include "lua/cu_module.hpp"
 #include "lua/sandbox.hpp"
 #include "rtc/cuda_architectures.hpp"
+#include "rtc/kernel_cache.hpp"
 
 namespace culua::detail::cli {
 
@@ -111,6 +112,7 @@ struct Invocation {
   bool exec = false;           // some -e
   bool interactive = false;    // -i
   bool version = false;        // -v
+  bool warm_cache = false;     // --warm-cache
   bool no_env = false;         // -E: ignore LUA_INIT and the LUA_PATH/LUA_CPATH variables
   bool help = false;           // --help: print the usage and leave
   bool short_version = false;  // --version: print the version and leave
@@ -263,6 +265,14 @@ const LongOption kLongOptions[] = {
     {"--help", nullptr, "print this help and exit",
      [](Invocation& inv, const char*) -> std::string {
        inv.help = true;
+       return {};
+     }},
+    {"--warm-cache", nullptr,
+     "run the script, then report the kernels cu.fuse generated for it into the on-disk kernel "
+     "cache (a batch job's ranks then load them instead of compiling); an error without a GPU or "
+     "a cache directory",
+     [](Invocation& inv, const char*) -> std::string {
+       inv.warm_cache = true;
        return {};
      }},
     {"--version", nullptr, "print culua's version and exit",
@@ -555,6 +565,34 @@ bool run_all(lua_State* L, Invocation& inv) {
   return true;
 }
 
+// --warm-cache, after the script: what cu.fuse compiled into the kernel cache (stderr); false
+// when nothing could be kept there (the host backend compiles no kernels; no cache directory).
+bool report_warm_cache(Runtime& rt) {
+  const Ledger& l = rt.monitor().ledger;
+  const std::string dir = rtc::KernelCache::default_directory();
+  if (rt.backend().kind() != BackendKind::Cuda) {
+    std::fprintf(stderr,
+                 "%s: --warm-cache: the host backend generates no kernels; run it on the CUDA "
+                 "backend, where the batch job runs\n",
+                 progname);
+    return false;
+  }
+  if (dir.empty()) {
+    std::fprintf(stderr,
+                 "%s: --warm-cache: no kernel cache directory (set CULUA_CACHE_DIR, "
+                 "XDG_CACHE_HOME or HOME)\n",
+                 progname);
+    return false;
+  }
+  std::fprintf(stderr,
+               "%s: --warm-cache: %llu generated kernel%s compiled (%.1f ms of NVRTC) and %llu "
+               "already in the cache %s\n",
+               progname, static_cast<unsigned long long>(l.fused_compiles),
+               l.fused_compiles == 1 ? "" : "s", static_cast<double>(l.fused_compile_us) / 1e3,
+               static_cast<unsigned long long>(l.fused_disk_hits), dir.c_str());
+  return true;
+}
+
 // Leaving after an interrupted wait (or the REPL, where one may have been): the queued work still
 // runs, and the runtime waits for it before tearing down. Say so when that takes a while.
 void note_queued_work(Runtime& rt) {
@@ -659,6 +697,10 @@ int main(int argc, char** argv) {
     std::printf("culua %s\n", CULUA_VERSION);
     return 0;
   }
+  if (inv.warm_cache && inv.script == 0) {
+    std::fprintf(stderr, "%s: --warm-cache needs a script\n", cli::progname);
+    return 1;
+  }
 
   RuntimeOptions options;
   options.backend = parse_backend(inv.backend);
@@ -752,8 +794,9 @@ int main(int argc, char** argv) {
   if (!ok) dist::mpi::abort_on_error(1);  // one rank of several: end them all (MPI_Abort)
   if (!ok && !rt.abandoned()) lua::abandon_queued_work(rt);  // the Lua state itself failed
   if (ok && (inv.repl_ran || cli::interrupted())) cli::note_queued_work(rt);
+  const bool warmed = !ok || !inv.warm_cache || cli::report_warm_cache(rt);
   lua::mark_closing(L);
   lua_close(L);  // before the runtime: finalizers free arrays through it
   dist::mpi::finish();
-  return ok ? 0 : 1;
+  return ok && warmed ? 0 : 1;
 }

@@ -181,6 +181,36 @@ T.case("--backend cuda without a GPU exits 69; with one it runs", function()
   end
 end)
 
+T.case("--warm-cache runs the script and reports the generated kernels it compiled or found", function()
+  local script = temp_script([[
+local x, y = cu.rand(1000), cu.empty(1000)
+cu.fuse(function() cu.mul(x, 2, { out = y }); cu.add(y, 1, { out = y }) end)()
+print("ran")
+]])
+  local out, code = run("--warm-cache")
+  T.eq(code, 1)
+  T.truthy(out:find("--warm-cache needs a script", 1, true), out)
+  out, code = run("--backend host --warm-cache " .. shell_quote(script))
+  T.eq(code, 1, out)
+  T.truthy(out:find("^ran\n"), out)
+  T.truthy(out:find("--warm-cache: the host backend generates no kernels", 1, true), out)
+  local dir = os.tmpname()
+  os.remove(dir)
+  local env = { env = "CULUA_CACHE_DIR=" .. shell_quote(dir) }
+  out, code = run("--backend cuda --warm-cache " .. shell_quote(script), env)
+  if code ~= 69 then -- a GPU: compiled the first time, found the second
+    T.eq(code, 0, out)
+    T.truthy(out:find("%-%-warm%-cache: 1 generated kernel compiled %([%d.]+ ms of NVRTC%) and 0 already in the cache"),
+      out)
+    out, code = run("--backend cuda --warm-cache " .. shell_quote(script), env)
+    T.eq(code, 0, out)
+    local found = "--warm-cache: 0 generated kernels compiled (0.0 ms of NVRTC) and 1 already in the cache"
+    T.truthy(out:find(found, 1, true), out)
+    os.execute("rm -rf " .. shell_quote(dir))
+  end
+  os.remove(script)
+end)
+
 T.case("--device out of range is refused at start, naming the option and the devices", function()
   -- at start: before -e runs (nothing is printed), whatever the script calls
   local out, code = run("--backend host --device 5 -e 'print(\"ran\")'")

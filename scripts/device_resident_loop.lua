@@ -20,7 +20,8 @@
 --
 -- Version E is B's step code unchanged inside cu.fuse (docs/fusion.md): its elementwise operations
 -- are recorded and run as a few groups (on CUDA each group one generated kernel, on the host
--- backend one pass over the elements); the sum and the read of delta stay as in B.
+-- backend one pass over the elements), the sum of the new F with them (the group's epilogue); delta
+-- is read with :item() outside.
 --
 -- Version F is D captured with cu.graph(fn, {fuse = true}): the step's operations as a few
 -- generated kernel nodes instead of ~70.
@@ -75,6 +76,11 @@ m:free()
 local I, MINUS_I, MINUS_2I = cu.complex(0, 1), cu.complex(0, -1), cu.complex(0, -2)
 
 -- The state of one run: F, G, and the buffers the step reuses (nothing is allocated per step).
+-- The buffers a step writes before it reads them and that no later step reads: RK4's stages.
+local function temporaries(st)
+  return { st.kF, st.kG, st.tmp, st.tmpG, st.X1, st.Y1, st.X2, st.Y2, st.Fa, st.Ga }
+end
+
 local function new_state()
   local st = {}
   for _, name in ipairs({ "F", "G", "Fa", "Ga", "Fb", "Gb", "X1", "Y1", "X2", "Y2", "kF", "kG", "tmp", "tmpG" }) do
@@ -138,7 +144,11 @@ local function rk4_step(st, c)
   st.G, st.Gb = st.Gb, st.G
 end
 local function step_builtin(st, d) rk4_step(st, scalar_coefficients(d)) end
-local step_fuse = cu.fuse(step_builtin)
+-- E: B's step and the sum of the new F, fused; delta read outside.
+local step_fuse = cu.fuse(function(st, d)
+  step_builtin(st, d)
+  st.F:sum({ out = st.sum })
+end)
 
 -- The same operations with each stage's F half on the current stream and its G half on s2: the
 -- two halves of a stage are independent (kG needs X only; the G sums read and write only G's
@@ -229,6 +239,9 @@ end
 local function delta_device(st)
   return st.F:sum({ out = st.sum }):item() / NN
 end
+local function delta_summed(st) -- E: the step summed F already
+  return st.sum:item() / NN
+end
 
 -- The device's own time for one step (ms): a graph of the step launched back to back (cu.bench's
 -- hot batches; a launch costs the host far less than the step costs the device), the floor of
@@ -288,12 +301,16 @@ local function new_graph_state(s2, fuse)
   local st = new_state()
   st.delta = cu.empty({}, "c64")
   st.coef = { minus_i_d = cu.empty({}, "c64"), i_d = cu.empty({}, "c64"), minus_i_conj_d = cu.empty({}, "c64") }
+  -- F: the step's temporaries are scratch (their values after a step do not matter), so its
+  -- generated kernel stores only what the next step reads.
+  local scratch = fuse and temporaries(st) or nil
   local g = {
-    cu.graph(graph_step, { st, s2, name = "rk4 step (F -> Fb)", fuse = fuse }),
-    cu.graph(graph_step, { st, s2, name = "rk4 step (Fb -> F)", fuse = fuse }),
+    cu.graph(graph_step, { st, s2, name = "rk4 step (F -> Fb)", fuse = fuse, scratch = scratch }),
+    cu.graph(graph_step, { st, s2, name = "rk4 step (Fb -> F)", fuse = fuse, scratch = scratch }),
   }
   -- Two steps in one graph for D' (replayed k/2 times: back to the parity it started from).
-  g.pair = cu.graph(function() graph_step(st, s2); graph_step(st, s2) end, { name = "two rk4 steps", fuse = fuse })
+  g.pair = cu.graph(function() graph_step(st, s2); graph_step(st, s2) end,
+    { name = "two rk4 steps", fuse = fuse, scratch = scratch })
   g[1]:launch(s)
   g[2]:launch(s)
   g.pair:launch(s)
@@ -351,10 +368,9 @@ local function step_pure(st, F, G, Fn, Gn)
   st.F, st.G, st.Fb, st.Gb = F, G, Fn, Gn
   graph_step(st)
 end
-local step_replay = cu.fuse(step_pure, { replay = true })
-
 local function run_replay(nsteps)
   local st = new_state()
+  local step_replay = cu.fuse(step_pure, { replay = true, scratch = temporaries(st) })
   st.delta = cu.empty({}, "c64")
   st.delta:fill(cu.complex(1, 0))
   st.coef = { minus_i_d = cu.empty({}, "c64"), i_d = cu.empty({}, "c64"), minus_i_conj_d = cu.empty({}, "c64") }
@@ -399,13 +415,13 @@ do
   first_e.compiles, first_e.disk_hits = l.fused_compiles, l.fused_disk_hits
   for _, a in pairs(st) do a:free() end
 end
-run(step_fuse, delta_device, warm)
+run(step_fuse, delta_summed, warm)
 run_graph(warm, 1)
 run_replay(warm)
 local A = run(step_builtin, delta_host, steps)
 local B = run(step_builtin, delta_device, steps, true)
 local C = step_fused and run(step_fused, delta_device, steps)
-local E = run(step_fuse, delta_device, steps)
+local E = run(step_fuse, delta_summed, steps)
 local D = run_graph(steps, 1, true)
 local Dk = run_graph(steps, every)
 local D2 = run_graph(steps, 1, true, cu.stream())
@@ -432,6 +448,9 @@ local final = B.deltas[steps]
 -- A step's operations see delta rounded to c64 in both B and D; D divides by N^2 in c64 (exact
 -- when N^2 is a power of two) where B divides in f64, so the two agree to c64 rounding at most.
 local GRAPH_TOLERANCE = 1.5e-8
+-- E and F sum F inside their generated kernels (the group's epilogue), in another order than the
+-- built-in reduction: they agree with B and D to 1e-5 of |delta| (the issue's bound; c64 sums).
+local FUSE_TOLERANCE = 1e-5 * final:abs()
 
 print(string.format("\n%-52s %12s %12s %9s", "version", "total", "per step", "speed-up"))
 local function line(name, r)
@@ -511,11 +530,11 @@ print(string.format("\ndelta after %d steps: %.6f%+.6fi (|delta| = %.6f); "
   steps, final.re, final.im, final:abs(), diff_ab, C and string.format(", A - C: %.3e", diff_ac) or ""))
 assert(diff_ab < 1e-4, "versions A and B disagree")
 if C then assert(diff_ac < 1e-4, "versions A and C disagree") end
--- E runs B's kernels' own functors with the same flags: the same bits, so the same deltas.
-assert(diff_be == 0, string.format("versions B and E disagree by %.3e", diff_be))
+-- E runs B's kernels' own functors with the same flags (the same bits), its sum in another order.
+assert(diff_be <= FUSE_TOLERANCE, string.format("versions B and E disagree by %.3e", diff_be))
 assert(diff_bd <= GRAPH_TOLERANCE, string.format("versions B and D disagree by %.3e", diff_bd))
 assert(diff_bdk <= GRAPH_TOLERANCE, string.format("versions B and D' disagree by %.3e", diff_bdk))
-assert(diff_df == 0, string.format("versions D and F disagree by %.3e", diff_df))
+assert(diff_df <= FUSE_TOLERANCE, string.format("versions D and F disagree by %.3e", diff_df))
 assert(diff_fg == 0, string.format("versions F and G disagree by %.3e", diff_fg))
 assert(diff_bd2 <= GRAPH_TOLERANCE, string.format("versions B and D2 disagree by %.3e", diff_bd2))
 

@@ -2480,6 +2480,7 @@ local Graph = {}
 ---@field stream? cu.Stream the stream captured on (default: the current one); current while fn runs
 ---@field name? string the graph's name in messages, traces and cu.bench
 ---@field fuse? boolean record fn's elementwise operations and capture them as groups (cu.fuse): on CUDA one generated kernel node per group
+---@field scratch? cu.Array[] with fuse: arrays whose values after a launch do not matter; a generated kernel computes values written into them without storing those that nothing later in fn reads (also at g:update)
 
 --- Runs fn once under stream capture and instantiates what it queued: built-in operations,
 --- reductions, random numbers, cu.matmul/cu.dot (cuBLAS with a workspace of the graph's own),
@@ -2501,14 +2502,18 @@ function cu.graph(fn, opts) end
 ---@field explain? boolean write each flush's groups (their operations, shape and why each ended)
 ---@field generate_single? boolean a group of one operation runs as a generated kernel too (default: the precompiled kernel, which needs no compile)
 ---@field replay? boolean pure functions only: a call whose arguments match an earlier call's (arrays, tables and strings the same, numbers, booleans and cu.complex equal) on the same stream launches the graph that call was captured into, without running fn, and returns that call's results
+---@field scratch? cu.Array[] arrays whose values after a call do not matter (a step's temporaries): a generated kernel computes values written into them without storing those that nothing later in the call reads (kept alive by the function; one freed raises at the next call)
 
 --- cu.fuse(fn[, opts]) returns a function that runs fn(...) as ordinary Lua with its elementwise
 --- operations (arithmetic, comparisons, math functions, cu.where, out= targets) recorded instead
 --- of queued, then runs them as groups when fn returns: a run of operations on one stream over one
 --- shape, in which memory written is read again only through the identical view, is one generated
 --- kernel on a CUDA device (bit-identical results) and one pass over its elements on the host
---- backend. Anything else (a reduction, a copy, :item(), an element read, a sync, an event, a
---- free) first runs what was recorded, so results are those of eager code. A Lua error inside fn
+--- backend. 0-d operations on 0-d values just before a group are its prologue (every element
+--- recomputes them); a whole-array sum or mean of a value of the group's shape, then 0-d operations
+--- on the result, are its epilogue (a second, one-block kernel). Anything else (another reduction,
+--- a copy, :item(), an element read, a sync, an event, a free) first runs what was recorded, so
+--- results are those of eager code. A Lua error inside fn
 --- runs what was recorded and is raised again. CULUA_FUSE=0 runs fn eagerly; cu.ledger() counts
 --- fused_ops and fused_groups. See docs/fusion.md.
 ---@class cu.fuse
@@ -2797,16 +2802,19 @@ function cu.ledger(fn) end
 ---@field nccl_bytes integer bytes of their inputs (each rank's array; send/recv: the buffer)
 ---@field fused_ops integer elementwise operations cu.fuse recorded
 ---@field fused_groups integer the groups they ran as (each one pass over its elements)
----@field fused_kernels integer groups that ran as generated kernels (CUDA)
+---@field fused_kernels integer generated kernel launches (CUDA; a group with a reduction launches two)
 ---@field fused_compiles integer generated kernels compiled by NVRTC
 ---@field fused_compile_us integer NVRTC's time for them, microseconds
 ---@field fused_disk_hits integer generated kernels found in the on-disk cache
 ---@field fused_memory_hits integer generated kernels already loaded (a repeated group)
+---@field fused_early_flushes integer flushes before a fused function's end (something not recorded ran inside it; raises inside cu.strict)
 ---@operator sub(cu.Ledger):cu.Ledger
 
 --- Calls fn(...) and raises at the first implicit synchronization inside it (an element read,
 --- :item(), :totable(), tostring(a), a pageable copy, a pinned copy without stream=). Queued work
---- and explicit waits are allowed. Returns fn's results.
+--- and explicit waits are allowed, except inside a fused function (cu.fuse): there anything that
+--- runs its recorded operations before its end (an early flush, which splits its groups) raises,
+--- after running them. Returns fn's results.
 ---@param fn function
 ---@param ... any fn's arguments
 ---@return any ...

@@ -36,7 +36,8 @@ void each_count(Ledger& a, const Ledger& b, F f) {
                               &Ledger::fused_compiles,
                               &Ledger::fused_compile_us,
                               &Ledger::fused_disk_hits,
-                              &Ledger::fused_memory_hits}) {
+                              &Ledger::fused_memory_hits,
+                              &Ledger::fused_early_flushes}) {
     f(a.*m, b.*m);
   }
 }

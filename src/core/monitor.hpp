@@ -39,6 +39,9 @@ struct Ledger {
   // by NVRTC (with the compile time in microseconds), from the on-disk cache, or already loaded.
   uint64_t fused_kernels = 0, fused_compiles = 0, fused_compile_us = 0, fused_disk_hits = 0,
            fused_memory_hits = 0;
+  // ... flushes before the fused function's end (an operation that is not recorded, a wait, a
+  // free, an event: the recorded operations ran before it, as separate groups).
+  uint64_t fused_early_flushes = 0;
 
   Ledger& operator+=(const Ledger& o);
   Ledger times(uint64_t n) const;  // every count multiplied by n (n launches of one graph)
@@ -51,6 +54,7 @@ struct OpInfo {
   const char* name = "";  // "copy HtoD", "add", "kernel saxpy"
   OpCategory category = OpCategory::Other;
   uint64_t bytes = 0;  // bytes the operation reads and writes (logical, per element of each view)
+  const char* covers = nullptr;  // a fused group's script lines (Monitor::fused_covers)
 };
 
 // Sees every queued operation and every host wait (the trace recorder).
@@ -66,6 +70,7 @@ class OpObserver {
 };
 
 struct ElementwiseCall;
+struct ReduceCall;
 
 // Takes elementwise operations instead of the backend (cu.fuse, src/fuse/recorder.hpp): while one
 // is set, the observed backend hands it each elementwise call, and asks it to flush what it holds
@@ -73,7 +78,9 @@ struct ElementwiseCall;
 class OpRecorder {
  public:
   virtual bool record(const ElementwiseCall& c, Stream& s) = 0;  // true: taken, not queued
-  virtual void flush() = 0;                                      // queue what was taken
+  // A reduction, which may end a group (its epilogue); false: flush, then queue it.
+  virtual bool record_reduce(const ReduceCall& c, Stream& s) = 0;
+  virtual void flush() = 0;  // queue what was taken
   // Before memory is freed (which must not throw): a failure is kept and thrown by the next
   // flush().
   virtual void flush_before_free() noexcept = 0;
@@ -93,6 +100,9 @@ class Monitor {
   int strict = 0;
   OpObserver* observer = nullptr;
   OpRecorder* recorder = nullptr;  // inside cu.fuse
+  // While cu.fuse runs a group under a trace: the script lines its operations came from
+  // ("script.lua:12-20,31"), shown with the group's kernel (null otherwise).
+  const char* fused_covers = nullptr;
   void flush_recorded() {
     if (recorder) recorder->flush();
   }

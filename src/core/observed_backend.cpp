@@ -111,7 +111,7 @@ class ObservedFunction final : public RtcFunction {
     return inner_->max_active_blocks(block_threads, dynamic_shared);
   }
   void launch(const LaunchDims& dims, Stream& s, void** params, const LaunchSite& site) override {
-    const OpInfo op{name_.c_str(), OpCategory::Kernel, 0};
+    const OpInfo op{name_.c_str(), OpCategory::Kernel, 0, m_->fused_covers};
     OpScope scope(*m_, s, op);
     inner_->launch(dims, s, params, site);
   }
@@ -240,11 +240,12 @@ class ObservedBackend final : public Backend {
   void elementwise_group(const ElementwiseCall* calls, size_t count, Stream& s) override {
     uint64_t bytes = 0;
     for (size_t k = 0; k < count; ++k) bytes += elementwise_bytes(calls[k]);
-    const OpInfo op{"fused group", OpCategory::Kernel, bytes};
+    const OpInfo op{"fused group", OpCategory::Kernel, bytes, m_->fused_covers};
     OpScope scope(*m_, s, op);
     inner_->elementwise_group(calls, count, s);
   }
   void reduce(const ReduceCall& c, Stream& s) override {
+    if (m_->recorder && m_->recorder->record_reduce(c, s)) return;  // cu.fuse: a group's epilogue
     const OpInfo op{c.name(), OpCategory::Kernel, view_bytes(c.in) + view_bytes(c.out)};
     OpScope scope(*m_, s, op);
     const ScratchScope scratch(&reserve_);

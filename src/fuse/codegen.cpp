@@ -79,134 +79,28 @@ void put(std::vector<unsigned char>& block, size_t offset, const void* value, si
 
 }  // namespace
 
-FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
-  FusedKernel k;
-  // Every array operand of every call, coalesced together (all have the output's shape).
-  std::vector<StridedView> joint;
-  for (size_t c = 0; c < count; ++c) {
-    joint.push_back(calls[c].out);
-    for (int i = 0; i < elementwise_inputs(calls[c]); ++i) {
-      if (!calls[c].in[i].is_scalar()) joint.push_back(calls[c].in[i].view);
-    }
-  }
-  coalesce(joint.data(), static_cast<int>(joint.size()));
-  int nd = joint[0].ndim;
-  int64_t shape[kMaxDims] = {};
-  for (int d = 0; d < nd; ++d) shape[d] = joint[0].shape[d];
-  if (nd == 0) {  // one element
-    nd = 1;
-    shape[0] = 1;
-    for (StridedView& v : joint) v.strides[0] = 0;
-  }
-  k.elements = 1;
-  for (int d = 0; d < nd; ++d) k.elements *= shape[d];
-  // Distinct views: slot -> view index.
-  std::vector<View> views;
-  std::vector<int> slot_view(joint.size());
-  for (size_t s = 0; s < joint.size(); ++s) {
-    int found = -1;
-    for (size_t v = 0; v < views.size(); ++v) {
-      if (same_view(*views[v].first, joint[s], nd)) found = static_cast<int>(v);
-    }
-    if (found < 0) {
-      found = static_cast<int>(views.size());
-      views.push_back(View{&joint[s]});
-    }
-    slot_view[s] = found;
-  }
-  int scalars = 0;
-  for (size_t c = 0; c < count; ++c) {
-    for (int i = 0; i < elementwise_inputs(calls[c]); ++i) {
-      if (calls[c].in[i].is_scalar()) ++scalars;
-    }
-    if (calls[c].kind == ElementwiseCall::Kind::Where && calls[c].in[0].is_scalar()) {
-      k.why = "cu.where with a scalar condition";
-      return k;
-    }
-  }
-  const size_t nv = views.size();
-  // Vector access: one dimension, every view contiguous (or one element broadcast, stride 0), each
-  // contiguous pointer aligned for a chunk: each thread then does `vec` consecutive elements with
-  // vector loads and stores (16 bytes of the narrowest contiguous type a chunk).
-  int vec = 1;
-  if (nd == 1) {
-    size_t narrowest = 16;
-    bool contiguous = true;
-    for (const View& v : views) {
-      const int64_t st = v.first->strides[0];
-      if (st != 0 && st != 1) contiguous = false;
-      if (st == 1) narrowest = std::min(narrowest, itemsize(v.first->dtype));
-    }
-    // Each element of a chunk is a copy of the group's code: light groups only (NVRTC's time).
-    int weight = 0;
-    for (size_t c = 0; c < count; ++c) weight += op_weight(calls[c]);
-    if (contiguous && narrowest < 16 && k.elements >= 2) {
-      vec = static_cast<int>(16 / narrowest);
-      while (vec > 1 && vec * weight > kMaxGroupWeight) vec /= 2;
-      for (const View& v : views) {
-        if (v.first->strides[0] != 1) continue;
-        const size_t align =
-            std::min<size_t>(16, itemsize(v.first->dtype) * static_cast<size_t>(vec));
-        if (reinterpret_cast<uintptr_t>(v.first->data) % align != 0) vec = 1;
-      }
-    }
-  }
-  k.vector = vec;
-  const size_t ptr_at = 8 + 8 * static_cast<size_t>(nd);
-  const size_t stride_at = ptr_at + 8 * nv;
-  const size_t scalar_at = (stride_at + 8 * nv * static_cast<size_t>(nd) + 15) / 16 * 16;
-  const size_t end = scalars ? scalar_at + 16 * static_cast<size_t>(scalars)
-                             : stride_at + 8 * nv * static_cast<size_t>(nd);
-  const size_t total = (end + 15) / 16 * 16;
-  if (total > kMaxParamBytes) {
-    k.why = fmt::format("its parameters would take {} bytes (at most {})", total, kMaxParamBytes);
-    return k;
-  }
-  // The parameter block.
-  k.params.assign(total, 0);
-  put(k.params, 0, &k.elements, 8);
-  put(k.params, 8, shape, 8 * static_cast<size_t>(nd));
-  for (size_t v = 0; v < nv; ++v) {
-    const void* p = views[v].first->data;
-    put(k.params, ptr_at + 8 * v, &p, 8);
-    put(k.params, stride_at + 8 * v * static_cast<size_t>(nd), views[v].first->strides,
-        8 * static_cast<size_t>(nd));
-  }
-  // The scalars, in the order the kernel reads them; the key: what the source depends on.
-  std::string& key = k.key;
-  const auto byte = [&](int v) { key.push_back(static_cast<char>(v)); };
-  byte(nd);
-  byte(static_cast<int>(nv));
-  byte(vec);
-  for (const View& v : views) {
-    byte(static_cast<int>(v.first->dtype));
-    if (vec > 1) byte(v.first->strides[0] == 0 ? 0 : 1);  // broadcast or contiguous
-  }
-  size_t at = 0;
-  int next_scalar = 0;
-  for (size_t c = 0; c < count; ++c) {
-    const ElementwiseCall& call = calls[c];
-    byte(static_cast<int>(call.kind));
-    byte(call.op);
-    byte(static_cast<int>(call.compute));
-    byte(slot_view[at++]);
-    for (int i = 0; i < elementwise_inputs(call); ++i) {
-      if (call.in[i].is_scalar()) {
-        put(k.params, scalar_at + 16 * static_cast<size_t>(next_scalar++), call.in[i].scalar, 16);
-        byte(255);
-      } else {
-        byte(slot_view[at++]);
-      }
-    }
-  }
-  k.ok = true;
-  if (!source) return k;
+namespace {
 
-  // The operations of one element, on the values v0, v1, ... of the views (those read before
-  // they are written are loaded by the caller, those written are stored by it).
+bool all_broadcast(const StridedView& v, int nd) {
+  for (int d = 0; d < nd; ++d) {
+    if (v.strides[d] != 0) return false;
+  }
+  return true;
+}
+
+// The C++ accumulator type of a fused sum or mean of `in` (kernels/reduce.cuh SumTypes: small
+// floats accumulate in float).
+DType accumulator(DType in) {
+  return in == DType::F16 || in == DType::BF16 ? DType::F32 : in;
+}
+
+// The operations of one element of `calls`, on the values v0, v1, ... of `views` (slot_view: the
+// view of each operand slot, in order: out, then each array input). Marks views loaded (read
+// before written) and written. Scalars are p.scalar[scalar], counted on.
+std::string element_ops(const ElementwiseCall* calls, size_t count,
+                        const std::vector<int>& slot_view, std::vector<View>& views, int& scalar) {
   std::string ops;
   size_t slot = 0;
-  int scalar = 0;
   for (size_t c = 0; c < count; ++c) {
     const ElementwiseCall& call = calls[c];
     const int out_view = slot_view[slot++];
@@ -253,16 +147,256 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
     views[static_cast<size_t>(out_view)].written = true;
     ops += "  }\n";
   }
+  return ops;
+}
+
+// The block's combination of each thread's `acc` (256 threads, a fixed tree: the same order every
+// run), left in culua_sh[0].
+constexpr const char* kBlockReduce =
+    R"(  __shared__ alignas(16) unsigned char culua_raw[256 * sizeof(Acc)];
+  Acc* const culua_sh = reinterpret_cast<Acc*>(culua_raw);
+  culua_sh[threadIdx.x] = acc;
+  __syncthreads();
+  for (int half = 128; half > 0; half >>= 1) {
+    if (threadIdx.x < half) culua_sh[threadIdx.x] = culua_add(culua_sh[threadIdx.x], culua_sh[threadIdx.x + half]);
+    __syncthreads();
+  }
+)";
+
+}  // namespace
+
+FusedKernel generate(const GroupCalls& g, bool source) {
+  FusedKernel k;
+  const ElementwiseCall* calls = g.calls;
+  const size_t count = g.count;
+  // Every array operand of every call, coalesced together (all have the output's shape), then the
+  // reduction's input.
+  std::vector<StridedView> joint;
+  for (size_t c = 0; c < count; ++c) {
+    joint.push_back(calls[c].out);
+    for (int i = 0; i < elementwise_inputs(calls[c]); ++i) {
+      if (!calls[c].in[i].is_scalar()) joint.push_back(calls[c].in[i].view);
+    }
+  }
+  if (g.reduce) joint.push_back(g.reduce->in);
+  coalesce(joint.data(), static_cast<int>(joint.size()));
+  int nd = joint[0].ndim;
+  int64_t shape[kMaxDims] = {};
+  for (int d = 0; d < nd; ++d) shape[d] = joint[0].shape[d];
+  if (nd == 0) {  // one element
+    nd = 1;
+    shape[0] = 1;
+    for (StridedView& v : joint) v.strides[0] = 0;
+  }
+  k.elements = 1;
+  for (int d = 0; d < nd; ++d) k.elements *= shape[d];
+  // Distinct views: slot -> view index.
+  std::vector<View> views;
+  std::vector<int> slot_view(joint.size());
+  for (size_t s = 0; s < joint.size(); ++s) {
+    int found = -1;
+    for (size_t v = 0; v < views.size(); ++v) {
+      if (same_view(*views[v].first, joint[s], nd)) found = static_cast<int>(v);
+    }
+    if (found < 0) {
+      found = static_cast<int>(views.size());
+      views.push_back(View{&joint[s]});
+    }
+    slot_view[s] = found;
+  }
+  // The post-map's views: 0-d, one per distinct element (address and dtype).
+  std::vector<StridedView> post_joint;
+  for (size_t c = 0; c < g.post_count; ++c) {
+    post_joint.push_back(g.post[c].out);
+    for (int i = 0; i < elementwise_inputs(g.post[c]); ++i) {
+      if (!g.post[c].in[i].is_scalar()) post_joint.push_back(g.post[c].in[i].view);
+    }
+  }
+  std::vector<View> post_views;
+  std::vector<int> post_slot(post_joint.size());
+  for (size_t s = 0; s < post_joint.size(); ++s) {
+    int found = -1;
+    for (size_t v = 0; v < post_views.size(); ++v) {
+      const StridedView& a = *post_views[v].first;
+      if (a.data == post_joint[s].data && a.dtype == post_joint[s].dtype)
+        found = static_cast<int>(v);
+    }
+    if (found < 0) {
+      found = static_cast<int>(post_views.size());
+      post_views.push_back(View{&post_joint[s]});
+    }
+    post_slot[s] = found;
+  }
+  int scalars = 0;
+  const auto count_scalars = [&](const ElementwiseCall* cs, size_t n) {
+    for (size_t c = 0; c < n; ++c) {
+      for (int i = 0; i < elementwise_inputs(cs[c]); ++i) {
+        if (cs[c].in[i].is_scalar()) ++scalars;
+      }
+      if (cs[c].kind == ElementwiseCall::Kind::Where && cs[c].in[0].is_scalar()) return false;
+    }
+    return true;
+  };
+  if (!count_scalars(calls, count) || !count_scalars(g.post, g.post_count)) {
+    k.why = "cu.where with a scalar condition";
+    return k;
+  }
+  const size_t nv = views.size();
+  const size_t npv = post_views.size();
+  const int reduce_view = g.reduce ? slot_view.back() : -1;
+  // Vector access: one dimension, every view contiguous (or one element broadcast, stride 0), each
+  // contiguous pointer aligned for a chunk: each thread then does `vec` consecutive elements with
+  // vector loads and stores (16 bytes of the narrowest contiguous type a chunk).
+  int vec = 1;
+  if (nd == 1) {
+    size_t narrowest = 16;
+    bool contiguous = true;
+    for (const View& v : views) {
+      const int64_t st = v.first->strides[0];
+      if (st != 0 && st != 1) contiguous = false;
+      if (st == 1) narrowest = std::min(narrowest, itemsize(v.first->dtype));
+    }
+    // Each element of a chunk is a copy of the group's code: light groups only (NVRTC's time).
+    int weight = 0;
+    for (size_t c = 0; c < count; ++c) weight += op_weight(calls[c]);
+    if (contiguous && narrowest < 16 && k.elements >= 2) {
+      vec = static_cast<int>(16 / narrowest);
+      while (vec > 1 && vec * weight > kMaxChunkWeight) vec /= 2;
+      for (const View& v : views) {
+        if (v.first->strides[0] != 1) continue;
+        const size_t align =
+            std::min<size_t>(16, itemsize(v.first->dtype) * static_cast<size_t>(vec));
+        if (reinterpret_cast<uintptr_t>(v.first->data) % align != 0) vec = 1;
+      }
+    }
+  }
+  k.vector = vec;
+  const size_t ptr_at = 8 + 8 * static_cast<size_t>(nd);
+  const size_t stride_at = ptr_at + 8 * nv;
+  const size_t reduce_at = stride_at + 8 * nv * static_cast<size_t>(nd);
+  const size_t post_at = reduce_at + (g.reduce ? 24 : 0);
+  const size_t fixed_end = post_at + 8 * npv;
+  const size_t scalar_at = (fixed_end + 15) / 16 * 16;
+  const size_t end = scalars ? scalar_at + 16 * static_cast<size_t>(scalars) : fixed_end;
+  const size_t total = (end + 15) / 16 * 16;
+  if (total > kMaxParamBytes) {
+    k.why = fmt::format("its parameters would take {} bytes (at most {})", total, kMaxParamBytes);
+    return k;
+  }
+  // The parameter block.
+  k.params.assign(total, 0);
+  put(k.params, 0, &k.elements, 8);
+  put(k.params, 8, shape, 8 * static_cast<size_t>(nd));
+  for (size_t v = 0; v < nv; ++v) {
+    const void* p = views[v].first->data;
+    put(k.params, ptr_at + 8 * v, &p, 8);
+    put(k.params, stride_at + 8 * v * static_cast<size_t>(nd), views[v].first->strides,
+        8 * static_cast<size_t>(nd));
+  }
+  if (g.reduce) {
+    k.reduces = true;
+    k.reduce_at = reduce_at;
+    k.acc_bytes = itemsize(accumulator(g.reduce->in.dtype));
+    const void* out = g.reduce->out.data;
+    put(k.params, reduce_at + 8, &out, 8);
+  }
+  for (size_t v = 0; v < npv; ++v) {
+    const void* p = post_views[v].first->data;
+    put(k.params, post_at + 8 * v, &p, 8);
+  }
+  // Written views inside dead memory: computed, not stored.
+  std::vector<char> elide(nv, 0);
+  {
+    size_t at = 0;
+    for (size_t c = 0; c < count; ++c) {
+      const auto v = static_cast<size_t>(slot_view[at++]);
+      for (int i = 0; i < elementwise_inputs(calls[c]); ++i) {
+        if (!calls[c].in[i].is_scalar()) ++at;
+      }
+      const Span span = span_of(*views[v].first);
+      for (size_t d = 0; d < g.dead_count && !elide[v]; ++d) {
+        if (span.hi > span.lo && g.dead[d].contains(span)) {
+          elide[v] = 1;
+          ++k.elided;
+        }
+      }
+    }
+  }
+  // The scalars, in the order the kernels read them; the key: what the source depends on.
+  std::string& key = k.key;
+  const auto byte = [&](int v) { key.push_back(static_cast<char>(v)); };
+  byte(nd);
+  byte(static_cast<int>(nv));
+  byte(vec);
+  for (const View& v : views) {
+    byte(static_cast<int>(v.first->dtype));
+    if (vec > 1) byte(v.first->strides[0] == 0 ? 0 : 1);  // broadcast or contiguous
+    byte(all_broadcast(*v.first, nd) ? 1 : 0);            // a prologue's value: stored once
+  }
+  for (size_t v = 0; v < nv; ++v) byte(elide[v]);
+  int next_scalar = 0;
+  const auto key_calls = [&](const ElementwiseCall* cs, size_t n, const std::vector<int>& slots) {
+    size_t at = 0;
+    for (size_t c = 0; c < n; ++c) {
+      const ElementwiseCall& call = cs[c];
+      byte(static_cast<int>(call.kind));
+      byte(call.op);
+      byte(static_cast<int>(call.compute));
+      byte(slots[at++]);
+      for (int i = 0; i < elementwise_inputs(call); ++i) {
+        if (call.in[i].is_scalar()) {
+          put(k.params, scalar_at + 16 * static_cast<size_t>(next_scalar++), call.in[i].scalar, 16);
+          byte(255);
+        } else {
+          byte(slots[at++]);
+        }
+      }
+    }
+  };
+  key_calls(calls, count, slot_view);
+  if (g.reduce) {
+    byte(254);
+    byte(static_cast<int>(g.reduce->op));
+    byte(static_cast<int>(g.reduce->in.dtype));
+    byte(reduce_view);
+    byte(static_cast<int>(npv));
+    for (const View& v : post_views) byte(static_cast<int>(v.first->dtype));
+    key_calls(g.post, g.post_count, post_slot);
+  }
+  k.ok = true;
+  if (!source) return k;
+
+  // The operations of one element, on the values v0, v1, ... of the views (those read before
+  // they are written are loaded by the caller, those written are stored by it).
+  int scalar = 0;
+  const std::string ops = element_ops(calls, count, slot_view, views, scalar);
+  if (g.reduce && !views[static_cast<size_t>(reduce_view)].written)
+    views[static_cast<size_t>(reduce_view)].loaded = true;
+  for (const View& v : views) {
+    if (v.written && v.loaded && all_broadcast(*v.first, nd)) {
+      k.ok = false;  // the planner never makes such a group: every element would store it
+      k.why = "a broadcast value is read before the group writes it";
+      return k;
+    }
+  }
+  const std::string post_ops =
+      g.reduce ? element_ops(g.post, g.post_count, post_slot, post_views, scalar) : std::string();
 
   std::string& s = k.kernel;
   s += "using namespace culua::detail;\nusing namespace culua::detail::kernels;\n\n";
   s += "struct Params {\n  long long n;\n";
   s += fmt::format("  long long shape[{}];\n  const void* ptr[{}];\n  long long stride[{}][{}];\n",
                    nd, nv, nv, nd);
+  if (g.reduce) s += "  void* partials;\n  void* result;\n  long long blocks;\n";
+  if (npv) s += fmt::format("  void* post[{}];\n", npv);
   if (scalars) s += fmt::format("  alignas(16) unsigned char scalar[{}][16];\n", scalars);
   s += "};\n\n";
   const auto type_of = [&](size_t v) { return storage(views[v].first->dtype); };
   const auto is_bool = [&](size_t v) { return views[v].first->dtype == DType::Bool; };
+  const auto stored = [&](size_t v) { return views[v].written && !elide[v]; };
+  const auto broadcast_written = [&](size_t v) {
+    return stored(v) && all_broadcast(*views[v].first, nd);
+  };
   // The element's operations as a function of the view values.
   s += "__device__ __forceinline__ void culua_element(const Params& p";
   for (size_t v = 0; v < nv; ++v) s += fmt::format(", {}& v{}", type_of(v), v);
@@ -275,10 +409,35 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
     s += "template <class T, int K>\nstruct alignas(sizeof(T) * K < 16 ? sizeof(T) * K : 16) "
          "CuluaChunk {\n  T v[K];\n};\n\n";
   }
+  std::string accumulate;
+  if (g.reduce) {
+    const char* acc = storage(accumulator(g.reduce->in.dtype));
+    s += fmt::format("using Acc = {};\n", acc);
+    s += R"(template <class T>
+__device__ __forceinline__ Acc culua_widen(T x) {
+  if constexpr (is_small_float<T>::value) {
+    return x.to_float();
+  } else {
+    return x;
+  }
+}
+template <class A>
+__device__ __forceinline__ A culua_add(A a, A b) {
+  if constexpr (is_complex_element<A>::value) {
+    return A{a.re + b.re, a.im + b.im};
+  } else {
+    return a + b;
+  }
+}
+
+)";
+    accumulate = fmt::format("acc = culua_add(acc, culua_widen(v{}));\n", reduce_view);
+  }
   s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedKernelName);
   s += "  const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
        "  const long long step = (long long)gridDim.x * blockDim.x;\n"
        "  long long done = 0;\n";
+  if (g.reduce) s += "  Acc acc{};\n";
   if (vec > 1) {
     s += fmt::format("  constexpr int K = {};\n  const long long chunks = p.n / K;\n", vec);
     s += "  for (long long c = first; c < chunks; c += step) {\n    const long long b = c * K;\n";
@@ -296,7 +455,11 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
                            load_type, v);
         }
       }
-      if (views[v].written) s += fmt::format("    CuluaChunk<{}, K> w{};\n", type_of(v), v);
+      if (broadcast_written(v)) {
+        s += fmt::format("    {} w{};\n", type_of(v), v);
+      } else if (stored(v)) {
+        s += fmt::format("    CuluaChunk<{}, K> w{};\n", type_of(v), v);
+      }
     }
     s += "#pragma unroll\n    for (int j = 0; j < K; ++j) {\n";
     for (size_t v = 0; v < nv; ++v) {
@@ -311,11 +474,20 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
     }
     s += fmt::format("      culua_element({});\n", call_args);
     for (size_t v = 0; v < nv; ++v) {
-      if (views[v].written) s += fmt::format("      w{0}.v[j] = v{0};\n", v);
+      if (broadcast_written(v)) {
+        s += fmt::format("      w{0} = v{0};\n", v);
+      } else if (stored(v)) {
+        s += fmt::format("      w{0}.v[j] = v{0};\n", v);
+      }
     }
+    if (g.reduce) s += "      " + accumulate;
     s += "    }\n";
     for (size_t v = 0; v < nv; ++v) {
-      if (views[v].written) {
+      if (broadcast_written(v)) {
+        s += fmt::format(
+            "    if (b == 0) *static_cast<{0}*>(const_cast<void*>(p.ptr[{1}])) = w{1};\n",
+            type_of(v), v);
+      } else if (stored(v)) {
         s += fmt::format(
             "    *reinterpret_cast<CuluaChunk<{0}, "
             "K>*>(static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))"
@@ -355,11 +527,72 @@ FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source) {
   }
   s += fmt::format("    culua_element({});\n", call_args);
   for (size_t v = 0; v < nv; ++v) {
-    if (!views[v].written) continue;
-    s += fmt::format("    static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))[o{1}] = v{1};\n",
-                     type_of(v), v);
+    if (!stored(v)) continue;
+    s += fmt::format("    {2}static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))[o{1}] = v{1};\n",
+                     type_of(v), v, broadcast_written(v) ? "if (i == 0) " : "");
   }
-  s += "  }\n}\n";
+  if (g.reduce) s += "    " + accumulate;
+  s += "  }\n";
+  if (g.reduce) {
+    s += kBlockReduce;
+    s += "  if (threadIdx.x == 0) static_cast<Acc*>(p.partials)[blockIdx.x] = culua_sh[0];\n";
+  }
+  s += "}\n";
+  if (!g.reduce) return k;
+
+  // The second kernel: one block combines the partial results in a fixed order, stores the
+  // result (as kernels/reduce.cuh SumOp::finalize), then runs the post-map once.
+  const DType out_dtype = g.reduce->out.dtype;
+  const char* out_type = storage(out_dtype);
+  s += "\n__device__ __forceinline__ void culua_post(const Params& p";
+  for (size_t v = 0; v < npv; ++v)
+    s += fmt::format(", {}& v{}", storage(post_views[v].first->dtype), v);
+  s += ") {\n" + post_ops + "}\n\n";
+  s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedFinalName);
+  s += "  Acc acc{};\n"
+       "  for (long long b = threadIdx.x; b < p.blocks; b += blockDim.x)\n"
+       "    acc = culua_add(acc, static_cast<const Acc*>(p.partials)[b]);\n";
+  s += kBlockReduce;
+  s += "  if (threadIdx.x != 0) return;\n  const Acc r = culua_sh[0];\n";
+  if (g.reduce->op == ReduceOp::Sum) {
+    s += fmt::format("  *static_cast<{0}*>(p.result) = convert<{0}>(r);\n", out_type);
+  } else if (is_complex(out_dtype)) {
+    // numpy's complex division by n + 0i, in double (kernels/reduce.cuh SumOp::finalize).
+    s += fmt::format(
+        "  {{\n    using P = decltype({0}{{}}.re);\n"
+        "    const double re = static_cast<double>(r.re), im = static_cast<double>(r.im);\n"
+        "    const double scl = 1.0 / static_cast<double>(p.n);\n"
+        "    *static_cast<{0}*>(p.result) = {0}{{static_cast<P>((re + im * 0.0) * scl), "
+        "static_cast<P>((im - re * 0.0) * scl)}};\n  }}\n",
+        out_type);
+  } else {
+    s += fmt::format(
+        "  *static_cast<{0}*>(p.result) = convert<{0}>(static_cast<double>(r) / "
+        "static_cast<double>(p.n));\n",
+        out_type);
+  }
+  if (g.post_count) {
+    for (size_t v = 0; v < npv; ++v) {
+      const char* t = storage(post_views[v].first->dtype);
+      if (!post_views[v].loaded) {
+        s += fmt::format("  {} v{};\n", t, v);
+      } else if (post_views[v].first->dtype == DType::Bool) {
+        s +=
+            fmt::format("  bool v{0} = *static_cast<const unsigned char*>(p.post[{0}]) != 0;\n", v);
+      } else {
+        s += fmt::format("  {0} v{1} = *static_cast<const {0}*>(p.post[{1}]);\n", t, v);
+      }
+    }
+    s += "  culua_post(p";
+    for (size_t v = 0; v < npv; ++v) s += fmt::format(", v{}", v);
+    s += ");\n";
+    for (size_t v = 0; v < npv; ++v) {
+      if (post_views[v].written)
+        s += fmt::format("  *static_cast<{0}*>(p.post[{1}]) = v{1};\n",
+                         storage(post_views[v].first->dtype), v);
+    }
+  }
+  s += "}\n";
   return k;
 }
 

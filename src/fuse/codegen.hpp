@@ -13,11 +13,28 @@
 #include <vector>
 
 #include "core/elementwise_call.hpp"
+#include "core/reduce_call.hpp"
+#include "fuse/plan.hpp"
 
 namespace culua::detail::fuse {
 
 // The largest parameter block a fused kernel takes (the classic launch limit of 4 KiB).
 inline constexpr size_t kMaxParamBytes = 4000;
+
+// A group as a generated kernel sees it: the calls computed per element (a prologue's with views
+// broadcast to the body's shape, fuse::element_calls), and optionally the epilogue: a reduction of
+// a view of the body's shape and 0-d calls on its result (run by a second, one-block kernel).
+struct GroupCalls {
+  const ElementwiseCall* calls = nullptr;
+  size_t count = 0;
+  const ReduceCall* reduce = nullptr;
+  const ElementwiseCall* post = nullptr;
+  size_t post_count = 0;
+  // Memory whose values after the group are not needed (scratch arrays nothing reads later): a
+  // view written in the group that lies inside one of these is computed but not stored.
+  const Span* dead = nullptr;
+  size_t dead_count = 0;
+};
 
 struct FusedKernel {
   bool ok = false;
@@ -27,14 +44,31 @@ struct FusedKernel {
   std::vector<unsigned char> params;  // the parameter block of this call (16-byte aligned size)
   int64_t elements = 0;
   int vector = 1;  // elements a thread does with vector loads and stores (1: one at a time)
+  // With a reduction: the parameter block's offset of the partial results' pointer (then the
+  // result's pointer and the number of blocks, 8 bytes each), the size of one partial result.
+  bool reduces = false;
+  size_t reduce_at = 0;
+  size_t acc_bytes = 0;
+  int elided = 0;  // values written in the group and not stored (GroupCalls::dead)
 };
+
+// The blocks (of kFusedThreads threads) and the most blocks of a kernel with a reduction (its
+// partial results are combined by one block of the second kernel).
+inline constexpr int kFusedThreads = 256;
+inline constexpr int64_t kMaxReduceBlocks = 1024;
 
 // The kernel's name in every generated source.
 inline constexpr const char* kFusedKernelName = "culua_fused";
+// The second kernel of a group with a reduction: combines the partial results, stores the result
+// and runs the post-map.
+inline constexpr const char* kFusedFinalName = "culua_fused_final";
 
 // The kernel of the calls (one group: one output shape): its key and this call's parameters, and
 // with `source` its text (a repeated group needs only the key and the parameters).
-FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source = true);
+FusedKernel generate(const GroupCalls& g, bool source = true);
+inline FusedKernel generate(const ElementwiseCall* calls, size_t count, bool source = true) {
+  return generate(GroupCalls{calls, count}, source);
+}
 
 // The whole source NVRTC compiles: the prelude and the kernel.
 std::string full_source(const FusedKernel& k);

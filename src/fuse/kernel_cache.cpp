@@ -8,10 +8,9 @@
 
 namespace culua::detail::fuse {
 
-std::shared_ptr<RtcFunction> KernelCache::function(Backend& backend, const FusedKernel& k,
-                                                   int device,
-                                                   const std::function<std::string()>& source,
-                                                   std::string& why) {
+FusedFunctions KernelCache::functions(Backend& backend, const FusedKernel& k, int device,
+                                      const std::function<std::string()>& source,
+                                      std::string& why) {
   std::string key = std::to_string(device) + "\n" + k.key;
   if (auto it = functions_.find(key); it != functions_.end()) {
     found = Found::Memory;
@@ -19,7 +18,7 @@ std::shared_ptr<RtcFunction> KernelCache::function(Backend& backend, const Fused
   }
   if (auto it = failed_.find(key); it != failed_.end()) {
     why = it->second;
-    return nullptr;
+    return {};
   }
   try {
     RtcRequest request;
@@ -36,14 +35,15 @@ std::shared_ptr<RtcFunction> KernelCache::function(Backend& backend, const Fused
     found = binary.cache == CacheOutcome::Hit ? Found::Disk : Found::Compiled;
     compile_ms = binary.cache == CacheOutcome::Hit ? 0 : binary.compile_ms;
     std::shared_ptr<RtcModule> module = backend.load_module(binary, device);
-    std::shared_ptr<RtcFunction> f = module->function(kFusedKernelName);
+    FusedFunctions f{module->function(kFusedKernelName),
+                     k.reduces ? module->function(kFusedFinalName) : nullptr};
     modules_.push_back(std::move(module));
     functions_.emplace(std::move(key), f);
     return f;
   } catch (const std::exception& e) {
     why = e.what();
     failed_.emplace(std::move(key), why);
-    return nullptr;
+    return {};
   }
 }
 

@@ -20,14 +20,18 @@ class Backend;
 
 namespace culua::detail::fuse {
 
+// The kernels of one generated source: the group's, and with a reduction the second one.
+struct FusedFunctions {
+  std::shared_ptr<RtcFunction> main, final;
+};
+
 class KernelCache {
  public:
-  // The function of the kernel with `k`'s key on `device`, or null when it does not compile
-  // (`why` says why; a kernel that failed once is not tried again). `source` gives the complete
-  // source on a miss.
-  std::shared_ptr<RtcFunction> function(Backend& backend, const FusedKernel& k, int device,
-                                        const std::function<std::string()>& source,
-                                        std::string& why);
+  // The functions of the kernel with `k`'s key on `device`, null when it does not compile (`why`
+  // says why; a kernel that failed once is not tried again). `source` gives the complete source
+  // on a miss.
+  FusedFunctions functions(Backend& backend, const FusedKernel& k, int device,
+                           const std::function<std::string()>& source, std::string& why);
 
   // How the last function() found its kernel.
   enum class Found : uint8_t { Memory, Disk, Compiled };
@@ -36,8 +40,8 @@ class KernelCache {
   std::set<std::string> warned;  // why groups ran one by one, each reported once
 
  private:
-  std::unordered_map<std::string, std::shared_ptr<RtcFunction>> functions_;  // device + source
-  std::unordered_map<std::string, std::string> failed_;                      // ... and why
+  std::unordered_map<std::string, FusedFunctions> functions_;  // device + source
+  std::unordered_map<std::string, std::string> failed_;        // ... and why
   std::vector<std::shared_ptr<RtcModule>> modules_;
 };
 

@@ -13,14 +13,6 @@
 
 namespace culua::detail::fuse {
 
-namespace {
-
-// The bytes a view touches, [lo, hi) (empty for no elements).
-struct Span {
-  uintptr_t lo = 0, hi = 0;
-  bool overlaps(const Span& o) const { return lo < o.hi && o.lo < hi; }
-};
-
 Span span_of(const StridedView& v) {
   if (v.data == nullptr || v.size == 0) return {};
   int64_t first = 0, last = 0;
@@ -33,6 +25,8 @@ Span span_of(const StridedView& v) {
   return {base + static_cast<uintptr_t>(first * item),
           base + static_cast<uintptr_t>((last + 1) * item)};
 }
+
+namespace {
 
 bool same_view(const StridedView& a, const StridedView& b) {
   if (a.data != b.data || a.dtype != b.dtype || a.ndim != b.ndim) return false;
@@ -127,6 +121,21 @@ int op_weight(const ElementwiseCall& c) {
   return is_complex(c.compute) ? 8 : 4;
 }
 
+bool fusable_reduction(const ReduceCall& r) {
+  if (!r.full || (r.op != ReduceOp::Sum && r.op != ReduceOp::Mean)) return false;
+  switch (r.in.dtype) {
+    case DType::F16:
+    case DType::BF16:
+    case DType::F32:
+    case DType::F64:
+    case DType::C64:
+    case DType::C128:
+      return r.out.dtype == r.in.dtype;
+    default:
+      return false;
+  }
+}
+
 const char* barrier_text(Barrier b) {
   switch (b) {
     case Barrier::None:
@@ -138,72 +147,271 @@ const char* barrier_text(Barrier b) {
     case Barrier::Alias:
       return "the next operation reads or writes memory of the group through another view";
     case Barrier::Size:
-      return "the group is full (64 operations, or the weight of its functions)";
+      return "the group is full (96 operations, or the weight of its functions)";
+    case Barrier::Epilogue:
+      return "the group ended with its reduction and the 0-d operations on its result";
+    case Barrier::Reduction:
+      return "the next operation is a reduction a group cannot end with (only a whole-array sum "
+             "or mean of floating or complex values of the group's shape)";
   }
   return "";
 }
 
-std::vector<Group> plan_groups(const std::vector<Entry>& tape) {
+namespace {
+
+// Every operand view of an elementwise call is 0-d (or a scalar), its output too.
+bool all_zero_d(const ElementwiseCall& c) {
+  if (c.out.ndim != 0) return false;
+  for (int i = 0; i < elementwise_inputs(c); ++i) {
+    if (!c.in[i].is_scalar() && c.in[i].view.ndim != 0) return false;
+  }
+  return true;
+}
+
+// A read of `v` (a view of the body's shape) that overlaps a 0-d value the prologue writes must
+// be that value broadcast (the same element, every stride 0): element i then uses the value its
+// own prologue computed.
+bool broadcast_of(const StridedView& v, const StridedView& zero_d) {
+  if (v.data != zero_d.data || v.dtype != zero_d.dtype) return false;
+  for (int d = 0; d < v.ndim; ++d) {
+    if (v.shape[d] != 1 && v.strides[d] != 0) return false;
+  }
+  return true;
+}
+
+// May the body read `v` (write it with `write`) beside the prologue's accesses `pro`?
+bool fits_prologue(const StridedView& v, bool write, const std::vector<Access>& pro) {
+  if (pro.empty()) return true;
+  const Span span = span_of(v);
+  for (const Access& a : pro) {
+    if (!span.overlaps(a.span)) continue;
+    if (write || !a.write || !broadcast_of(v, *a.view)) return false;
+  }
+  return true;
+}
+
+bool call_fits_prologue(const ElementwiseCall& c, const std::vector<Access>& pro) {
+  if (pro.empty()) return true;
+  for (int i = 0; i < elementwise_inputs(c); ++i) {
+    if (!c.in[i].is_scalar() && !fits_prologue(c.in[i].view, false, pro)) return false;
+  }
+  return fits_prologue(c.out, true, pro);
+}
+
+// May the 0-d operations tape[first, first + count) become a prologue: every element of a kernel
+// recomputes them, and element 0 stores their results, so none may read a value the prologue
+// writes before it is written (another element could already have stored it).
+bool may_be_prologue(const Tape& tape, size_t first, size_t count) {
+  std::vector<const void*> written;
+  for (size_t i = first; i < first + count; ++i) {
+    if (tape.entries[i].reduce >= 0 || !all_zero_d(tape.entries[i].call)) return false;
+    written.push_back(tape.entries[i].call.out.data);
+  }
+  std::vector<const void*> so_far;
+  for (size_t i = first; i < first + count; ++i) {
+    const ElementwiseCall& c = tape.entries[i].call;
+    for (int k = 0; k < elementwise_inputs(c); ++k) {
+      if (c.in[k].is_scalar()) continue;
+      const Span span = span_of(c.in[k].view);
+      for (size_t j = first; j < first + count; ++j) {
+        const StridedView& w = tape.entries[j].call.out;
+        if (!span.overlaps(span_of(w))) continue;
+        const bool before = std::find(so_far.begin(), so_far.end(), w.data) != so_far.end();
+        if (!before || w.dtype != c.in[k].view.dtype || w.data != c.in[k].view.data) return false;
+      }
+    }
+    so_far.push_back(c.out.data);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<Group> plan_groups(const Tape& tape) {
+  const std::vector<Entry>& entries = tape.entries;
   std::vector<Group> groups;
-  std::vector<Access> group_access;
+  std::vector<Access> body, pro, post;
   int weight = 0;
-  for (size_t i = 0; i < tape.size(); ++i) {
-    const Entry& e = tape[i];
-    if (!groups.empty()) {
-      Group& g = groups.back();
-      const Entry& head = tape[g.first];
-      Barrier why = Barrier::None;
-      if (e.stream != head.stream) {
-        why = Barrier::Stream;
-      } else if (!same_shape(e.call.out, head.call.out)) {
+  const auto start = [&](size_t i) {
+    groups.push_back(Group{i, 1, Barrier::None});
+    body.clear();
+    pro.clear();
+    post.clear();
+    weight = 0;
+    if (entries[i].reduce >= 0) {
+      groups.back().reduces = true;  // alone: it runs as the built-in reduction
+      return;
+    }
+    weight = op_weight(entries[i].call);
+    accesses(entries[i].call, body);
+  };
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    if (groups.empty()) {
+      start(i);
+      continue;
+    }
+    Group& g = groups.back();
+    const Entry& head = entries[g.first];
+    Barrier why = Barrier::None;
+    if (e.stream != head.stream) {
+      why = Barrier::Stream;
+    } else if (g.reduces) {
+      // The post-map: 0-d operations after the reduction (run once, after it).
+      if (g.body_count() == 0) {
+        why = Barrier::Epilogue;
+      } else if (e.reduce >= 0 || !all_zero_d(e.call) || g.post >= kMaxPostOps) {
+        why = Barrier::Epilogue;
+      } else if (!may_join(e.call, post)) {
+        why = Barrier::Alias;
+      } else {
+        ++g.post;
+        ++g.count;
+        accesses(e.call, post);
+        continue;
+      }
+    } else if (e.reduce >= 0) {
+      const ReduceCall& r = tape.reduces[static_cast<size_t>(e.reduce)];
+      const StridedView& shape = entries[g.body_first()].call.out;
+      if (g.body_count() == 0 || !fusable_reduction(r)) {
+        why = Barrier::Reduction;
+      } else if (!same_shape(r.in, shape)) {
+        why = Barrier::Shape;
+      } else if (!compatible(r.in, span_of(r.in), false, body) ||
+                 !fits_prologue(r.in, false, pro)) {
+        why = Barrier::Alias;
+      } else {
+        g.reduces = true;
+        ++g.count;
+        post.clear();
+        add_access(r.out, true, post);
+        continue;
+      }
+    } else {
+      const StridedView& shape = entries[g.body_first()].call.out;
+      if (!same_shape(e.call.out, shape)) {
+        // 0-d operations followed by a larger shape become its prologue.
+        if (g.prologue == 0 && shape.ndim == 0 && e.call.out.ndim > 0 &&
+            g.count + 1 <= kMaxGroupOps && weight + op_weight(e.call) <= kMaxGroupWeight &&
+            may_be_prologue(tape, g.first, g.count)) {
+          std::vector<Access> candidate = body;
+          if (call_fits_prologue(e.call, candidate)) {
+            g.prologue = g.count;
+            ++g.count;
+            pro = std::move(candidate);
+            body.clear();
+            weight += op_weight(e.call);
+            accesses(e.call, body);
+            continue;
+          }
+        }
         why = Barrier::Shape;
       } else if (g.count >= kMaxGroupOps || weight + op_weight(e.call) > kMaxGroupWeight) {
         why = Barrier::Size;
-      } else if (!may_join(e.call, group_access)) {
+      } else if (!may_join(e.call, body) || !call_fits_prologue(e.call, pro)) {
         why = Barrier::Alias;
       }
       if (why == Barrier::None) {
         ++g.count;
         weight += op_weight(e.call);
-        accesses(e.call, group_access);
+        accesses(e.call, body);
         continue;
       }
-      g.ends = why;
     }
-    groups.push_back(Group{i, 1, Barrier::None});
-    weight = op_weight(e.call);
-    group_access.clear();
-    accesses(e.call, group_access);
+    g.ends = why;
+    start(i);
   }
   return groups;
 }
 
-std::string explain(const std::vector<Entry>& tape, const std::vector<Group>& groups) {
+namespace {
+
+std::string shape_text(const StridedView& v) {
+  std::string shape = "{";
+  for (int d = 0; d < v.ndim; ++d) shape += fmt::format("{}{}", d ? "," : "", v.shape[d]);
+  return shape + "}";
+}
+
+std::string entry_name(const Tape& tape, const Entry& e) {
+  return e.reduce >= 0 ? tape.reduces[static_cast<size_t>(e.reduce)].name() : e.call.name();
+}
+
+}  // namespace
+
+std::string explain(const Tape& tape, const std::vector<Group>& groups) {
   std::string s;
   for (size_t k = 0; k < groups.size(); ++k) {
     const Group& g = groups[k];
-    const StridedView& out = tape[g.first].call.out;
-    std::string shape = "{";
-    for (int d = 0; d < out.ndim; ++d) shape += fmt::format("{}{}", d ? "," : "", out.shape[d]);
-    shape += "}";
+    const Entry& head = tape.entries[g.body_first()];
+    const std::string shape = head.reduce >= 0
+                                  ? shape_text(tape.reduces[static_cast<size_t>(head.reduce)].in)
+                                  : shape_text(head.call.out);
     s += fmt::format("group {}: {} op{} over {}:", k + 1, g.count, g.count == 1 ? "" : "s", shape);
-    for (size_t i = g.first; i < g.first + g.count; ++i)
-      s += fmt::format(" {}", tape[i].call.name());
+    for (size_t i = g.first; i < g.first + g.count; ++i) {
+      if (i == g.body_first() && g.prologue > 0) s += " |";
+      if (g.reduces && i == g.reduce_at() && g.body_count() > 0) s += " |";
+      s += fmt::format(" {}", entry_name(tape, tape.entries[i]));
+    }
     s += fmt::format(" ({})\n", barrier_text(g.ends));
+    if (g.prologue > 0) {
+      s += fmt::format("  prologue: the first {} 0-d op{}, recomputed by every element\n",
+                       g.prologue, g.prologue == 1 ? "" : "s");
+    }
+    if (g.reduces && g.body_count() > 0) {
+      s += fmt::format("  epilogue: the {} of the group's values{}\n",
+                       entry_name(tape, tape.entries[g.reduce_at()]),
+                       g.post
+                           ? fmt::format(", then {} 0-d op{} on it", g.post, g.post == 1 ? "" : "s")
+                           : std::string());
+    }
   }
   return s;
 }
 
-void run_group(Backend& backend, const std::vector<Entry>& tape, const Group& g) {
-  Stream& s = *tape[g.first].stream;
-  if (g.count == 1) {
-    backend.elementwise(tape[g.first].call, s);
-    return;
-  }
+std::vector<ElementwiseCall> element_calls(const Tape& tape, const Group& g) {
   std::vector<ElementwiseCall> calls;
-  calls.reserve(g.count);
-  for (size_t i = g.first; i < g.first + g.count; ++i) calls.push_back(tape[i].call);
-  backend.elementwise_group(calls.data(), calls.size(), s);
+  calls.reserve(g.prologue + g.body_count());
+  const StridedView& shape = tape.entries[g.body_first()].call.out;
+  const auto broadcast = [&](StridedView& v) {
+    v.ndim = shape.ndim;
+    v.size = shape.size;
+    for (int d = 0; d < shape.ndim; ++d) {
+      v.shape[d] = shape.shape[d];
+      v.strides[d] = 0;
+    }
+  };
+  for (size_t i = g.first; i < g.body_first(); ++i) {
+    ElementwiseCall c = tape.entries[i].call;
+    broadcast(c.out);
+    for (int k = 0; k < elementwise_inputs(c); ++k) {
+      if (!c.in[k].is_scalar()) broadcast(c.in[k].view);
+    }
+    calls.push_back(c);
+  }
+  for (size_t i = g.body_first(); i < g.body_first() + g.body_count(); ++i)
+    calls.push_back(tape.entries[i].call);
+  return calls;
+}
+
+void run_group(Backend& backend, const Tape& tape, const Group& g) {
+  const std::vector<Entry>& entries = tape.entries;
+  Stream& s = *entries[g.first].stream;
+  for (size_t i = g.first; i < g.body_first(); ++i) backend.elementwise(entries[i].call, s);
+  const size_t body = g.body_count();
+  if (body == 1) {
+    backend.elementwise(entries[g.body_first()].call, s);
+  } else if (body > 1) {
+    std::vector<ElementwiseCall> calls;
+    calls.reserve(body);
+    for (size_t i = g.body_first(); i < g.body_first() + body; ++i)
+      calls.push_back(entries[i].call);
+    backend.elementwise_group(calls.data(), calls.size(), s);
+  }
+  if (g.reduces) {
+    backend.reduce(tape.reduces[static_cast<size_t>(entries[g.reduce_at()].reduce)], s);
+    for (size_t i = g.reduce_at() + 1; i < g.first + g.count; ++i)
+      backend.elementwise(entries[i].call, s);
+  }
 }
 
 }  // namespace culua::detail::fuse

@@ -8,13 +8,21 @@
 // later only as element i. Then running the group tile by tile (every operation over tile 1, then
 // every operation over tile 2, ...) gives exactly what running the operations one after another
 // over all elements gives.
+//
+// Around that body a group may have a **prologue**: 0-d operations on 0-d values (coefficients
+// computed on the device) that came just before it, recomputed by every element of a generated
+// kernel instead of running as a kernel of their own; and an **epilogue**: a whole-array sum or
+// mean of a value of the body's shape, then 0-d operations on its result (the post-map, such as a
+// division by the count), run by a second, one-block kernel after the body's.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/elementwise_call.hpp"
+#include "core/reduce_call.hpp"
 
 namespace culua::detail {
 class Backend;
@@ -24,39 +32,82 @@ class Stream;
 namespace culua::detail::fuse {
 
 // The most operations one group holds (bounds a generated kernel's parameters).
-inline constexpr size_t kMaxGroupOps = 64;
+inline constexpr size_t kMaxGroupOps = 96;
 // The most weight one group holds (op_weight): NVRTC's time grows faster than the kernel, so a
 // group of many transcendental functions is cut (56 complex functions in one kernel took minutes
 // to compile where each alone takes a fraction of a second).
-inline constexpr int kMaxGroupWeight = 64;
+inline constexpr int kMaxGroupWeight = 96;
+// The most weight of a group whose threads do chunks of several elements (each element of a chunk
+// is a copy of the group's code).
+inline constexpr int kMaxChunkWeight = 64;
+// The most 0-d operations after a group's reduction (its post-map).
+inline constexpr size_t kMaxPostOps = 16;
 
 // An operation's weight in a generated kernel: 1 for arithmetic, comparisons and the like, 4 for a
 // real transcendental function (exp, sqrt, pow, hypot, ...), 8 for one on complex values.
 int op_weight(const ElementwiseCall& c);
 
+// The bytes a view touches, [lo, hi) (empty for no elements).
+struct Span {
+  uintptr_t lo = 0, hi = 0;
+  bool overlaps(const Span& o) const { return lo < o.hi && o.lo < hi; }
+  bool contains(const Span& o) const { return lo <= o.lo && o.hi <= hi; }
+};
+Span span_of(const StridedView& v);
+
+// One recorded operation: an elementwise call, or (reduce >= 0) the reduction reduces[reduce] of
+// the recorder's list (Tape::reduces).
 struct Entry {
   ElementwiseCall call;
   Stream* stream = nullptr;
+  int32_t reduce = -1;
 };
 
+struct Tape {
+  std::vector<Entry> entries;
+  std::vector<ReduceCall> reduces;
+  void clear() {
+    entries.clear();
+    reduces.clear();
+  }
+};
+
+// True for the reductions a group may end with: sum or mean over the whole array of f16, bf16,
+// f32, f64, c64 or c128 values.
+bool fusable_reduction(const ReduceCall& r);
+
 // Why a group ended before the next operation (Barrier::None: the tape's end).
-enum class Barrier : uint8_t { None, Stream, Shape, Alias, Size };
+enum class Barrier : uint8_t { None, Stream, Shape, Alias, Size, Epilogue, Reduction };
 const char* barrier_text(Barrier b);
 
+// Tape entries [first, first + count): `prologue` 0-d operations, the body, then with `reduces`
+// the reduction and `post` 0-d operations on its result.
 struct Group {
-  size_t first = 0, count = 0;  // tape entries [first, first + count)
+  size_t first = 0, count = 0;
   Barrier ends = Barrier::None;
+  size_t prologue = 0;
+  size_t post = 0;
+  bool reduces = false;
+
+  size_t body_first() const { return first + prologue; }
+  size_t body_count() const { return count - prologue - post - (reduces ? 1 : 0); }
+  size_t reduce_at() const { return body_first() + body_count(); }  // when `reduces`
 };
 
 // The groups of `tape`, in order, covering it.
-std::vector<Group> plan_groups(const std::vector<Entry>& tape);
+std::vector<Group> plan_groups(const Tape& tape);
 
 // The groups as text: one line per group (its operations, shape and why it ended).
-std::string explain(const std::vector<Entry>& tape, const std::vector<Group>& groups);
+std::string explain(const Tape& tape, const std::vector<Group>& groups);
 
-// Queues the group on its stream through `backend`: one operation as it is, several as one
-// Backend::elementwise_group (the host backend: one pass, tile by tile; the CUDA backend: one by
-// one until groups are generated kernels).
-void run_group(Backend& backend, const std::vector<Entry>& tape, const Group& g);
+// The calls a generated kernel of `g` computes per element: the prologue's with their views
+// broadcast to the body's shape (their 0-d outputs are stored once, by element 0), then the
+// body's.
+std::vector<ElementwiseCall> element_calls(const Tape& tape, const Group& g);
+
+// Queues the group on its stream through `backend`, operation by operation except the body: one
+// operation as it is, several as one Backend::elementwise_group (the host backend: one pass, tile
+// by tile).
+void run_group(Backend& backend, const Tape& tape, const Group& g);
 
 }  // namespace culua::detail::fuse

@@ -31,8 +31,16 @@ class Recorder final : public OpRecorder {
   Recorder& operator=(const Recorder&) = delete;
 
   bool record(const ElementwiseCall& c, Stream& s) override;
+  bool record_reduce(const ReduceCall& c, Stream& s) override;
   void flush() override;
   void flush_before_free() noexcept override;
+  // The flush at the fused function's end: only then may values of scratch arrays that nothing
+  // later in the tape reads go unstored (fn's code after an early flush could still read them).
+  // Any other flush of recorded operations is early (counted; under cu.strict it raises, after
+  // running them). `elide`: false after an error in fn (its code did not finish).
+  void finish(bool elide = true);
+  // Memory whose values after the fused call do not matter (cu.fuse's and cu.graph's `scratch`).
+  void set_scratch(std::vector<Span> spans) { scratch_ = std::move(spans); }
 
   const std::string& explained() const { return explained_; }
   // Every flush adds the source of each group of several operations it generates, or would
@@ -42,6 +50,10 @@ class Recorder final : public OpRecorder {
  private:
   void run(const Group& g);
   void count_kernel(size_t ops);
+  bool run_generated(const Group& g);
+  std::vector<Span> dead_after(const Group& g) const;
+  void note_site();
+  std::string covered_lines(const Group& g) const;
 
   Runtime& rt_;
   Monitor& monitor_;
@@ -50,7 +62,11 @@ class Recorder final : public OpRecorder {
   bool explain_;
   bool generate_single_;
   bool flushing_ = false;
-  std::vector<Entry> tape_;
+  bool finishing_ = false;
+  bool freeing_ = false;
+  std::vector<std::string> sites_;  // under a trace: each entry's script line
+  std::vector<Span> scratch_;
+  Tape tape_;
   std::vector<std::shared_ptr<Stream>> streams_;  // keeps the tape's streams alive
   std::exception_ptr failed_;                     // of a flush before a free
   std::string explained_;

@@ -15,8 +15,47 @@
 #include "fuse/kernel_cache.hpp"
 #include "fuse/recorder.hpp"
 #include "lua/binding.hpp"
+#include "lua/fuse.hpp"
 
 namespace culua::detail::lua {
+
+void push_scratch_option(lua_State* L, int opts, int arg) {
+  if (!get_option(L, opts, "scratch")) {
+    lua_pushnil(L);
+    return;
+  }
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    option_error(arg, "scratch", ErrorKind::Type,
+                 fmt::format("a list of arrays expected, got {}", luaL_typename(L, -1)));
+  }
+  const auto n = static_cast<int>(lua_rawlen(L, -1));
+  lua_createtable(L, n, 0);
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -2, i);
+    if (!test_array(L, -1)) {
+      option_error(arg, "scratch", ErrorKind::Type,
+                   fmt::format("entry {}: array expected, got {}", i, luaL_typename(L, -1)));
+    }
+    lua_rawseti(L, -2, i);
+  }
+  lua_remove(L, -2);
+}
+
+std::vector<fuse::Span> scratch_spans(lua_State* L, int idx) {
+  std::vector<fuse::Span> spans;
+  if (lua_type(L, idx) != LUA_TTABLE) return spans;
+  const auto n = static_cast<int>(lua_rawlen(L, idx));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    ArrayBox* box = test_array(L, -1);
+    lua_pop(L, 1);
+    if (!box || !box->array.alive()) {
+      fail(ErrorKind::Released, "scratch array {} of the fused function has been freed", i);
+    }
+    spans.push_back(fuse::span_of(box->array.view()));
+  }
+  return spans;
+}
 
 namespace {
 
@@ -45,10 +84,11 @@ void write_explained(lua_State* L, const std::string& text) {
 // How a fused function runs (its options).
 struct Mode {
   bool explain = false;
-  bool generate_single = false;  // groups of one operation as generated kernels too
+  bool generate_single = false;     // groups of one operation as generated kernels too
+  std::vector<fuse::Span> scratch;  // cu.fuse's `scratch` arrays
 };
 
-int run_recorded(lua_State* L, Mode mode, std::vector<std::string>* sources) {
+int run_recorded(lua_State* L, const Mode& mode, std::vector<std::string>* sources) {
   Runtime& rt = runtime(L);
   const int nargs = lua_gettop(L) - 1;
   int status = LUA_OK;
@@ -58,10 +98,11 @@ int run_recorded(lua_State* L, Mode mode, std::vector<std::string>* sources) {
     if (!ctx.fused_kernels) ctx.fused_kernels = std::make_shared<fuse::KernelCache>();
     fuse::Recorder recorder(rt, mode.explain, ctx.fused_kernels.get(), mode.generate_single);
     recorder.keep_sources(sources);
+    recorder.set_scratch(mode.scratch);
     const CollectorPaused paused(L);
     status = lua_pcall(L, nargs, LUA_MULTRET, 0);
     // Also after an error: what fn recorded runs, as it would have without cu.fuse.
-    recorder.flush();
+    recorder.finish(status == LUA_OK);
     explained = recorder.explained();
   }
   if (mode.explain) write_explained(L, explained);
@@ -223,7 +264,7 @@ int push_results(lua_State* L, const Take& t) {
 }
 
 // The replaying call: the stack holds fn (1) and its arguments; upvalue 3 is the ReplayBox.
-int replaying_call(lua_State* L, Mode mode) {
+int replaying_call(lua_State* L, const Mode& mode) {
   Runtime& rt = runtime(L);
   ReplayBox& box = *replay_box(L, lua_upvalueindex(3));
   const int nargs = lua_gettop(L) - 1;
@@ -269,9 +310,10 @@ int replaying_call(lua_State* L, Mode mode) {
       check_stack(L, nargs + 1, "fused function arguments");
       for (int i = 1; i <= nargs + 1; ++i) lua_pushvalue(L, i);
       fuse::Recorder recorder(rt, mode.explain, ctx.fused_kernels.get(), mode.generate_single);
+      recorder.set_scratch(mode.scratch);
       status = lua_pcall(L, nargs, LUA_MULTRET, 0);
       if (status != LUA_OK) throw Failed{};
-      recorder.flush();
+      recorder.finish();
       explained = recorder.explained();
     });
   } catch (const Failed&) {
@@ -295,7 +337,8 @@ int replaying_call(lua_State* L, Mode mode) {
 }
 
 // The function cu.fuse returns: upvalue 1 is fn, upvalue 2 its mode (1: explain, 2:
-// generate_single), upvalue 3 the replay state (nil without replay = true).
+// generate_single), upvalue 3 the replay state (nil without replay = true), upvalue 4 the scratch
+// arrays (nil without).
 int fused_call(lua_State* L) {
   check_stack(L, 2, "fused function call");
   lua_pushvalue(L, lua_upvalueindex(1));
@@ -305,21 +348,23 @@ int fused_call(lua_State* L) {
     return lua_gettop(L);
   }
   const lua_Integer bits = lua_tointeger(L, lua_upvalueindex(2));
-  const Mode mode{(bits & 1) != 0, (bits & 2) != 0};
+  const Mode mode{(bits & 1) != 0, (bits & 2) != 0, scratch_spans(L, lua_upvalueindex(4))};
   if (!lua_isnil(L, lua_upvalueindex(3)) && !Capture::active()) return replaying_call(L, mode);
   return run_recorded(L, mode, nullptr);
 }
 
-// cu.fuse(fn [, {explain=, replay=, generate_single=}]) (through the table's __call: argument 1
-// is cu.fuse itself).
+// cu.fuse(fn [, {explain=, replay=, generate_single=, scratch=}]) (through the table's __call:
+// argument 1 is cu.fuse itself).
 int l_fuse(lua_State* L) {
   lua_remove(L, 1);
   if (lua_type(L, 1) != LUA_TFUNCTION) type_error(L, 1, "function");
-  check_options(L, 2, {"explain", "replay", "generate_single"});
+  check_options(L, 2, {"explain", "replay", "generate_single", "scratch"});
   const bool explain = opt_boolean(L, 2, "explain", false);
   const bool replay = opt_boolean(L, 2, "replay", false);
   const bool single = opt_boolean(L, 2, "generate_single", false);
-  lua_settop(L, 1);
+  lua_settop(L, 2);
+  push_scratch_option(L, 2, 2);
+  lua_replace(L, 2);  // 1: fn, 2: the scratch arrays
   lua_pushinteger(L, (explain ? 1 : 0) | (single ? 2 : 0));
   if (replay) {
     new (lua_newuserdatauv(L, sizeof(ReplayBox), 0)) ReplayBox{};
@@ -328,7 +373,8 @@ int l_fuse(lua_State* L) {
   } else {
     lua_pushnil(L);
   }
-  lua_pushcclosure(L, entry<fused_call>, 3);
+  lua_rotate(L, 2, -1);  // fn, mode, replay, scratch
+  lua_pushcclosure(L, entry<fused_call>, 4);
   return 1;
 }
 

@@ -8,6 +8,7 @@
 #include "fuse/kernel_cache.hpp"
 #include "fuse/recorder.hpp"
 #include "lua/binding.hpp"
+#include "lua/fuse.hpp"
 
 namespace culua::detail::lua {
 
@@ -52,8 +53,10 @@ int check_graph_options(lua_State* L, int idx, std::initializer_list<const char*
 // Calls the function at `fn` with the `nargs` positional entries of the table at `opts`; with
 // `fuse`, its elementwise operations are recorded and flushed as groups into the capture (on CUDA
 // one generated kernel node per group: docs/fusion.md).
-std::function<void()> graph_function(lua_State* L, int fn, int opts, int nargs, bool fuse) {
-  return [L, fn, opts, nargs, fuse] {
+// `box`: the graph's userdata, whose user value holds the `scratch` arrays of a fused capture.
+std::function<void()> graph_function(lua_State* L, int fn, int opts, int nargs, bool fuse,
+                                     int box) {
+  return [L, fn, opts, nargs, fuse, box] {
     check_stack(L, nargs + 1, "graph function arguments");
     lua_pushvalue(L, fn);
     for (int i = 1; i <= nargs; ++i) lua_rawgeti(L, opts, i);
@@ -63,16 +66,20 @@ std::function<void()> graph_function(lua_State* L, int fn, int opts, int nargs, 
     }
     Context& ctx = context(L);
     if (!ctx.fused_kernels) ctx.fused_kernels = std::make_shared<fuse::KernelCache>();
+    lua_getiuservalue(L, box, 1);
+    std::vector<fuse::Span> scratch = scratch_spans(L, -1);
+    lua_pop(L, 1);
     fuse::Recorder recorder(runtime(L), false, ctx.fused_kernels.get());
+    recorder.set_scratch(std::move(scratch));
     call_lua(L, nargs, 0);
-    recorder.flush();
+    recorder.finish();
   };
 }
 
-// cu.graph(fn [, {stream=, name=, args...}]).
+// cu.graph(fn [, {stream=, name=, fuse=, scratch=, args...}]).
 int l_graph(lua_State* L) {
   if (lua_type(L, 1) != LUA_TFUNCTION) type_error(L, 1, "function");
-  const int nargs = check_graph_options(L, 2, {"stream", "name", "fuse"});
+  const int nargs = check_graph_options(L, 2, {"stream", "name", "fuse", "scratch"});
   const bool fuse = opt_boolean(L, 2, "fuse", false);
   Runtime& rt = runtime(L);
   Stream* given = opt_stream(L, 2);
@@ -91,14 +98,17 @@ int l_graph(lua_State* L) {
   Stream& s = given ? *given : rt.current_stream();
   lua_settop(L, 2);
   refuse_when_closing(L, "graphs");
-  auto* box = static_cast<GraphBox*>(lua_newuserdatauv(L, sizeof(GraphBox), 0));
+  auto* box = static_cast<GraphBox*>(lua_newuserdatauv(L, sizeof(GraphBox), 1));
   new (box) GraphBox{};
   box->fuse = fuse;
   set_metatable(L, kGraphType);
+  push_scratch_option(L, 2, 2);
+  lua_setiuservalue(L, 3, 1);
   {
     CollectorPaused paused(L);
     CurrentStreamScope scope(rt, s);
-    box->graph = Graph::capture(rt, s, std::move(name), site, graph_function(L, 1, 2, nargs, fuse));
+    box->graph =
+        Graph::capture(rt, s, std::move(name), site, graph_function(L, 1, 2, nargs, fuse, 3));
   }
   return 1;
 }
@@ -135,7 +145,7 @@ int g_update(lua_State* L) {
   {
     CollectorPaused paused(L);
     CurrentStreamScope scope(runtime(L), keep->stream());
-    result = keep->update(graph_function(L, 2, 3, nargs, fuse));
+    result = keep->update(graph_function(L, 2, 3, nargs, fuse, 1));
   }
   const auto r = graph_update_name(result);
   lua_pushlstring(L, r.data(), r.size());

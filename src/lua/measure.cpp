@@ -120,6 +120,7 @@ constexpr LedgerField kLedgerFields[] = {
     {"fused_compile_us", &Ledger::fused_compile_us},
     {"fused_disk_hits", &Ledger::fused_disk_hits},
     {"fused_memory_hits", &Ledger::fused_memory_hits},
+    {"fused_early_flushes", &Ledger::fused_early_flushes},
 };
 
 }  // namespace
@@ -176,6 +177,10 @@ int ledger_tostring(lua_State* L) {
                        l.fused_kernels, l.fused_kernels == 1 ? "" : "es", l.fused_compiles,
                        l.fused_compiles == 1 ? "" : "s",
                        static_cast<double>(l.fused_compile_us) / 1000.0, l.fused_disk_hits);
+    }
+    if (l.fused_early_flushes) {
+      s += fmt::format(", {} early flush{}", l.fused_early_flushes,
+                       l.fused_early_flushes == 1 ? "" : "es");
     }
   }
   if (l.p2p_calls) {

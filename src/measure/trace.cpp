@@ -137,6 +137,7 @@ void TraceRecorder::begin_op(const OpInfo& op, Stream& s) {
              0,
              rt_.backend().create_event(s.device(), true),
              rt_.backend().create_event(s.device(), true)};
+  if (op.covers) d.covers = op.covers;
   d.start->record(s);
   open_.push_back(ops_.size());
   ops_.push_back(std::move(d));
@@ -286,6 +287,7 @@ void TraceRecorder::write_chrome_json(const std::string& path) {
     }
     const double dur = std::max(d.t1_us - d.t0_us, 0.0);
     Object args{{"bytes", d.bytes}, {"site", d.site}};
+    if (!d.covers.empty()) args.emplace_back("covers", d.covers);
     if (dur > 0 && d.bytes > 0)
       args.emplace_back("GB/s", static_cast<double>(d.bytes) / (dur * 1e3));
     events.emplace_back(Object{{"name", d.name},

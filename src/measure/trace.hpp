@@ -77,6 +77,7 @@ class TraceRecorder final : public OpObserver {
     double host_t0, host_t1;  // steady seconds: the host's enqueue call
     std::shared_ptr<Event> start, end;
     double t0_us = 0, t1_us = 0;  // resolved device times, relative to the trace origin
+    std::string covers = {};      // a fused group's script lines
   };
   struct HostSpan {
     std::string name;

@@ -74,4 +74,24 @@ write(cu.fuse.source(function()
   local u = z * cu.complex(0, 1) + 1
   return u:conj() * u
 end))
+-- Prologues (0-d values computed from 0-d values, then broadcast) and epilogues (a sum or mean of
+-- the group's values, then 0-d operations on it), vector and element paths, every float dtype.
+for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "c64", "c128" }) do
+  for _, shape in ipairs({ { 64 }, { 6, 5 } }) do
+    local x = cu.rand(shape):astype(dt)
+    local y = cu.empty(shape, dt)
+    local d, c, s, m = cu.ones({}, dt), cu.empty({}, dt), cu.empty({}, dt), cu.empty({}, dt)
+    local xt = #shape == 2 and cu.rand({ shape[2], shape[1] }):astype(dt):transpose() or x
+    write(cu.fuse.source(function()
+      cu.mul(d, 3, { out = c })
+      cu.add(c, d, { out = c })
+      cu.mul(x, c, { out = y })
+      cu.add(y, xt, { out = y })
+      y:sum({ out = s })
+      cu.div(s, 7, { out = m })
+      cu.add(m, c, { out = m })
+      return y:mean()
+    end))
+  end
+end
 print(count .. " sources")

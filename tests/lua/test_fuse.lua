@@ -218,6 +218,280 @@ T.case("cu.graph(fn, {fuse = true}) captures groups: fewer nodes, the same resul
   fused:free()
 end)
 
+-- D's step in small: coefficients from a 0-d device value (the prologue), the body, the sum of
+-- its result and a division of the sum (the epilogue).
+local function coefficient_step(st)
+  cu.mul(st.d, st.k, { out = st.c1 })
+  cu.conj(st.d, { out = st.c2 })
+  cu.mul(st.c2, 0.5, { out = st.c2 })
+  cu.mul(st.x, st.c1, { out = st.y })
+  cu.add(st.y, st.c2, { out = st.y })
+  cu.mul(st.y, st.x, { out = st.y })
+  st.y:sum({ out = st.s })
+  cu.div(st.s, st.y.size, { out = st.d })
+end
+
+local function coefficient_state(shape, dtype)
+  local st = { x = cu.rand(shape, dtype) - 0.5, y = cu.empty(shape, dtype), d = cu.full({}, 0.75, dtype),
+    k = dtype:match("^c") and cu.complex(0, -1) or -1.5 }
+  for _, k in ipairs({ "c1", "c2", "s" }) do st[k] = cu.empty({}, dtype) end
+  return st
+end
+
+-- The sum of a fused epilogue adds in another order than the built-in reduction: equal to a
+-- relative 1e-5 (f32), everything else bit for bit.
+local function magnitude(z) return type(z) == "number" and math.abs(z) or z:abs() end
+local function same_state(a, b, what)
+  for _, k in ipairs({ "x", "y", "c1", "c2" }) do
+    T.truthy(cu.all(a[k]:eq(b[k])):item(), what .. ": " .. k .. " differs")
+  end
+  for _, k in ipairs({ "s", "d" }) do
+    local x, y = a[k]:item(), b[k]:item()
+    T.truthy(magnitude(x - y) <= 1e-5 * magnitude(y) + 1e-6,
+      what .. ": " .. k .. " " .. tostring(x) .. " vs " .. tostring(y))
+  end
+end
+
+T.case("a 0-d prologue and a sum epilogue join the group: one group, two kernels, eager's values", function()
+  for _, case in ipairs({ { { 4096 }, "c64" }, { { 33, 65 }, "c64" }, { { 1000 }, "f32" }, { { 20, 30 }, "f64" },
+    { { 777 }, "f16" } }) do
+    local shape, dtype = case[1], case[2]
+    local what = dtype .. " " .. #shape .. "-d"
+    local a, b = coefficient_state(shape, dtype), coefficient_state(shape, dtype)
+    cu.copy(b.x, a.x)
+    local f = cu.fuse(coefficient_step)
+    for _ = 1, 3 do -- d feeds the next step's coefficients: both steps start from a's
+      cu.copy(b.d, a.d)
+      coefficient_step(a)
+      local l0 = cu.ledger()
+      f(b)
+      local used = cu.ledger() - l0
+      if dtype ~= "f16" then same_state(a, b, what) end
+      T.truthy(cu.all(a.y:eq(b.y)):item(), what .. ": y")
+      T.eq(used.fused_groups, 1, what)
+      T.eq(used.fused_ops, 8, what)
+      T.eq(used.fused_kernels, cu.backend == "cuda" and 2 or 0, what)
+    end
+    if dtype == "f16" then -- f16 sums round differently in each order
+      T.truthy(magnitude(a.d:item() - b.d:item()) <= 2e-3 * magnitude(a.d:item()), what)
+    end
+  end
+  -- mean as the epilogue, with no post-map; a sum of a value the group only reads.
+  local x, y = cu.rand(5000, "f64"), cu.empty(5000, "f64")
+  local m, s = cu.empty({}, "f64"), cu.empty({}, "f64")
+  local f = cu.fuse(function()
+    cu.mul(x, 3, { out = y })
+    y:mean({ out = m })
+  end)
+  f()
+  T.truthy(math.abs(m:item() - (x * 3):mean():item()) <= 1e-12, "mean")
+  cu.fuse(function()
+    cu.mul(x, 2, { out = y })
+    x:sum({ out = s })
+  end)()
+  T.truthy(math.abs(s:item() - x:sum():item()) <= 1e-9, "sum of an input")
+end)
+
+T.case("what a prologue or an epilogue cannot take ends the group", function()
+  local function groups(fn)
+    local path = os.tmpname()
+    local out = assert(io.open(path, "w"))
+    local saved = io.output()
+    io.output(out)
+    cu.fuse(fn, { explain = true })()
+    io.output(saved)
+    out:close()
+    local text = assert(io.open(path)):read("a")
+    os.remove(path)
+    local lines = {}
+    for line in text:gmatch("[^\n]+") do
+      if line:match("^group") then lines[#lines + 1] = line end
+    end
+    return lines, text
+  end
+  local x, y, xi = cu.rand({ 8, 8 }), cu.empty({ 8, 8 }), cu.ones({ 8, 8 }, "i32")
+  local d, c, s = cu.ones({}), cu.zeros({}), cu.empty({})
+  -- The D-like step: one group with both.
+  local lines, text = groups(function()
+    cu.mul(d, 2, { out = c })
+    cu.mul(x, c, { out = y })
+    y:sum({ out = s })
+    cu.div(s, 64, { out = d })
+  end)
+  T.eq(lines, { "group 1: 4 ops over {8,8}: mul | mul | sum div (end of the tape)" })
+  T.truthy(text:find("  prologue: the first 1 0-d op, recomputed by every element\n", 1, true), text)
+  T.truthy(text:find("  epilogue: the sum of the group's values, then 1 0-d op on it\n", 1, true), text)
+  -- A 0-d value read before the prologue writes it: no prologue.
+  lines = groups(function()
+    cu.add(c, 1, { out = c })
+    cu.mul(x, c, { out = y })
+  end)
+  T.eq(lines, { "group 1: 1 op over {}: add (the next operation has another shape)",
+    "group 2: 1 op over {8,8}: mul (end of the tape)" })
+  -- The body writing what the prologue reads: no prologue.
+  local flat = cu.empty({ 64 })
+  local first = flat[{ { 1, 1 } }]:reshape({})
+  lines = groups(function()
+    cu.mul(first, 2, { out = c })
+    cu.add(x:reshape({ 64 }), c, { out = flat })
+  end)
+  T.eq(#lines, 2, "the body overwrites the prologue's input")
+  -- A sum through another view of a written value, an integer sum, a row sum: not an epilogue.
+  lines = groups(function()
+    cu.mul(x, 2, { out = y })
+    y:transpose():sum({ out = s })
+  end)
+  T.eq(lines[1],
+    "group 1: 1 op over {8,8}: mul (the next operation reads or writes memory of the group through another view)")
+  local si = cu.empty({}, "i64")
+  lines = groups(function()
+    cu.mul(xi, 2, { out = xi })
+    xi:sum({ out = si })
+  end)
+  T.eq(lines, { "group 1: 1 op over {8,8}: mul (end of the tape)" }, "an integer sum is not recorded (it flushes)")
+  lines = groups(function()
+    local r = x * 2
+    local _ = r:sum({ axis = 1 })
+  end)
+  T.eq(#lines, 1, "an axis sum is not recorded (it flushes)")
+  -- After the epilogue's 0-d operations, anything else starts a new group.
+  lines = groups(function()
+    cu.mul(x, 2, { out = y })
+    y:sum({ out = s })
+    cu.mul(s, 2, { out = c })
+    cu.add(y, 1, { out = y })
+  end)
+  T.eq(lines[1], "group 1: 3 ops over {8,8}: mul | sum mul "
+    .. "(the group ended with its reduction and the 0-d operations on its result)")
+  T.eq(#lines, 2)
+end)
+
+T.case("cu.graph(fn, {fuse = true}) of a D-like step: prologue and epilogue in the graph", function()
+  local a, b = coefficient_state({ 128, 64 }, "c64"), coefficient_state({ 128, 64 }, "c64")
+  cu.copy(b.x, a.x)
+  local g = cu.graph(coefficient_step, { b, fuse = true })
+  if cu.backend == "cuda" then T.eq(g.nodes, 2, "the group's kernel and the sum's") end
+  for _ = 1, 4 do
+    cu.copy(b.d, a.d) -- both steps start from the same d (the sums differ in their last bits)
+    coefficient_step(a)
+    g:launch()
+    same_state(a, b, "graph")
+  end
+  g:free()
+end)
+
+T.case("scratch arrays: values nothing reads later are computed and not stored", function()
+  local function explained(f, ...)
+    local path = os.tmpname()
+    local out = assert(io.open(path, "w"))
+    local saved = io.output()
+    io.output(out)
+    local r = table.pack(f(...))
+    io.output(saved)
+    out:close()
+    local text = assert(io.open(path)):read("a")
+    os.remove(path)
+    return text, table.unpack(r, 1, r.n)
+  end
+  local n = 5000
+  local x = cu.rand(n, "f64")
+  local t, u, y = cu.empty(n, "f64"), cu.empty(n, "f64"), cu.empty(n, "f64")
+  local function body()
+    cu.mul(x, 2, { out = t })
+    cu.add(t, 1, { out = u })
+    cu.mul(u, t, { out = y })
+  end
+  t:fill(-1)
+  u:fill(-1)
+  local text = explained(cu.fuse(body, { scratch = { t, u }, explain = true }))
+  local want = ((x * 2) + 1) * (x * 2)
+  T.truthy(cu.all(y:eq(want)):item(), "y")
+  if cu.backend == "cuda" then
+    T.truthy(text:find("  2 values of scratch arrays computed and not stored\n", 1, true), text)
+    T.eq(t:max():item(), -1, "t not stored")
+  else
+    T.truthy(not text:find("not stored", 1, true), "the host backend stores everything")
+  end
+  -- A scratch value read after an early flush (:item()) inside fn, or by a later group, is stored.
+  local early = cu.fuse(function()
+    cu.mul(x, 2, { out = t })
+    local first = t[1]
+    cu.add(t, first, { out = y })
+  end, { scratch = { t } })
+  early()
+  T.truthy(cu.all(y:eq(x * 2 + (x[1] * 2))):item(), "read after an early flush")
+  local later = cu.fuse(function()
+    cu.mul(x, 3, { out = t })
+    cu.add(t:reshape({ 50, 100 }):transpose():reshape({ n }), 1, { out = y }) -- another view: a new group
+  end, { scratch = { t } })
+  later()
+  T.truthy(cu.all(y:eq((x * 3):reshape({ 50, 100 }):transpose():reshape({ n }) + 1)):item(), "read by a later group")
+  -- In a fused graph, and after g:update.
+  local g = cu.graph(body, { fuse = true, scratch = { t, u } })
+  y:fill(0)
+  g:launch()
+  T.truthy(cu.all(y:eq(want)):item(), "graph")
+  g:update(body)
+  y:fill(0)
+  g:launch()
+  T.truthy(cu.all(y:eq(want)):item(), "graph after update")
+  g:free()
+  -- Bad arguments; a freed scratch array.
+  S.raises(function() cu.fuse(body, { scratch = 1 }) end, { "scratch", "a list of arrays expected, got number" })
+  S.raises(function() cu.fuse(body, { scratch = { t, "u" } }) end, { "scratch", "entry 2: array expected, got string" })
+  S.raises(function() cu.graph(body, { fuse = true, scratch = { 1 } }) end, { "scratch", "entry 1" })
+  local gone = cu.empty(10)
+  local f = cu.fuse(function() cu.add(gone, 1, { out = gone }) end, { scratch = { gone } })
+  gone:free()
+  S.raises(f, { "scratch array 1 of the fused function has been freed" })
+end)
+
+T.case("early flushes are counted; inside cu.strict one raises after running what was recorded", function()
+  local x, y = cu.rand(100, "f64"), cu.empty(100, "f64")
+  local f = cu.fuse(function()
+    cu.mul(x, 2, { out = y })
+    cu.cumsum(y, { out = y }) -- not recorded: the multiplication runs before it
+    cu.add(y, 1, { out = y })
+  end)
+  local l0 = cu.ledger()
+  f()
+  local used = cu.ledger() - l0
+  T.eq(used.fused_early_flushes, 1)
+  T.eq(used.fused_groups, 2)
+  T.truthy(cu.all(y:eq(cu.cumsum(x * 2) + 1)):item(), "values")
+  local plain = cu.fuse(function() cu.mul(x, 2, { out = y }) end)
+  l0 = cu.ledger()
+  plain()
+  T.eq((cu.ledger() - l0).fused_early_flushes, 0, "the flush at fn's end is not early")
+  y:fill(0)
+  S.raises(function() cu.strict(f) end, { "early", "cu.strict", "test_fuse.lua" })
+  T.truthy(cu.all(y:eq(x * 2)):item(), "what was recorded ran before the error")
+  cu.strict(plain) -- no early flush: fine
+end)
+
+T.case("a trace shows each fused group's kernel with the script lines it covers", function()
+  local x, y = cu.rand(1000), cu.empty(1000)
+  local f = cu.fuse(function()
+    cu.mul(x, 2, { out = y })
+    cu.add(y, 1, { out = y })
+
+    cu.mul(y, y, { out = y })
+  end)
+  f() -- compiled (CUDA) before the trace
+  cu.trace.start()
+  f()
+  local path = os.tmpname()
+  cu.trace.stop(path)
+  local text = assert(io.open(path)):read("a")
+  os.remove(path)
+  local covers = text:match('"covers":%s*"([^"]*)"')
+  T.truthy(covers, "a covers argument in the trace")
+  local file, first = covers:match("^(.-test_fuse%.lua):(%d+)")
+  T.truthy(file, covers)
+  first = tonumber(first)
+  T.eq(covers, string.format("%s:%d-%d,%d", file, first, first + 1, first + 3))
+end)
+
 T.case("explain writes the groups and why each ended; bad arguments", function()
   local path = os.tmpname()
   local out = assert(io.open(path, "w"))

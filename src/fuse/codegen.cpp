@@ -285,6 +285,7 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   }
   // The parameter block.
   k.params.assign(total, 0);
+  k.scalar_at = scalar_at;
   put(k.params, 0, &k.elements, 8);
   put(k.params, 8, shape, 8 * static_cast<size_t>(nd));
   for (size_t v = 0; v < nv; ++v) {

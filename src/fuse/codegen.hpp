@@ -49,7 +49,8 @@ struct FusedKernel {
   bool reduces = false;
   size_t reduce_at = 0;
   size_t acc_bytes = 0;
-  int elided = 0;  // values written in the group and not stored (GroupCalls::dead)
+  int elided = 0;        // values written in the group and not stored (GroupCalls::dead)
+  size_t scalar_at = 0;  // the parameter block's offset of the scalars (16 bytes each)
 };
 
 // The blocks (of kFusedThreads threads) and the most blocks of a kernel with a reduction (its

@@ -167,19 +167,57 @@ void Recorder::flush() {
       r.sites_.clear();
     }
   } done{*this};
-  const std::vector<Group> groups = plan_groups(tape_);
-  if (explain_) explained_ += explain(tape_, groups);
-  for (const Group& g : groups) {
-    std::string covers;
-    if (monitor_.observer && !sites_.empty()) covers = covered_lines(g);
-    struct Covers {
-      Monitor& m;
-      ~Covers() { m.fused_covers = nullptr; }
-    } reset{monitor_};
-    monitor_.fused_covers = covers.empty() ? nullptr : covers.c_str();
-    run(g);
-    ++monitor_.ledger.fused_groups;
-    monitor_.ledger.fused_ops += g.count;
+  // A tape with the structure of a recent flush's runs that flush's plan and kernels again.
+  const bool cache = cacheable();
+  if (CachedFlush* c = cache ? find_flush() : nullptr) {
+    for (size_t i = 0; i < c->groups.size(); ++i) {
+      const Group& g = c->groups[i];
+      const PreparedGroup& p = c->prepared[i];
+      if (p.generated) {
+        launch_prepared(p, tape_.entries, *tape_.entries[g.first].stream);
+        monitor_.ledger.fused_kernels += p.reduces ? 2 : 1;
+        ++monitor_.ledger.fused_memory_hits;
+      } else {
+        run_group(rt_.backend(), tape_, g);
+      }
+      ++monitor_.ledger.fused_groups;
+      monitor_.ledger.fused_ops += g.count;
+    }
+  } else {
+    std::vector<Group> groups = plan_groups(tape_);
+    if (explain_) explained_ += explain(tape_, groups);
+    std::vector<PreparedGroup> prepared(cache ? groups.size() : 0);
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const Group& g = groups[i];
+      std::string covers;
+      if (monitor_.observer && !sites_.empty()) covers = covered_lines(g);
+      struct Covers {
+        Monitor& m;
+        ~Covers() { m.fused_covers = nullptr; }
+      } reset{monitor_};
+      monitor_.fused_covers = covers.empty() ? nullptr : covers.c_str();
+      run(g, cache ? &prepared[i] : nullptr);
+      ++monitor_.ledger.fused_groups;
+      monitor_.ledger.fused_ops += g.count;
+    }
+    if (cache) {
+      std::vector<CachedFlush>& flushes = kernels_->flushes;
+      CachedFlush* slot = nullptr;
+      if (flushes.size() < KernelCache::kCachedFlushes) {
+        slot = &flushes.emplace_back();
+      } else {
+        slot = &*std::min_element(
+            flushes.begin(), flushes.end(),
+            [](const CachedFlush& a, const CachedFlush& b) { return a.used < b.used; });
+      }
+      slot->tape = tape_;
+      slot->groups = std::move(groups);
+      slot->prepared = std::move(prepared);
+      slot->final = finishing_;
+      slot->generate_single = generate_single_;
+      slot->scratch = scratch_;
+      slot->used = ++kernels_->flush_clock;
+    }
   }
   if (!early) return;
   ++monitor_.ledger.fused_early_flushes;
@@ -220,7 +258,7 @@ void Recorder::count_kernel(size_t ops) {
                               ops == 1 ? "" : "s", how);
 }
 
-void Recorder::run(const Group& g) {
+void Recorder::run(const Group& g, PreparedGroup* keep) {
   Backend& backend = rt_.backend();
   // Generated: a body of several operations, one with a prologue or a reduction, and with
   // generate_single any body (else a body of one operation runs as the precompiled kernel).
@@ -232,12 +270,14 @@ void Recorder::run(const Group& g) {
     const FusedKernel k = fuse::generate(kc.group);
     if (k.ok) sources_->push_back(full_source(k));
   }
-  if (kernels_ && generate && backend.kind() == BackendKind::Cuda && run_generated(g)) return;
+  if (kernels_ && generate && backend.kind() == BackendKind::Cuda && run_generated(g, keep)) return;
   run_group(backend, tape_, g);
 }
 
 // Runs `g` as its generated kernel(s); false (after one warning per reason) when it cannot.
-bool Recorder::run_generated(const Group& g) {
+// Runs `g` as its generated kernel(s), kept in `keep` when given; false (after one warning per
+// reason) when it cannot.
+bool Recorder::run_generated(const Group& g, PreparedGroup* keep) {
   Backend& backend = rt_.backend();
   const std::vector<Span> dead = dead_after(g);
   const KernelCalls kc(tape_, g, dead);
@@ -247,42 +287,38 @@ bool Recorder::run_generated(const Group& g) {
   Stream& s = *tape_.entries[g.first].stream;
   const auto source = [&] { return full_source(fuse::generate(gc, true)); };
   if (k.ok) {
-    if (const FusedFunctions f = kernels_->functions(backend, k, s.device(), source, why); f.main) {
-      int64_t blocks = (k.elements / k.vector + kFusedThreads - 1) / kFusedThreads;
-      blocks =
+    if (FusedFunctions f = kernels_->functions(backend, k, s.device(), source, why); f.main) {
+      PreparedGroup local;
+      PreparedGroup& p = keep ? *keep : local;
+      p.generated = true;
+      p.f = std::move(f);
+      p.params = std::move(k.params);
+      p.scalar_at = k.scalar_at;
+      p.reduces = k.reduces;
+      p.reduce_at = k.reduce_at;
+      p.acc_bytes = k.acc_bytes;
+      const int64_t blocks = (k.elements / k.vector + kFusedThreads - 1) / kFusedThreads;
+      p.blocks =
           std::max<int64_t>(1, std::min<int64_t>(blocks, k.reduces ? kMaxReduceBlocks : 1 << 20));
-      LaunchDims dims;
-      dims.grid[0] = static_cast<uint32_t>(blocks);
-      dims.block[0] = kFusedThreads;
-      std::shared_ptr<Buffer> partials;
-      if (k.reduces) {
-        // The partial results: the capture's scratch (it lives as long as the graph, whose
-        // launches are serialized), else memory freed in stream order after the second kernel.
-        const size_t bytes = static_cast<size_t>(blocks) * k.acc_bytes;
-        void* p = nullptr;
-        if (Capture* c = s.capture()) {
-          p = c->scratch(s, bytes);
-        } else {
-          partials = rt_.allocate(bytes, Location::Device, s.device(), &s);
-          p = partials->data();
+      // Where each scalar of the block comes from, in generate()'s order: the element calls (the
+      // prologue's, then the body's), then the post-map's.
+      const auto scalars_of = [&](size_t from, size_t to) {
+        for (size_t i = from; i < to; ++i) {
+          const ElementwiseCall& c = tape_.entries[i].call;
+          for (int o = 0; o < elementwise_inputs(c); ++o) {
+            if (c.in[o].is_scalar())
+              p.scalars.emplace_back(static_cast<uint32_t>(i), static_cast<uint8_t>(o));
+          }
         }
-        std::memcpy(k.params.data() + k.reduce_at, &p, sizeof p);
-        std::memcpy(k.params.data() + k.reduce_at + 16, &blocks, sizeof blocks);
-      }
-      void* params[] = {k.params.data()};
-      f.main->launch(dims, s, params, LaunchSite{"cu.fuse", 0});
+      };
+      scalars_of(g.first, g.body_first() + g.body_count());
+      if (g.reduces) scalars_of(g.reduce_at() + 1, g.first + g.count);
+      launch_prepared(p, tape_.entries, s);
       count_kernel(g.count);
+      if (k.reduces) ++monitor_.ledger.fused_kernels;
       if (explain_ && k.elided > 0) {
         explained_ += fmt::format("  {} value{} of scratch arrays computed and not stored\n",
                                   k.elided, k.elided == 1 ? "" : "s");
-      }
-      if (k.reduces) {
-        LaunchDims one;
-        one.grid[0] = 1;
-        one.block[0] = kFusedThreads;
-        f.final->launch(one, s, params, LaunchSite{"cu.fuse", 0});
-        ++monitor_.ledger.fused_kernels;
-        if (partials) partials->record_use(s);
       }
       return true;
     }
@@ -292,6 +328,115 @@ bool Recorder::run_generated(const Group& g) {
                  why.c_str());
   }
   return false;
+}
+
+// Launches a prepared group with the scalars of `entries` (the tape being flushed).
+void Recorder::launch_prepared(const PreparedGroup& p, const std::vector<Entry>& entries,
+                               Stream& s) {
+  thread_local std::vector<unsigned char> block;
+  block.assign(p.params.begin(), p.params.end());
+  for (size_t i = 0; i < p.scalars.size(); ++i) {
+    const ElementOperand& o = entries[p.scalars[i].first].call.in[p.scalars[i].second];
+    std::memcpy(block.data() + p.scalar_at + 16 * i, o.scalar, 16);
+  }
+  LaunchDims dims;
+  dims.grid[0] = static_cast<uint32_t>(p.blocks);
+  dims.block[0] = kFusedThreads;
+  Buffer* partials = nullptr;
+  if (p.reduces) {
+    // The partial results: the capture's scratch (it lives as long as the graph, whose launches
+    // are serialized), else memory the prepared group keeps for its next run on this stream
+    // (work on one stream runs in order; freed in stream order when the group goes).
+    const size_t bytes = static_cast<size_t>(p.blocks) * p.acc_bytes;
+    void* ptr = nullptr;
+    if (Capture* c = s.capture()) {
+      ptr = c->scratch(s, bytes);
+    } else {
+      if (!p.partials || p.partials_stream != s.id() || p.partials->freed() ||
+          p.partials->bytes() < bytes) {
+        p.partials = rt_.allocate(bytes, Location::Device, s.device(), &s);
+        p.partials_stream = s.id();
+      }
+      partials = p.partials.get();
+      ptr = partials->data();
+    }
+    std::memcpy(block.data() + p.reduce_at, &ptr, sizeof ptr);
+    std::memcpy(block.data() + p.reduce_at + 16, &p.blocks, sizeof p.blocks);
+  }
+  void* params[] = {block.data()};
+  p.f.main->launch(dims, s, params, LaunchSite{"cu.fuse", 0});
+  if (p.reduces) {
+    LaunchDims one;
+    one.grid[0] = 1;
+    one.block[0] = kFusedThreads;
+    p.f.final->launch(one, s, params, LaunchSite{"cu.fuse", 0});
+    if (partials) partials->record_use(s);
+  }
+}
+
+// Flushes whose plans are kept (both backends; on CUDA with their generated kernels): unless
+// something asks for the plan's text (explain, cu.fuse.source) or each group's script lines (a
+// trace).
+bool Recorder::cacheable() const {
+  return kernels_ && !explain_ && !sources_ && !monitor_.observer;
+}
+
+namespace {
+
+bool same_view_exactly(const StridedView& a, const StridedView& b) {
+  if (a.data != b.data || a.dtype != b.dtype || a.ndim != b.ndim || a.size != b.size) return false;
+  for (int d = 0; d < a.ndim; ++d) {
+    if (a.shape[d] != b.shape[d] || a.strides[d] != b.strides[d]) return false;
+  }
+  return true;
+}
+
+// The same operation on the same views and streams, with scalars in the same places (their
+// values may differ).
+bool same_structure(const Tape& ta, const Entry& a, const Tape& tb, const Entry& b) {
+  if (a.stream != b.stream || (a.reduce >= 0) != (b.reduce >= 0)) return false;
+  if (a.reduce >= 0) {
+    const ReduceCall& x = ta.reduces[static_cast<size_t>(a.reduce)];
+    const ReduceCall& y = tb.reduces[static_cast<size_t>(b.reduce)];
+    return x.op == y.op && x.full == y.full && x.correction == y.correction &&
+           same_view_exactly(x.in, y.in) && same_view_exactly(x.out, y.out);
+  }
+  const ElementwiseCall& x = a.call;
+  const ElementwiseCall& y = b.call;
+  if (x.kind != y.kind || x.op != y.op || x.compute != y.compute ||
+      !same_view_exactly(x.out, y.out))
+    return false;
+  for (int i = 0; i < elementwise_inputs(x); ++i) {
+    if (x.in[i].is_scalar() != y.in[i].is_scalar()) return false;
+    if (!x.in[i].is_scalar() && !same_view_exactly(x.in[i].view, y.in[i].view)) return false;
+  }
+  return true;
+}
+
+bool same_spans(const std::vector<Span>& a, const std::vector<Span>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].lo != b[i].lo || a[i].hi != b[i].hi) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+CachedFlush* Recorder::find_flush() {
+  for (CachedFlush& c : kernels_->flushes) {
+    if (c.tape.entries.size() != tape_.entries.size() || c.final != finishing_ ||
+        c.generate_single != generate_single_ || !same_spans(c.scratch, scratch_))
+      continue;
+    bool same = true;
+    for (size_t i = 0; i < tape_.entries.size() && same; ++i)
+      same = same_structure(c.tape, c.tape.entries[i], tape_, tape_.entries[i]);
+    if (same) {
+      c.used = ++kernels_->flush_clock;
+      return &c;
+    }
+  }
+  return nullptr;
 }
 
 void Recorder::finish(bool elide) {

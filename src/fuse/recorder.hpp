@@ -48,9 +48,12 @@ class Recorder final : public OpRecorder {
   void keep_sources(std::vector<std::string>* sources) { sources_ = sources; }
 
  private:
-  void run(const Group& g);
+  void run(const Group& g, PreparedGroup* keep);
   void count_kernel(size_t ops);
-  bool run_generated(const Group& g);
+  bool run_generated(const Group& g, PreparedGroup* keep);
+  void launch_prepared(const PreparedGroup& p, const std::vector<Entry>& entries, Stream& s);
+  bool cacheable() const;
+  CachedFlush* find_flush();
   std::vector<Span> dead_after(const Group& g) const;
   void note_site();
   std::string covered_lines(const Group& g) const;

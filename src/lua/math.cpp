@@ -1,6 +1,7 @@
 // Elementwise math: cu.add ... cu.where, cu.clip, the unary functions (also as array methods), the
 // Array API standard's names of the operations culua names otherwise (cu.multiply = cu.mul ...),
 // and the arithmetic and bitwise operators of cu.Array (+ - * / // % ^ unary -, & | ~ << >>).
+#include <cstring>
 #include <optional>
 
 #include "core/elementwise.hpp"
@@ -30,6 +31,25 @@ struct Options {
 Options check_math_options(lua_State* L, int idx) {
   Options o;
   if (lua_isnoneornil(L, idx)) return o;
+  // The common case, {out = array} (a loop's every operation): one pass over the table. Anything
+  // else (another key, a value of the wrong type, a freed array) takes the general path, which
+  // raises its errors.
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    const int top = lua_gettop(L);
+    lua_pushnil(L);
+    if (lua_next(L, idx)) {
+      size_t n = 0;
+      const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &n) : nullptr;
+      ArrayBox* box =
+          key && n == 3 && std::memcmp(key, "out", 3) == 0 ? test_array(L, -1) : nullptr;
+      lua_pop(L, 1);  // the value; the key stays for lua_next
+      if (box && box->array.alive() && lua_next(L, idx) == 0) {
+        o.out = &box->array;
+        return o;  // lua_next popped the key
+      }
+    }
+    lua_settop(L, top);
+  }
   check_options(L, idx, {"out", "stream"});
   o.out = opt_array(L, idx, "out");
   o.stream = opt_stream(L, idx);

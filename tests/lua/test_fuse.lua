@@ -492,6 +492,44 @@ T.case("a trace shows each fused group's kernel with the script lines it covers"
   T.eq(covers, string.format("%s:%d-%d,%d", file, first, first + 1, first + 3))
 end)
 
+T.case("a repeated tape reuses its flush's plan and kernels; new scalars, views or shapes are honoured", function()
+  local x = cu.rand(3000, "f64")
+  local a, b = cu.empty(3000, "f64"), cu.empty(3000, "f64")
+  local s = cu.empty({}, "f64")
+  local f = cu.fuse(function(src, dst, k)
+    cu.mul(src, k, { out = dst })
+    cu.add(dst, k * 0.5, { out = dst })
+    dst:sum({ out = s })
+  end)
+  cu.copy(a, x)
+  local src, dst = a, b
+  for i = 1, 6 do -- ping-pong buffers and a new scalar each call
+    local k = 1 + i / 8
+    local want = src * k + k * 0.5
+    local l0 = cu.ledger()
+    f(src, dst, k)
+    local used = cu.ledger() - l0
+    T.truthy(cu.all(dst:eq(want)):item(), "call " .. i)
+    T.truthy(math.abs(s:item() - want:sum():item()) <= 1e-9 * math.abs(s:item()), "sum, call " .. i)
+    if cu.backend == "cuda" and i > 2 then
+      T.eq(used.fused_compiles + used.fused_disk_hits, 0, "call " .. i .. " compiles nothing")
+      T.eq(used.fused_kernels, 2)
+    end
+    src, dst = dst, src
+  end
+  -- Another shape, another view: planned afresh.
+  local y, z = cu.rand({ 30, 100 }, "f64"), cu.empty({ 30, 100 }, "f64")
+  f(y, z, 3)
+  T.truthy(cu.all(z:eq(y * 3 + 1.5)):item(), "another shape")
+  f(y:transpose(), z:transpose(), 2)
+  T.truthy(cu.all(z:transpose():eq(y:transpose() * 2 + 1)):item(), "another view")
+  -- A scalar where an array was: planned afresh.
+  local g = cu.fuse(function(p, q) return cu.add(p, q) * 2 end)
+  local r1 = g(x, x)
+  local r2 = g(x, 5)
+  T.truthy(cu.all(r1:eq((x + x) * 2)):item() and cu.all(r2:eq((x + 5) * 2)):item(), "scalar operand")
+end)
+
 T.case("explain writes the groups and why each ended; bad arguments", function()
   local path = os.tmpname()
   local out = assert(io.open(path, "w"))

@@ -348,7 +348,8 @@ function Array:fill(v, opts) end
 function Array:free() end
 
 --- The value of a one-element array (of any shape) as a Lua number, boolean or cu.complex.
---- Synchronizes: waits for the work queued on the array. Other sizes are an error.
+--- Synchronizes: the copy is queued behind the work on the stream that used the array last, and
+--- one wait covers both (one round trip). Other sizes are an error.
 ---@return number|boolean|cu.Complex
 function Array:item() end
 

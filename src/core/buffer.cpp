@@ -80,6 +80,12 @@ void Buffer::wait_idle() {
   }
 }
 
+void Buffer::wait_idle_except(const Stream& s) {
+  for (size_t i = 0; i < uses_.size(); ++i) {
+    if (uses_[i].stream.get() != &s) uses_[i].stream->synchronize();
+  }
+}
+
 bool Buffer::busy() {
   for (size_t i = 0; i < uses_.size(); ++i) {
     Use& u = uses_[i];

@@ -55,6 +55,10 @@ class Buffer : public std::enable_shared_from_this<Buffer> {
   void mark_pending(Stream& s);
   // Blocks until all queued work touching the buffer is done (before host access or a read).
   void wait_idle();
+  // ... on every stream that used it but `s` (device memory).
+  void wait_idle_except(const Stream& s);
+  // The stream of the latest record_use, or null (device memory: the work a read must follow).
+  Stream* last_use() const { return last_; }
   // True when queued work touching the buffer may still run (host memory: pending asynchronous
   // copies; device memory: work on the streams that used it).
   bool busy();

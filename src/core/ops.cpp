@@ -423,12 +423,36 @@ Scalar read_element(Runtime& rt, const Array& element) {
     std::memcpy(bytes, element.data(), n);
   } else {
     Monitor::Wait wait(rt.monitor(), "reading an element of a device array", true);
-    element.buffer()->wait_idle();
-    Stream& s = rt.stream_for_device(element.device());
-    element.buffer()->record_use(s);
-    s.synchronize();  // the copy into `bytes` (this frame) must not be left queued
-    rt.backend().memcpy(bytes, element.data(), n, s, {Location::Pageable, Location::Device});
-    wait_for_sync_copy(s);
+    Buffer& b = *element.buffer();
+    Stream* last = b.last_use();
+    if (last && !last->capture() && last->device() == element.device()) {
+      // One round trip: the copy is queued behind the work on the stream that used the array
+      // last (the other streams' work on it is waited for first: usually there is none), into
+      // pinned memory of the runtime's, and one wait covers both. An interrupted wait leaves the
+      // copy queued: the staging memory goes (freed after it) and the next read takes new memory.
+      b.wait_idle_except(*last);
+      std::shared_ptr<Buffer>& staging = rt.read_staging(element.device(), n);
+      rt.backend().memcpy(staging->data(), element.data(), n, *last,
+                          {Location::Pinned, Location::Device});
+      staging->mark_pending(*last);
+      struct Retire {  // an interrupted wait: the queued copy keeps this memory, not the next read
+        std::shared_ptr<Buffer>& staging;
+        bool done = false;
+        ~Retire() {
+          if (!done) staging.reset();
+        }
+      } retire{staging};
+      last->synchronize();
+      retire.done = true;
+      std::memcpy(bytes, staging->data(), n);
+    } else {
+      b.wait_idle();
+      Stream& s = rt.stream_for_device(element.device());
+      b.record_use(s);
+      s.synchronize();  // the copy into `bytes` (this frame) must not be left queued
+      rt.backend().memcpy(bytes, element.data(), n, s, {Location::Pageable, Location::Device});
+      wait_for_sync_copy(s);
+    }
   }
   return decode_scalar(element.dtype(), bytes);
 }

@@ -1,5 +1,6 @@
 #include "core/runtime.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/capture.hpp"
@@ -365,6 +366,20 @@ void Runtime::note_explicit_free(size_t bytes, Location loc) {
 void Runtime::synchronize_all_devices() {
   if (!backend_) return;
   for (int d = 0; d < backend_->device_count(); ++d) backend_->synchronize_device(d);
+}
+
+std::shared_ptr<Buffer>& Runtime::read_staging(int device, size_t bytes) {
+  if (read_staging_.size() <= static_cast<size_t>(device))
+    read_staging_.resize(static_cast<size_t>(device) + 1);
+  std::shared_ptr<Buffer>& b = read_staging_[static_cast<size_t>(device)];
+  if (!b || b->freed() || b->bytes() < bytes) {
+    const size_t size = std::max<size_t>(bytes, 64);
+    b = allocate(size, Location::Pinned, device, nullptr);
+    // The runtime's memory, not the script's: not in the ledger's allocations.
+    --monitor_->ledger.allocs;
+    monitor_->ledger.alloc_bytes -= size;
+  }
+  return b;
 }
 
 void Runtime::synchronize() {

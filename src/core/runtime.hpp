@@ -114,6 +114,11 @@ class Runtime {
   };
   RandomState& random_state() { return random_state_; }
 
+  // Pinned host memory of at least `bytes` for reading small results of `device` (element reads):
+  // one copy queued behind the work, one wait. Replaced by a new one after an interrupted read
+  // (its copy may still land).
+  std::shared_ptr<Buffer>& read_staging(int device, size_t bytes);
+
   void synchronize();  // all work of the current device (an explicit wait)
   // All work of every device, when there is a backend (none made yet: nothing to wait for).
   void synchronize_all_devices();
@@ -138,7 +143,8 @@ class Runtime {
 
   RuntimeOptions options_;
   std::shared_ptr<Monitor> monitor_ = std::make_shared<Monitor>();
-  std::shared_ptr<Backend> backend_;         // the real backend inside an observed one
+  std::shared_ptr<Backend> backend_;                   // the real backend inside an observed one
+  std::vector<std::shared_ptr<Buffer>> read_staging_;  // per device (read_staging)
   std::unique_ptr<HostExecutor> host_math_;  // options_.host_executor inside an observed one
   int device_ = 0;
   std::vector<std::shared_ptr<Stream>> current_streams_;  // per device; null: default stream

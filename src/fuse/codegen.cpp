@@ -88,10 +88,36 @@ bool all_broadcast(const StridedView& v, int nd) {
   return true;
 }
 
-// The C++ accumulator type of a fused sum or mean of `in` (kernels/reduce.cuh SumTypes: small
-// floats accumulate in float).
-DType accumulator(DType in) {
-  return in == DType::F16 || in == DType::BF16 ? DType::F32 : in;
+// The accumulator type of a fused reduction of `in` (kernels/reduce.cuh: small floats accumulate
+// in float; max and min compare small integers and bools as 32-bit integers, CompareType).
+DType accumulator(ReduceOp op, DType in) {
+  if (in == DType::F16 || in == DType::BF16) return DType::F32;
+  if (op == ReduceOp::Max || op == ReduceOp::Min) {
+    if (in == DType::Bool || in == DType::I8 || in == DType::I16) return DType::I32;
+    if (in == DType::U8 || in == DType::U16) return DType::U32;
+  }
+  return in;
+}
+
+// The identity of max (greater) or min over values of `acc`, as CUDA source (no <limits>).
+std::string extreme_identity(DType acc, bool greater) {
+  switch (acc) {
+    case DType::F32:
+      return greater ? "-__int_as_float(0x7f800000)" : "__int_as_float(0x7f800000)";
+    case DType::F64:
+      return greater ? "-__longlong_as_double(0x7ff0000000000000LL)"
+                     : "__longlong_as_double(0x7ff0000000000000LL)";
+    case DType::I32:
+      return greater ? "(-2147483647 - 1)" : "2147483647";
+    case DType::U32:
+      return greater ? "0u" : "4294967295u";
+    case DType::I64:
+      return greater ? "(-9223372036854775807LL - 1LL)" : "9223372036854775807LL";
+    case DType::U64:
+      return greater ? "0ull" : "18446744073709551615ull";
+    default:
+      return "Acc{}";
+  }
 }
 
 // The operations of one element of `calls`, on the values v0, v1, ... of `views` (slot_view: the
@@ -158,7 +184,7 @@ constexpr const char* kBlockReduce =
   culua_sh[threadIdx.x] = acc;
   __syncthreads();
   for (int half = 128; half > 0; half >>= 1) {
-    if (threadIdx.x < half) culua_sh[threadIdx.x] = culua_add(culua_sh[threadIdx.x], culua_sh[threadIdx.x + half]);
+    if (threadIdx.x < half) culua_sh[threadIdx.x] = culua_combine(culua_sh[threadIdx.x], culua_sh[threadIdx.x + half]);
     __syncthreads();
   }
 )";
@@ -297,7 +323,7 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   if (g.reduce) {
     k.reduces = true;
     k.reduce_at = reduce_at;
-    k.acc_bytes = itemsize(accumulator(g.reduce->in.dtype));
+    k.acc_bytes = itemsize(accumulator(g.reduce->op, g.reduce->in.dtype));
     const void* out = g.reduce->out.data;
     put(k.params, reduce_at + 8, &out, 8);
   }
@@ -412,18 +438,30 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   }
   std::string accumulate;
   if (g.reduce) {
-    const char* acc = storage(accumulator(g.reduce->in.dtype));
-    s += fmt::format("using Acc = {};\n", acc);
+    const ReduceOp op = g.reduce->op;
+    const DType acc = accumulator(op, g.reduce->in.dtype);
+    s += fmt::format("using Acc = {};\n", storage(acc));
     s += R"(template <class T>
 __device__ __forceinline__ Acc culua_widen(T x) {
   if constexpr (is_small_float<T>::value) {
     return x.to_float();
   } else {
-    return x;
+    return static_cast<Acc>(x);
   }
 }
+)";
+    if (op == ReduceOp::Max || op == ReduceOp::Min) {
+      // As kernels/reduce.cuh MinMaxOp: a NaN wins over everything.
+      s += fmt::format(
+          "__device__ __forceinline__ Acc culua_identity() {{ return {}; }}\n"
+          "__device__ __forceinline__ Acc culua_combine(Acc a, Acc b) {{\n"
+          "  if (a != a) return a;\n  if (b != b) return b;\n"
+          "  return b {} a ? b : a;\n}}\n\n",
+          extreme_identity(acc, op == ReduceOp::Max), op == ReduceOp::Max ? ">" : "<");
+    } else {
+      s += R"(__device__ __forceinline__ Acc culua_identity() { return Acc{}; }
 template <class A>
-__device__ __forceinline__ A culua_add(A a, A b) {
+__device__ __forceinline__ A culua_combine(A a, A b) {
   if constexpr (is_complex_element<A>::value) {
     return A{a.re + b.re, a.im + b.im};
   } else {
@@ -432,13 +470,14 @@ __device__ __forceinline__ A culua_add(A a, A b) {
 }
 
 )";
-    accumulate = fmt::format("acc = culua_add(acc, culua_widen(v{}));\n", reduce_view);
+    }
+    accumulate = fmt::format("acc = culua_combine(acc, culua_widen(v{}));\n", reduce_view);
   }
   s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedKernelName);
   s += "  const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
        "  const long long step = (long long)gridDim.x * blockDim.x;\n"
        "  long long done = 0;\n";
-  if (g.reduce) s += "  Acc acc{};\n";
+  if (g.reduce) s += "  Acc acc = culua_identity();\n";
   if (vec > 1) {
     s += fmt::format("  constexpr int K = {};\n  const long long chunks = p.n / K;\n", vec);
     s += "  for (long long c = first; c < chunks; c += step) {\n    const long long b = c * K;\n";
@@ -550,12 +589,12 @@ __device__ __forceinline__ A culua_add(A a, A b) {
     s += fmt::format(", {}& v{}", storage(post_views[v].first->dtype), v);
   s += ") {\n" + post_ops + "}\n\n";
   s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedFinalName);
-  s += "  Acc acc{};\n"
+  s += "  Acc acc = culua_identity();\n"
        "  for (long long b = threadIdx.x; b < p.blocks; b += blockDim.x)\n"
-       "    acc = culua_add(acc, static_cast<const Acc*>(p.partials)[b]);\n";
+       "    acc = culua_combine(acc, static_cast<const Acc*>(p.partials)[b]);\n";
   s += kBlockReduce;
   s += "  if (threadIdx.x != 0) return;\n  const Acc r = culua_sh[0];\n";
-  if (g.reduce->op == ReduceOp::Sum) {
+  if (g.reduce->op != ReduceOp::Mean) {  // sum, max, min
     s += fmt::format("  *static_cast<{0}*>(p.result) = convert<{0}>(r);\n", out_type);
   } else if (is_complex(out_dtype)) {
     // numpy's complex division by n + 0i, in double (kernels/reduce.cuh SumOp::finalize).

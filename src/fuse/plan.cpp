@@ -122,7 +122,11 @@ int op_weight(const ElementwiseCall& c) {
 }
 
 bool fusable_reduction(const ReduceCall& r) {
-  if (!r.full || (r.op != ReduceOp::Sum && r.op != ReduceOp::Mean)) return false;
+  if (!r.full) return false;
+  if (r.op == ReduceOp::Max || r.op == ReduceOp::Min) {
+    return !is_complex(r.in.dtype) && r.out.dtype == r.in.dtype;
+  }
+  if (r.op != ReduceOp::Sum && r.op != ReduceOp::Mean) return false;
   switch (r.in.dtype) {
     case DType::F16:
     case DType::BF16:
@@ -152,7 +156,7 @@ const char* barrier_text(Barrier b) {
       return "the group ended with its reduction and the 0-d operations on its result";
     case Barrier::Reduction:
       return "the next operation is a reduction a group cannot end with (only a whole-array sum "
-             "or mean of floating or complex values of the group's shape)";
+             "or mean of floating or complex values, or max or min, of the group's shape)";
   }
   return "";
 }

@@ -72,8 +72,8 @@ struct Tape {
   }
 };
 
-// True for the reductions a group may end with: sum or mean over the whole array of f16, bf16,
-// f32, f64, c64 or c128 values.
+// True for the reductions a group may end with, over the whole array: sum or mean of f16, bf16,
+// f32, f64, c64 or c128 values; max or min of any real dtype (bool and integers too).
 bool fusable_reduction(const ReduceCall& r);
 
 // Why a group ended before the next operation (Barrier::None: the tape's end).

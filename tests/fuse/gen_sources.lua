@@ -94,4 +94,18 @@ for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "c64", "c128" }) do
     end))
   end
 end
+-- max and min epilogues (a NaN wins; small integers and bools compared as 32-bit integers).
+for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "i8", "u16", "i32", "u32", "i64", "u64", "bool" }) do
+  local x = cu.rand(64):mul(9):astype(dt)
+  local y = cu.empty(64, dt)
+  local m = cu.empty({}, dt)
+  write(cu.fuse.source(function()
+    cu.maximum(x, x, { out = y })
+    y:max({ out = m })
+  end))
+  write(cu.fuse.source(function()
+    cu.minimum(x, x, { out = y })
+    y:min({ out = m })
+  end))
+end
 print(count .. " sources")

@@ -292,6 +292,41 @@ T.case("a 0-d prologue and a sum epilogue join the group: one group, two kernels
   T.truthy(math.abs(s:item() - x:sum():item()) <= 1e-9, "sum of an input")
 end)
 
+T.case("max and min as epilogues: eager's values for every real dtype; a NaN wins", function()
+  for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "bool" }) do
+    for _, shape in ipairs({ { 5000 }, { 37, 61 } }) do
+      local x = (cu.rand(shape, "f64") * 200 - 100):astype(dt)
+      local y = cu.empty(shape, dt)
+      local mx, mn = cu.empty({}, dt), cu.empty({}, dt)
+      local function fmax()
+        cu.maximum(x, x, { out = y }) -- y = x, through an operation
+        y:max({ out = mx })
+      end
+      local function fmin()
+        cu.minimum(x, x, { out = y })
+        y:min({ out = mn })
+      end
+      local l0 = cu.ledger()
+      cu.fuse(fmax)()
+      cu.fuse(fmin)()
+      local used = cu.ledger() - l0
+      T.eq(used.fused_groups, 2, dt)
+      T.eq(used.fused_kernels, cu.backend == "cuda" and 4 or 0, dt)
+      T.eq(mx:item(), x:max():item(), dt .. " max")
+      T.eq(mn:item(), x:min():item(), dt .. " min")
+    end
+  end
+  local x = cu.rand(3000)
+  x[1234] = 0 / 0
+  local y, m = cu.empty(3000), cu.empty({})
+  cu.fuse(function()
+    cu.mul(x, 2, { out = y })
+    y:max({ out = m })
+  end)()
+  local v = m:item()
+  T.truthy(v ~= v, "a NaN wins")
+end)
+
 T.case("what a prologue or an epilogue cannot take ends the group", function()
   local function groups(fn)
     local path = os.tmpname()

@@ -61,6 +61,10 @@ struct Entry {
   ElementwiseCall call;
   Stream* stream = nullptr;
   int32_t reduce = -1;
+
+  Entry() = default;
+  // Built in place in the tape (emplace_back): the call, several hundred bytes, is copied once.
+  Entry(const ElementwiseCall& c, Stream* s) : call(c), stream(s) {}
 };
 
 struct Tape {

@@ -83,7 +83,7 @@ Recorder::~Recorder() {
 
 bool Recorder::record(const ElementwiseCall& c, Stream& s) {
   if (flushing_) return false;
-  tape_.entries.push_back(Entry{c, &s});
+  tape_.entries.emplace_back(c, &s);
   if (monitor_.observer) note_site();
   if (streams_.empty() || streams_.back().get() != &s) streams_.push_back(s.shared_from_this());
   return true;

@@ -206,6 +206,10 @@ class Backend {
   // `device`, once per binary and device (later calls return the same module). The host backend
   // throws Error(Unsupported) from both.
   virtual RtcBinary compile(const RtcRequest& request, int device) = 0;
+  // Starts loading the run-time compiler in the background (once), so that the first compile or
+  // disk-cache hit does not wait for the library to load (cu.fuse calls it when it makes a
+  // function). Errors are left for the first compile to report.
+  virtual void warm_compiler() noexcept {}
   virtual std::shared_ptr<RtcModule> load_module(const RtcBinary& binary, int device) = 0;
 
   // Graphs (cu.graph, core/graph.hpp). begin_capture starts recording what is queued on `s`

@@ -323,6 +323,7 @@ class ObservedBackend final : public Backend {
     inner_->launch_graph(exec, s, name);
   }
 
+  void warm_compiler() noexcept override { inner_->warm_compiler(); }
   RtcBinary compile(const RtcRequest& request, int d) override {
     if (sandboxed()) {
       RtcRequest checked = request;

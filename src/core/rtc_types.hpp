@@ -23,6 +23,10 @@ struct RtcRequest {
   // "culua_signature_probe<decltype(&saxpy)>"); see RtcBinary::lowered_names.
   std::vector<std::string> name_expressions;
   bool use_cache = true;
+  // When set, stands for `source` in the kernel cache's key: a shorter text that changes whenever
+  // the source does (cu.fuse: the prelude's hash and the kernel), so that a disk-cache hit reads
+  // and compares a few kilobytes of key, not the whole source.
+  std::string key_source;
 };
 
 enum class CacheOutcome : uint8_t { Hit, Miss, Off };

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,7 @@
 #include "cuda/cuda_stream.hpp"
 #include "cuda/cufft.hpp"
 #include "cuda/nvlink.hpp"
+#include "cuda/nvrtc_api.hpp"
 #include "cuda/pageable_copy.hpp"
 #include "cuda/pinned_pool.hpp"
 #include "cuda/rtc.hpp"
@@ -76,7 +78,9 @@ class CudaBackend final : public Backend {
 
   // cuBLAS's handles go first, then each device's modules and streams, then its pool (the order of
   // the members).
-  ~CudaBackend() override = default;
+  ~CudaBackend() override {
+    if (compiler_warmup_.joinable()) compiler_warmup_.join();
+  }
 
   BackendKind kind() const override { return BackendKind::Cuda; }
   int device_count() override { return static_cast<int>(devices_.size()); }
@@ -464,6 +468,24 @@ class CudaBackend final : public Backend {
     CULUA_CUDA_CHECK(*health_, static_cast<cudaError_t>(kernels::cuda::fault(launch(s))));
   }
 
+  // NVRTC is a large library (loading it took 2.5 to 10 ms, most of a fused kernel's disk-cache
+  // hit): load it on a thread of its own while the script goes on.
+  void warm_compiler() noexcept override {
+    std::lock_guard lock(init_mutex_);
+    if (compiler_warmup_.joinable()) return;
+    try {
+      compiler_warmup_ = std::thread([] {
+        try {
+          (void)cuda::nvrtc_api();
+        } catch (const std::exception&) {
+          // No NVRTC: the first compile says so.
+        }
+      });
+    } catch (const std::exception&) {
+      // No thread: the first compile loads it.
+    }
+  }
+
   // A cache hit is loaded here, on its device: an image the driver refuses is compiled afresh
   // instead of failing at the first launch. The module is kept for the kernels' launches.
   RtcBinary compile(const RtcRequest& request, int device) override {
@@ -747,6 +769,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Cublas> blas_;  // created on first use; destroyed first
   std::unique_ptr<Cufft> fft_;    // created on first use; destroyed before cuBLAS
   uint64_t next_stream_id_ = 0;
+  std::thread compiler_warmup_;  // warm_compiler's (joined by the destructor)
 };
 
 uint64_t CudaBackend::host_memory_bytes(bool available) {

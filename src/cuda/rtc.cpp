@@ -207,7 +207,8 @@ RtcBinary compile(const RtcRequest& request, const DeviceInfo& device,
   for (const std::string& o : options) key += "option " + o + "\n";
   for (const std::string& e : request.name_expressions) key += "expression " + e + "\n";
   key += "includes\n" + rtc::fingerprint_directories(request.include_paths) + "\n";
-  key += "name " + request.name + "\nsource\n" + request.source;
+  key += "name " + request.name + "\nsource\n";
+  key += request.key_source.empty() ? request.source : request.key_source;
 
   RtcBinary out;
   out.key = key;

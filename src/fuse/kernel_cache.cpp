@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/backend.hpp"
+#include "fuse/prelude.hpp"
 
 namespace culua::detail::fuse {
 
@@ -22,7 +23,12 @@ FusedFunctions KernelCache::functions(Backend& backend, const FusedKernel& k, in
   }
   try {
     RtcRequest request;
-    request.source = source();
+    // The prelude stands in the disk cache's key as its hash: a hit reads a key of a few
+    // kilobytes (the kernel), not the prelude's ninety.
+    const std::string kernel = source();
+    request.source = std::string(kFusePrelude) + "\n" + kernel;
+    request.key_source =
+        std::string("culua fused kernel; prelude sha256 ") + kFusePreludeHash + "\n" + kernel;
     request.name = "culua_fused.cu";
     // As the built-in kernels: no contraction into FMAs (the same bits as unfused operations).
     request.options = {"--fmad=false", "-default-device"};

@@ -63,8 +63,8 @@ class KernelCache {
   uint64_t flush_clock = 0;
 
   // The functions of the kernel with `k`'s key on `device`, null when it does not compile (`why`
-  // says why; a kernel that failed once is not tried again). `source` gives the complete source
-  // on a miss.
+  // says why; a kernel that failed once is not tried again). `source` gives the kernel's text
+  // (FusedKernel::kernel, without the prelude) on a miss.
   FusedFunctions functions(Backend& backend, const FusedKernel& k, int device,
                            const std::function<std::string()>& source, std::string& why);
 

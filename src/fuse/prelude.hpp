@@ -7,5 +7,7 @@
 namespace culua::detail::fuse {
 
 extern const char kFusePrelude[];
+// The prelude's SHA-256 (hex): stands for it in the kernel cache's key (fuse/kernel_cache.cpp).
+extern const char kFusePreludeHash[];
 
 }  // namespace culua::detail::fuse

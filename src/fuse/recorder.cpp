@@ -285,7 +285,7 @@ bool Recorder::run_generated(const Group& g, PreparedGroup* keep) {
   FusedKernel k = fuse::generate(gc, false);
   std::string why = k.why;
   Stream& s = *tape_.entries[g.first].stream;
-  const auto source = [&] { return full_source(fuse::generate(gc, true)); };
+  const auto source = [&] { return fuse::generate(gc, true).kernel; };
   if (k.ok) {
     if (FusedFunctions f = kernels_->functions(backend, k, s.device(), source, why); f.main) {
       PreparedGroup local;

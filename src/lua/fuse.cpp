@@ -359,6 +359,7 @@ int l_fuse(lua_State* L) {
   lua_remove(L, 1);
   if (lua_type(L, 1) != LUA_TFUNCTION) type_error(L, 1, "function");
   check_options(L, 2, {"explain", "replay", "generate_single", "scratch"});
+  runtime(L).backend().warm_compiler();  // its first call may compile, or load from the disk
   const bool explain = opt_boolean(L, 2, "explain", false);
   const bool replay = opt_boolean(L, 2, "replay", false);
   const bool single = opt_boolean(L, 2, "generate_single", false);

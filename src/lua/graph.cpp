@@ -82,6 +82,7 @@ int l_graph(lua_State* L) {
   const int nargs = check_graph_options(L, 2, {"stream", "name", "fuse", "scratch"});
   const bool fuse = opt_boolean(L, 2, "fuse", false);
   Runtime& rt = runtime(L);
+  if (fuse) rt.backend().warm_compiler();
   Stream* given = opt_stream(L, 2);
   std::string name;
   if (get_option(L, 2, "name")) {

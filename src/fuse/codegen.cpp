@@ -204,7 +204,12 @@ FusedKernel generate(const GroupCalls& g, bool source) {
       if (!calls[c].in[i].is_scalar()) joint.push_back(calls[c].in[i].view);
     }
   }
-  if (g.reduce) joint.push_back(g.reduce->in);
+  const bool axis = g.reduce && !g.reduce->full;
+  if (g.reduce) joint.push_back(axis && g.reduce_in ? *g.reduce_in : g.reduce->in);
+  if (axis && !g.reduce_in) {
+    k.why = "an axis reduction without its view of the group's shape";
+    return k;
+  }
   coalesce(joint.data(), static_cast<int>(joint.size()));
   int nd = joint[0].ndim;
   int64_t shape[kMaxDims] = {};
@@ -216,6 +221,45 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   }
   k.elements = 1;
   for (int d = 0; d < nd; ++d) k.elements *= shape[d];
+  // An axis reduction: rows of `run` elements, each reduced by `tpr` threads (a power of two; a
+  // block holds 256 / tpr rows), the result of row r at its offset in the coalesced output view.
+  int64_t run = 0, rows = 1, tpr = 1;
+  int unroll = 1;
+  StridedView out_view;
+  int ond = 0;
+  if (axis) {
+    const StridedView& in = g.reduce->in;
+    run = in.shape[in.ndim - 1];
+    if (run <= 0 || k.elements % run != 0) {
+      k.why = "an axis reduction of no elements";
+      return k;
+    }
+    rows = k.elements / run;
+    // Neighbouring threads on neighbouring memory: a run of strided elements whose rows start
+    // one element apart (a column sum) takes a thread a row; else a row's threads read along it
+    // (a power of two: about its length over 8, 32 to 256; a short row's over 4, each thread
+    // loading its elements together).
+    const int64_t rs = in.strides[in.ndim - 1];
+    const bool columns = rs != 1 && rs != -1 && in.ndim >= 2 && in.strides[in.ndim - 2] == 1 &&
+                         in.shape[in.ndim - 2] > 1;
+    if (!columns) {
+      const int64_t want = run <= 32 ? run / 4 : std::max<int64_t>(32, (run + 7) / 8);
+      while (tpr < kFusedThreads && tpr < want) tpr *= 2;
+    }
+    // Several elements a thread loaded before any is computed (stores in between would keep the
+    // loads apart): 4 for light groups, fewer for heavy ones (each is a copy of the group's code).
+    int weight = 0;
+    for (size_t c = 0; c < count; ++c) weight += op_weight(calls[c]);
+    unroll = weight <= kMaxChunkWeight / 4 ? 4 : weight <= kMaxChunkWeight / 2 ? 2 : 1;
+    out_view = g.reduce->out;
+    coalesce(&out_view, 1);
+    ond = out_view.ndim;
+    if (ond == 0) {
+      ond = 1;
+      out_view.shape[0] = 1;
+      out_view.strides[0] = 0;
+    }
+  }
   // Distinct views: slot -> view index.
   std::vector<View> views;
   std::vector<int> slot_view(joint.size());
@@ -274,7 +318,7 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   // contiguous pointer aligned for a chunk: each thread then does `vec` consecutive elements with
   // vector loads and stores (16 bytes of the narrowest contiguous type a chunk).
   int vec = 1;
-  if (nd == 1) {
+  if (nd == 1 && !axis) {
     size_t narrowest = 16;
     bool contiguous = true;
     for (const View& v : views) {
@@ -300,7 +344,9 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   const size_t ptr_at = 8 + 8 * static_cast<size_t>(nd);
   const size_t stride_at = ptr_at + 8 * nv;
   const size_t reduce_at = stride_at + 8 * nv * static_cast<size_t>(nd);
-  const size_t post_at = reduce_at + (g.reduce ? 24 : 0);
+  // partials, result, blocks; along axes then rows, run, tpr, the output's shape and strides.
+  const size_t post_at =
+      reduce_at + (g.reduce ? 24 : 0) + (axis ? 24 + 16 * static_cast<size_t>(ond) : 0);
   const size_t fixed_end = post_at + 8 * npv;
   const size_t scalar_at = (fixed_end + 15) / 16 * 16;
   const size_t end = scalars ? scalar_at + 16 * static_cast<size_t>(scalars) : fixed_end;
@@ -326,6 +372,33 @@ FusedKernel generate(const GroupCalls& g, bool source) {
     k.acc_bytes = itemsize(accumulator(g.reduce->op, g.reduce->in.dtype));
     const void* out = g.reduce->out.data;
     put(k.params, reduce_at + 8, &out, 8);
+    const int64_t threads = kFusedThreads;
+    if (axis) {
+      put(k.params, reduce_at + 24, &rows, 8);
+      put(k.params, reduce_at + 32, &run, 8);
+      put(k.params, reduce_at + 40, &tpr, 8);
+      put(k.params, reduce_at + 48, out_view.shape, 8 * static_cast<size_t>(ond));
+      put(k.params, reduce_at + 48 + 8 * static_cast<size_t>(ond), out_view.strides,
+          8 * static_cast<size_t>(ond));
+      // Rows by blocks of 256 / tpr; long rows also across blocks, as many as keep about 1024
+      // blocks in all with 8 elements a thread at least (their partial results combined by the
+      // second kernel).
+      const int64_t per = threads / tpr;
+      const int64_t row_blocks = (rows + per - 1) / per;
+      const int64_t across = std::max<int64_t>(
+          1, std::min<int64_t>((run + tpr * 8 - 1) / (tpr * 8), kMaxReduceBlocks / row_blocks));
+      k.grid_x = across;
+      k.grid_y = std::min<int64_t>(row_blocks, 65535);
+      k.final_blocks = std::min<int64_t>((rows + threads - 1) / threads, 1 << 20);
+      k.partials = rows * across;
+    } else {
+      const int64_t blocks = (k.elements / vec + threads - 1) / threads;
+      k.grid_x = std::max<int64_t>(1, std::min<int64_t>(blocks, kMaxReduceBlocks));
+      k.partials = k.grid_x;
+    }
+  } else {
+    const int64_t blocks = (k.elements / vec + kFusedThreads - 1) / kFusedThreads;
+    k.grid_x = std::max<int64_t>(1, std::min<int64_t>(blocks, 1 << 20));
   }
   for (size_t v = 0; v < npv; ++v) {
     const void* p = post_views[v].first->data;
@@ -382,7 +455,11 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   };
   key_calls(calls, count, slot_view);
   if (g.reduce) {
-    byte(254);
+    byte(axis ? 253 : 254);
+    if (axis) {
+      byte(ond);
+      byte(unroll);
+    }
     byte(static_cast<int>(g.reduce->op));
     byte(static_cast<int>(g.reduce->in.dtype));
     byte(reduce_view);
@@ -415,6 +492,12 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   s += fmt::format("  long long shape[{}];\n  const void* ptr[{}];\n  long long stride[{}][{}];\n",
                    nd, nv, nv, nd);
   if (g.reduce) s += "  void* partials;\n  void* result;\n  long long blocks;\n";
+  if (axis) {
+    s += fmt::format(
+        "  long long rows;\n  long long run;\n  long long tpr;\n  long long oshape[{0}];\n"
+        "  long long ostride[{0}];\n",
+        ond);
+  }
   if (npv) s += fmt::format("  void* post[{}];\n", npv);
   if (scalars) s += fmt::format("  alignas(16) unsigned char scalar[{}][16];\n", scalars);
   s += "};\n\n";
@@ -472,112 +555,200 @@ __device__ __forceinline__ A culua_combine(A a, A b) {
 )";
     }
     accumulate = fmt::format("acc = culua_combine(acc, culua_widen(v{}));\n", reduce_view);
+    if (axis) {
+      s += R"(template <class A>
+__device__ __forceinline__ A culua_shfl_down(A a, int d) {
+  if constexpr (is_complex_element<A>::value) {
+    return A{__shfl_down_sync(0xffffffffu, a.re, d), __shfl_down_sync(0xffffffffu, a.im, d)};
+  } else {
+    return __shfl_down_sync(0xffffffffu, a, d);
   }
-  s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedKernelName);
-  s += "  const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
-       "  const long long step = (long long)gridDim.x * blockDim.x;\n"
-       "  long long done = 0;\n";
-  if (g.reduce) s += "  Acc acc = culua_identity();\n";
-  if (vec > 1) {
-    s += fmt::format("  constexpr int K = {};\n  const long long chunks = p.n / K;\n", vec);
-    s += "  for (long long c = first; c < chunks; c += step) {\n    const long long b = c * K;\n";
+}
+
+)";
+    }
+  }
+  // Element `idx`: its offset in each view and its loads (names with the suffix `sfx`), then the
+  // operations and the stores.
+  const auto element_loads = [&](const std::string& idx, const std::string& sfx) {
+    std::string e;
+    for (size_t v = 0; v < nv; ++v) e += fmt::format("    long long o{}{} = 0;\n", v, sfx);
+    if (nd == 1) {
+      for (size_t v = 0; v < nv; ++v)
+        e += fmt::format("    o{0}{1} = {2} * p.stride[{0}][0];\n", v, sfx, idx);
+    } else {
+      e += fmt::format("    long long rest{} = {};\n", sfx, idx);
+      for (int d = nd - 1; d >= 0; --d) {
+        e += fmt::format(
+            "    {{\n      const long long c = rest{1} % p.shape[{0}];\n"
+            "      rest{1} /= p.shape[{0}];\n",
+            d, sfx);
+        for (size_t v = 0; v < nv; ++v)
+          e += fmt::format("      o{0}{2} += c * p.stride[{0}][{1}];\n", v, d, sfx);
+        e += "    }\n";
+      }
+    }
     for (size_t v = 0; v < nv; ++v) {
-      const bool contiguous = views[v].first->strides[0] == 1;
-      const char* load_type = is_bool(v) ? "unsigned char" : type_of(v);
-      if (views[v].loaded) {
-        if (contiguous) {
-          s += fmt::format(
-              "    const CuluaChunk<{0}, K> l{1} = *reinterpret_cast<const CuluaChunk<{0}, K>*>(\n"
-              "        static_cast<const {0}*>(p.ptr[{1}]) + b);\n",
-              load_type, v);
-        } else {
-          s += fmt::format("    const {0} l{1} = static_cast<const {0}*>(p.ptr[{1}])[0];\n",
-                           load_type, v);
+      if (!views[v].loaded) {
+        e += fmt::format("    {} v{}{};\n", type_of(v), v, sfx);
+      } else if (is_bool(v)) {
+        e += fmt::format(
+            "    bool v{0}{1} = static_cast<const unsigned char*>(p.ptr[{0}])[o{0}{1}] != 0;\n", v,
+            sfx);
+      } else {
+        e += fmt::format("    {0} v{1}{2} = static_cast<const {0}*>(p.ptr[{1}])[o{1}{2}];\n",
+                         type_of(v), v, sfx);
+      }
+    }
+    return e;
+  };
+  const auto element_rest = [&](const std::string& idx, const std::string& sfx) {
+    std::string e = "    culua_element(p";
+    for (size_t v = 0; v < nv; ++v) e += fmt::format(", v{}{}", v, sfx);
+    e += ");\n";
+    for (size_t v = 0; v < nv; ++v) {
+      if (!stored(v)) continue;
+      e += fmt::format(
+          "    {2}static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))[o{1}{3}] = v{1}{3};\n",
+          type_of(v), v, broadcast_written(v) ? fmt::format("if ({} == 0) ", idx) : "", sfx);
+    }
+    if (g.reduce)
+      e += fmt::format("    acc = culua_combine(acc, culua_widen(v{}{}));\n", reduce_view, sfx);
+    return e;
+  };
+  const std::string elem = element_loads("i", "") + element_rest("i", "");
+
+  s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedKernelName);
+  if (axis) {
+    // Rows of the reduction by blocks of 256 / tpr rows, tpr threads a row (with gridDim.x > 1,
+    // a long row across blocks too); each row's threads combine their values in a fixed tree
+    // (shuffles within a warp, else shared memory), the same order every run.
+    s += R"(  __shared__ alignas(16) unsigned char culua_raw[256 * sizeof(Acc)];
+  Acc* const culua_sh = reinterpret_cast<Acc*>(culua_raw);
+  const int tpr = static_cast<int>(p.tpr);
+  const int lane = threadIdx.x & (tpr - 1);
+  const int sub = threadIdx.x / tpr;
+  const int per = blockDim.x / tpr;
+  const long long step = (long long)gridDim.x * tpr;
+  for (long long rb = blockIdx.y; rb * per < p.rows; rb += gridDim.y) {
+    const long long row = rb * per + sub;
+    Acc acc = culua_identity();
+    if (row < p.rows) {
+      for (long long j = (long long)blockIdx.x * tpr + lane; j < p.run; j += )";
+    s += fmt::format("{} * step) {{\n", unroll);
+    if (unroll == 1) {
+      s += "        const long long i = row * p.run + j;\n";
+      s += elem;
+    } else {
+      // All loads first (an element past the row loads element j again and is dropped): the
+      // stores between them would keep the compiler from issuing them together.
+      for (int u = 0; u < unroll; ++u) {
+        s += fmt::format(
+            "    const bool in_{0} = j + {0} * step < p.run;\n"
+            "    const long long i_{0} = row * p.run + (in_{0} ? j + {0} * step : j);\n",
+            u);
+        s += element_loads(fmt::format("i_{}", u), fmt::format("_{}", u));
+      }
+      for (int u = 0; u < unroll; ++u) {
+        s += fmt::format("    if (in_{}) {{\n", u);
+        s += element_rest(fmt::format("i_{}", u), fmt::format("_{}", u));
+        s += "    }\n";
+      }
+    }
+    s += R"(      }
+    }
+    if (tpr <= 32) {  // a row's threads in one warp: a tree of shuffles
+      for (int half = tpr / 2; half > 0; half >>= 1)
+        acc = culua_combine(acc, culua_shfl_down(acc, half));
+      if (lane == 0 && row < p.rows) static_cast<Acc*>(p.partials)[row * gridDim.x + blockIdx.x] = acc;
+      continue;
+    }
+    culua_sh[threadIdx.x] = acc;
+    __syncthreads();
+    for (int half = tpr / 2; half > 0; half >>= 1) {
+      if (lane < half) culua_sh[threadIdx.x] = culua_combine(culua_sh[threadIdx.x], culua_sh[threadIdx.x + half]);
+      __syncthreads();
+    }
+    if (lane == 0 && row < p.rows) static_cast<Acc*>(p.partials)[row * gridDim.x + blockIdx.x] = culua_sh[threadIdx.x];
+    __syncthreads();
+  }
+}
+)";
+  } else {
+    s += "  const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+         "  const long long step = (long long)gridDim.x * blockDim.x;\n"
+         "  long long done = 0;\n";
+    if (g.reduce) s += "  Acc acc = culua_identity();\n";
+    if (vec > 1) {
+      s += fmt::format("  constexpr int K = {};\n  const long long chunks = p.n / K;\n", vec);
+      s += "  for (long long c = first; c < chunks; c += step) {\n    const long long b = c * K;\n";
+      for (size_t v = 0; v < nv; ++v) {
+        const bool contiguous = views[v].first->strides[0] == 1;
+        const char* load_type = is_bool(v) ? "unsigned char" : type_of(v);
+        if (views[v].loaded) {
+          if (contiguous) {
+            s += fmt::format(
+                "    const CuluaChunk<{0}, K> l{1} = *reinterpret_cast<const CuluaChunk<{0}, "
+                "K>*>(\n"
+                "        static_cast<const {0}*>(p.ptr[{1}]) + b);\n",
+                load_type, v);
+          } else {
+            s += fmt::format("    const {0} l{1} = static_cast<const {0}*>(p.ptr[{1}])[0];\n",
+                             load_type, v);
+          }
+        }
+        if (broadcast_written(v)) {
+          s += fmt::format("    {} w{};\n", type_of(v), v);
+        } else if (stored(v)) {
+          s += fmt::format("    CuluaChunk<{}, K> w{};\n", type_of(v), v);
         }
       }
-      if (broadcast_written(v)) {
-        s += fmt::format("    {} w{};\n", type_of(v), v);
-      } else if (stored(v)) {
-        s += fmt::format("    CuluaChunk<{}, K> w{};\n", type_of(v), v);
+      s += "#pragma unroll\n    for (int j = 0; j < K; ++j) {\n";
+      for (size_t v = 0; v < nv; ++v) {
+        if (views[v].loaded) {
+          const bool contiguous = views[v].first->strides[0] == 1;
+          const std::string value = contiguous ? fmt::format("l{}.v[j]", v) : fmt::format("l{}", v);
+          s += is_bool(v) ? fmt::format("      bool v{} = {} != 0;\n", v, value)
+                          : fmt::format("      {} v{} = {};\n", type_of(v), v, value);
+        } else {
+          s += fmt::format("      {} v{};\n", type_of(v), v);
+        }
       }
-    }
-    s += "#pragma unroll\n    for (int j = 0; j < K; ++j) {\n";
-    for (size_t v = 0; v < nv; ++v) {
-      if (views[v].loaded) {
-        const bool contiguous = views[v].first->strides[0] == 1;
-        const std::string value = contiguous ? fmt::format("l{}.v[j]", v) : fmt::format("l{}", v);
-        s += is_bool(v) ? fmt::format("      bool v{} = {} != 0;\n", v, value)
-                        : fmt::format("      {} v{} = {};\n", type_of(v), v, value);
-      } else {
-        s += fmt::format("      {} v{};\n", type_of(v), v);
+      s += fmt::format("      culua_element({});\n", call_args);
+      for (size_t v = 0; v < nv; ++v) {
+        if (broadcast_written(v)) {
+          s += fmt::format("      w{0} = v{0};\n", v);
+        } else if (stored(v)) {
+          s += fmt::format("      w{0}.v[j] = v{0};\n", v);
+        }
       }
-    }
-    s += fmt::format("      culua_element({});\n", call_args);
-    for (size_t v = 0; v < nv; ++v) {
-      if (broadcast_written(v)) {
-        s += fmt::format("      w{0} = v{0};\n", v);
-      } else if (stored(v)) {
-        s += fmt::format("      w{0}.v[j] = v{0};\n", v);
-      }
-    }
-    if (g.reduce) s += "      " + accumulate;
-    s += "    }\n";
-    for (size_t v = 0; v < nv; ++v) {
-      if (broadcast_written(v)) {
-        s += fmt::format(
-            "    if (b == 0) *static_cast<{0}*>(const_cast<void*>(p.ptr[{1}])) = w{1};\n",
-            type_of(v), v);
-      } else if (stored(v)) {
-        s += fmt::format(
-            "    *reinterpret_cast<CuluaChunk<{0}, "
-            "K>*>(static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))"
-            " + b) = w{1};\n",
-            type_of(v), v);
-      }
-    }
-    s += "  }\n  done = chunks * K;\n";
-  }
-  // Element by element: every element (strided views), or the tail after the chunks.
-  s += "  for (long long i = done + first; i < p.n; i += step) {\n";
-  for (size_t v = 0; v < nv; ++v) s += fmt::format("    long long o{} = 0;\n", v);
-  if (nd == 1) {
-    for (size_t v = 0; v < nv; ++v) s += fmt::format("    o{0} = i * p.stride[{0}][0];\n", v);
-  } else {
-    s += "    long long rest = i;\n";
-    for (int d = nd - 1; d >= 0; --d) {
-      s += fmt::format(
-          "    {{\n      const long long c = rest % p.shape[{0}];\n"
-          "      rest /= p.shape[{0}];\n",
-          d);
-      for (size_t v = 0; v < nv; ++v)
-        s += fmt::format("      o{0} += c * p.stride[{0}][{1}];\n", v, d);
+      if (g.reduce) s += "      " + accumulate;
       s += "    }\n";
+      for (size_t v = 0; v < nv; ++v) {
+        if (broadcast_written(v)) {
+          s += fmt::format(
+              "    if (b == 0) *static_cast<{0}*>(const_cast<void*>(p.ptr[{1}])) = w{1};\n",
+              type_of(v), v);
+        } else if (stored(v)) {
+          s += fmt::format(
+              "    *reinterpret_cast<CuluaChunk<{0}, "
+              "K>*>(static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))"
+              " + b) = w{1};\n",
+              type_of(v), v);
+        }
+      }
+      s += "  }\n  done = chunks * K;\n";
     }
-  }
-  for (size_t v = 0; v < nv; ++v) {
-    if (!views[v].loaded) {
-      s += fmt::format("    {} v{};\n", type_of(v), v);
-    } else if (is_bool(v)) {
-      s += fmt::format(
-          "    bool v{0} = static_cast<const unsigned char*>(p.ptr[{0}])[o{0}] != 0;\n", v);
-    } else {
-      s +=
-          fmt::format("    {0} v{1} = static_cast<const {0}*>(p.ptr[{1}])[o{1}];\n", type_of(v), v);
+    // Element by element: every element (strided views), or the tail after the chunks.
+    s += "  for (long long i = done + first; i < p.n; i += step) {\n";
+    s += elem;
+    s += "  }\n";
+    if (g.reduce) {
+      s += kBlockReduce;
+      s += "  if (threadIdx.x == 0) static_cast<Acc*>(p.partials)[blockIdx.x] = culua_sh[0];\n";
     }
+    s += "}\n";
   }
-  s += fmt::format("    culua_element({});\n", call_args);
-  for (size_t v = 0; v < nv; ++v) {
-    if (!stored(v)) continue;
-    s += fmt::format("    {2}static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))[o{1}] = v{1};\n",
-                     type_of(v), v, broadcast_written(v) ? "if (i == 0) " : "");
-  }
-  if (g.reduce) s += "    " + accumulate;
-  s += "  }\n";
-  if (g.reduce) {
-    s += kBlockReduce;
-    s += "  if (threadIdx.x == 0) static_cast<Acc*>(p.partials)[blockIdx.x] = culua_sh[0];\n";
-  }
-  s += "}\n";
   if (!g.reduce) return k;
 
   // The second kernel: one block combines the partial results in a fixed order, stores the
@@ -589,28 +760,47 @@ __device__ __forceinline__ A culua_combine(A a, A b) {
     s += fmt::format(", {}& v{}", storage(post_views[v].first->dtype), v);
   s += ") {\n" + post_ops + "}\n\n";
   s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedFinalName);
+  // The result r stored at `target` (as kernels/reduce.cuh SumOp::finalize: a mean divides by
+  // `divisor`).
+  const auto store = [&](const std::string& target, const char* divisor) {
+    if (g.reduce->op != ReduceOp::Mean) {  // sum, max, min
+      s += fmt::format("  {1} = convert<{0}>(r);\n", out_type, target);
+    } else if (is_complex(out_dtype)) {
+      // numpy's complex division by n + 0i, in double.
+      s += fmt::format(
+          "  {{\n    using P = decltype({0}{{}}.re);\n"
+          "    const double re = static_cast<double>(r.re), im = static_cast<double>(r.im);\n"
+          "    const double scl = 1.0 / static_cast<double>({2});\n"
+          "    {1} = {0}{{static_cast<P>((re + im * 0.0) * scl), "
+          "static_cast<P>((im - re * 0.0) * scl)}};\n  }}\n",
+          out_type, target, divisor);
+    } else {
+      s += fmt::format("  {1} = convert<{0}>(static_cast<double>(r) / static_cast<double>({2}));\n",
+                       out_type, target, divisor);
+    }
+  };
+  if (axis) {
+    // A thread a row: its partial results combined in order, stored at the row's offset.
+    s += "  for (long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x; row < p.rows;\n"
+         "       row += (long long)gridDim.x * blockDim.x) {\n"
+         "  Acc r = culua_identity();\n"
+         "  for (long long b = 0; b < p.blocks; ++b)\n"
+         "    r = culua_combine(r, static_cast<const Acc*>(p.partials)[row * p.blocks + b]);\n"
+         "  long long o = 0, rest = row;\n";
+    s += fmt::format(
+        "  for (int d = {}; d >= 0; --d) {{\n"
+        "    o += (rest % p.oshape[d]) * p.ostride[d];\n    rest /= p.oshape[d];\n  }}\n",
+        ond - 1);
+    store(fmt::format("static_cast<{}*>(p.result)[o]", out_type), "p.run");
+    s += "  }\n}\n";
+    return k;
+  }
   s += "  Acc acc = culua_identity();\n"
        "  for (long long b = threadIdx.x; b < p.blocks; b += blockDim.x)\n"
        "    acc = culua_combine(acc, static_cast<const Acc*>(p.partials)[b]);\n";
   s += kBlockReduce;
   s += "  if (threadIdx.x != 0) return;\n  const Acc r = culua_sh[0];\n";
-  if (g.reduce->op != ReduceOp::Mean) {  // sum, max, min
-    s += fmt::format("  *static_cast<{0}*>(p.result) = convert<{0}>(r);\n", out_type);
-  } else if (is_complex(out_dtype)) {
-    // numpy's complex division by n + 0i, in double (kernels/reduce.cuh SumOp::finalize).
-    s += fmt::format(
-        "  {{\n    using P = decltype({0}{{}}.re);\n"
-        "    const double re = static_cast<double>(r.re), im = static_cast<double>(r.im);\n"
-        "    const double scl = 1.0 / static_cast<double>(p.n);\n"
-        "    *static_cast<{0}*>(p.result) = {0}{{static_cast<P>((re + im * 0.0) * scl), "
-        "static_cast<P>((im - re * 0.0) * scl)}};\n  }}\n",
-        out_type);
-  } else {
-    s += fmt::format(
-        "  *static_cast<{0}*>(p.result) = convert<{0}>(static_cast<double>(r) / "
-        "static_cast<double>(p.n));\n",
-        out_type);
-  }
+  store(fmt::format("*static_cast<{}*>(p.result)", out_type), "p.n");
   if (g.post_count) {
     for (size_t v = 0; v < npv; ++v) {
       const char* t = storage(post_views[v].first->dtype);

@@ -28,6 +28,10 @@ struct GroupCalls {
   const ElementwiseCall* calls = nullptr;
   size_t count = 0;
   const ReduceCall* reduce = nullptr;
+  // An axis reduction's input as a view of the calls' shape (their dimensions in the order of
+  // Group::order): element row * R + j of it is element (row, j) of reduce->in. Null for a full
+  // reduction (reduce->in is then of the calls' shape).
+  const StridedView* reduce_in = nullptr;
   const ElementwiseCall* post = nullptr;
   size_t post_count = 0;
   // Memory whose values after the group are not needed (scratch arrays nothing reads later): a
@@ -49,6 +53,10 @@ struct FusedKernel {
   bool reduces = false;
   size_t reduce_at = 0;
   size_t acc_bytes = 0;
+  // The grid of the first kernel (blocks of kFusedThreads; with an axis reduction, blocks along
+  // each row of the reduced elements by blocks of rows), the second kernel's blocks, and the
+  // number of partial results.
+  int64_t grid_x = 1, grid_y = 1, final_blocks = 1, partials = 0;
   int elided = 0;        // values written in the group and not stored (GroupCalls::dead)
   size_t scalar_at = 0;  // the parameter block's offset of the scalars (16 bytes each)
 };
@@ -61,7 +69,7 @@ inline constexpr int64_t kMaxReduceBlocks = 1024;
 // The kernel's name in every generated source.
 inline constexpr const char* kFusedKernelName = "culua_fused";
 // The second kernel of a group with a reduction: combines the partial results, stores the result
-// and runs the post-map.
+// and runs the post-map (a full reduction: one block; along axes: a thread per result).
 inline constexpr const char* kFusedFinalName = "culua_fused_final";
 
 // The kernel of the calls (one group: one output shape): its key and this call's parameters, and

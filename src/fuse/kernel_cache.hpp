@@ -34,7 +34,9 @@ struct PreparedGroup {
   std::vector<unsigned char> params;
   size_t scalar_at = 0;
   std::vector<std::pair<uint32_t, uint8_t>> scalars;  // (tape entry, operand), in block order
-  int64_t blocks = 1;
+  int64_t blocks = 1, grid_y = 1;                     // the first kernel's grid
+  int64_t final_blocks = 1;                           // the second kernel's (with a reduction)
+  int64_t partial_count = 0;                          // its partial results
   bool reduces = false;
   size_t reduce_at = 0, acc_bytes = 0;
   // The partial results' memory, kept for the next run on the same stream (outside captures).

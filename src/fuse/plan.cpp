@@ -122,7 +122,6 @@ int op_weight(const ElementwiseCall& c) {
 }
 
 bool fusable_reduction(const ReduceCall& r) {
-  if (!r.full) return false;
   if (r.op == ReduceOp::Max || r.op == ReduceOp::Min) {
     return !is_complex(r.in.dtype) && r.out.dtype == r.in.dtype;
   }
@@ -155,8 +154,8 @@ const char* barrier_text(Barrier b) {
     case Barrier::Epilogue:
       return "the group ended with its reduction and the 0-d operations on its result";
     case Barrier::Reduction:
-      return "the next operation is a reduction a group cannot end with (only a whole-array sum "
-             "or mean of floating or complex values, or max or min, of the group's shape)";
+      return "the next operation is a reduction a group cannot end with (only a sum or mean of "
+             "floating or complex values, or max or min, of the whole array or along axes)";
   }
   return "";
 }
@@ -231,13 +230,64 @@ bool may_be_prologue(const Tape& tape, size_t first, size_t count) {
 
 }  // namespace
 
+StridedView permuted(const StridedView& v, const int8_t* order) {
+  StridedView p = v;
+  for (int d = 0; d < v.ndim; ++d) {
+    p.shape[d] = v.shape[order[d]];
+    p.strides[d] = v.strides[order[d]];
+  }
+  return p;
+}
+
+bool axis_order(const ReduceCall& r, const StridedView& v, int8_t* order) {
+  // r.in: the kept dimensions of the reduction's source (shape and stride each), then its
+  // reduced ones as one run of R elements `rs` apart (core/reduce.cpp axis_call).
+  if (r.full || r.in.ndim < 1 || r.in.ndim - 1 > v.ndim) return false;
+  const int kept = r.in.ndim - 1;
+  const int64_t R = r.in.shape[kept];
+  const int64_t rs = r.in.strides[kept];
+  if (R <= 0) return false;
+  int n = 0;
+  std::vector<int> reduced;
+  int d = 0;
+  for (int k = 0; k < kept; ++k, ++d) {
+    while (d < v.ndim &&
+           !(v.shape[d] == r.in.shape[k] && (v.shape[d] == 1 || v.strides[d] == r.in.strides[k]))) {
+      reduced.push_back(d++);
+    }
+    if (d == v.ndim) return false;
+    order[n++] = static_cast<int8_t>(d);
+  }
+  for (; d < v.ndim; ++d) reduced.push_back(d);
+  // The reduced dimensions: size 1 first, then by decreasing stride; row-major over them, the
+  // element j of the run must be j * rs from its start.
+  std::stable_sort(reduced.begin(), reduced.end(), [&](int x, int y) {
+    if ((v.shape[x] == 1) != (v.shape[y] == 1)) return v.shape[x] == 1;
+    const int64_t sx = v.strides[x] < 0 ? -v.strides[x] : v.strides[x];
+    const int64_t sy = v.strides[y] < 0 ? -v.strides[y] : v.strides[y];
+    return sx > sy;
+  });
+  int64_t count = 1, step = rs;
+  for (size_t i = reduced.size(); i-- > 0;) {
+    const int x = reduced[i];
+    if (v.shape[x] != 1 && v.strides[x] != step) return false;
+    count *= v.shape[x];
+    step *= v.shape[x];
+  }
+  if (count != R) return false;
+  for (const int x : reduced) order[n++] = static_cast<int8_t>(x);
+  return n == v.ndim;
+}
+
 std::vector<Group> plan_groups(const Tape& tape) {
   const std::vector<Entry>& entries = tape.entries;
   std::vector<Group> groups;
   std::vector<Access> body, pro, post;
   int weight = 0;
   const auto start = [&](size_t i) {
-    groups.push_back(Group{i, 1, Barrier::None});
+    Group& fresh = groups.emplace_back();
+    fresh.first = i;
+    fresh.count = 1;
     body.clear();
     pro.clear();
     post.clear();
@@ -262,7 +312,7 @@ std::vector<Group> plan_groups(const Tape& tape) {
       why = Barrier::Stream;
     } else if (g.reduces) {
       // The post-map: 0-d operations after the reduction (run once, after it).
-      if (g.body_count() == 0) {
+      if (g.body_count() == 0 || g.axis) {
         why = Barrier::Epilogue;
       } else if (e.reduce >= 0 || !all_zero_d(e.call) || g.post >= kMaxPostOps) {
         why = Barrier::Epilogue;
@@ -277,15 +327,32 @@ std::vector<Group> plan_groups(const Tape& tape) {
     } else if (e.reduce >= 0) {
       const ReduceCall& r = tape.reduces[static_cast<size_t>(e.reduce)];
       const StridedView& shape = entries[g.body_first()].call.out;
+      // An axis reduction reads a view of the body's values: one the body reads or writes.
+      const StridedView* in = r.full ? &r.in : nullptr;
+      if (!r.full && g.body_count() > 0) {
+        for (size_t k = g.body_first(); k < g.first + g.count && !in; ++k) {
+          const ElementwiseCall& c = entries[k].call;
+          const auto candidate = [&](const StridedView& v) {
+            if (!in && v.data == r.in.data && v.dtype == r.in.dtype && same_shape(v, shape) &&
+                axis_order(r, v, g.order))
+              in = &v;
+          };
+          candidate(c.out);
+          for (int k2 = 0; k2 < elementwise_inputs(c); ++k2) {
+            if (!c.in[k2].is_scalar()) candidate(c.in[k2].view);
+          }
+        }
+      }
       if (g.body_count() == 0 || !fusable_reduction(r)) {
         why = Barrier::Reduction;
-      } else if (!same_shape(r.in, shape)) {
+      } else if (!in || !same_shape(*in, shape)) {
         why = Barrier::Shape;
-      } else if (!compatible(r.in, span_of(r.in), false, body) ||
-                 !fits_prologue(r.in, false, pro)) {
+      } else if (!compatible(*in, span_of(*in), false, body) || !fits_prologue(*in, false, pro)) {
         why = Barrier::Alias;
       } else {
         g.reduces = true;
+        g.axis = !r.full;
+        if (g.axis) g.axis_in = permuted(*in, g.order);
         ++g.count;
         post.clear();
         add_access(r.out, true, post);
@@ -362,8 +429,8 @@ std::string explain(const Tape& tape, const std::vector<Group>& groups) {
                        g.prologue, g.prologue == 1 ? "" : "s");
     }
     if (g.reduces && g.body_count() > 0) {
-      s += fmt::format("  epilogue: the {} of the group's values{}\n",
-                       entry_name(tape, tape.entries[g.reduce_at()]),
+      s += fmt::format("  epilogue: the {} of the group's values{}{}\n",
+                       entry_name(tape, tape.entries[g.reduce_at()]), g.axis ? " along axes" : "",
                        g.post
                            ? fmt::format(", then {} 0-d op{} on it", g.post, g.post == 1 ? "" : "s")
                            : std::string());
@@ -394,6 +461,14 @@ std::vector<ElementwiseCall> element_calls(const Tape& tape, const Group& g) {
   }
   for (size_t i = g.body_first(); i < g.body_first() + g.body_count(); ++i)
     calls.push_back(tape.entries[i].call);
+  if (g.axis) {
+    for (ElementwiseCall& c : calls) {
+      c.out = permuted(c.out, g.order);
+      for (int k = 0; k < elementwise_inputs(c); ++k) {
+        if (!c.in[k].is_scalar()) c.in[k].view = permuted(c.in[k].view, g.order);
+      }
+    }
+  }
   return calls;
 }
 

@@ -13,7 +13,8 @@
 // computed on the device) that came just before it, recomputed by every element of a generated
 // kernel instead of running as a kernel of their own; and an **epilogue**: a whole-array sum or
 // mean of a value of the body's shape, then 0-d operations on its result (the post-map, such as a
-// division by the count), run by a second, one-block kernel after the body's.
+// division by the count), run by a second, one-block kernel after the body's; or the same
+// reduction along axes of such a value (no post-map).
 #pragma once
 
 #include <cstddef>
@@ -76,8 +77,8 @@ struct Tape {
   }
 };
 
-// True for the reductions a group may end with, over the whole array: sum or mean of f16, bf16,
-// f32, f64, c64 or c128 values; max or min of any real dtype (bool and integers too).
+// True for the reductions a group may end with, over the whole array or along axes: sum or mean
+// of f16, bf16, f32, f64, c64 or c128 values; max or min of any real dtype (bool and integers too).
 bool fusable_reduction(const ReduceCall& r);
 
 // Why a group ended before the next operation (Barrier::None: the tape's end).
@@ -92,6 +93,13 @@ struct Group {
   size_t prologue = 0;
   size_t post = 0;
   bool reduces = false;
+  // An axis reduction's epilogue: a generated kernel runs the body over its dimensions in
+  // `order` (those the result keeps, in the result's order, then the reduced ones by decreasing
+  // stride), so that element (row, j) of the reduction's input is element row * R + j (R: the
+  // reduced elements of a row); `axis_in` is the view reduced, of the body's shape, in that order.
+  bool axis = false;
+  int8_t order[kMaxDims] = {};
+  StridedView axis_in;
 
   size_t body_first() const { return first + prologue; }
   size_t body_count() const { return count - prologue - post - (reduces ? 1 : 0); }
@@ -107,7 +115,17 @@ std::string explain(const Tape& tape, const std::vector<Group>& groups);
 // The calls a generated kernel of `g` computes per element: the prologue's with their views
 // broadcast to the body's shape (their 0-d outputs are stored once, by element 0), then the
 // body's.
+// With an axis epilogue, their dimensions in the group's `order`.
 std::vector<ElementwiseCall> element_calls(const Tape& tape, const Group& g);
+
+// `v` with its dimensions in `order`.
+StridedView permuted(const StridedView& v, const int8_t* order);
+
+// For an axis reduction `r` of the values of `v` (a view of the body's shape on the memory and
+// dtype `r` reads): the order of v's dimensions in which element row * R + j is element (row, j)
+// of r's input (the dimensions r keeps, in its order, then the reduced ones by decreasing stride);
+// false when r's input is not such a view of v.
+bool axis_order(const ReduceCall& r, const StridedView& v, int8_t* order);
 
 // Queues the group on its stream through `backend`, operation by operation except the body: one
 // operation as it is, several as one Backend::elementwise_group (the host backend: one pass, tile

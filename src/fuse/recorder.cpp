@@ -43,6 +43,7 @@ struct KernelCalls {
     for (size_t i = g.reduce_at() + 1; i < g.first + g.count; ++i)
       post.push_back(tape.entries[i].call);
     group.reduce = &tape.reduces[static_cast<size_t>(tape.entries[g.reduce_at()].reduce)];
+    if (g.axis) group.reduce_in = &g.axis_in;
     group.post = post.data();
     group.post_count = post.size();
   }
@@ -297,9 +298,10 @@ bool Recorder::run_generated(const Group& g, PreparedGroup* keep) {
       p.reduces = k.reduces;
       p.reduce_at = k.reduce_at;
       p.acc_bytes = k.acc_bytes;
-      const int64_t blocks = (k.elements / k.vector + kFusedThreads - 1) / kFusedThreads;
-      p.blocks =
-          std::max<int64_t>(1, std::min<int64_t>(blocks, k.reduces ? kMaxReduceBlocks : 1 << 20));
+      p.blocks = k.grid_x;
+      p.grid_y = k.grid_y;
+      p.final_blocks = k.final_blocks;
+      p.partial_count = k.partials;
       // Where each scalar of the block comes from, in generate()'s order: the element calls (the
       // prologue's, then the body's), then the post-map's.
       const auto scalars_of = [&](size_t from, size_t to) {
@@ -341,13 +343,14 @@ void Recorder::launch_prepared(const PreparedGroup& p, const std::vector<Entry>&
   }
   LaunchDims dims;
   dims.grid[0] = static_cast<uint32_t>(p.blocks);
+  dims.grid[1] = static_cast<uint32_t>(p.grid_y);
   dims.block[0] = kFusedThreads;
   Buffer* partials = nullptr;
   if (p.reduces) {
     // The partial results: the capture's scratch (it lives as long as the graph, whose launches
     // are serialized), else memory the prepared group keeps for its next run on this stream
     // (work on one stream runs in order; freed in stream order when the group goes).
-    const size_t bytes = static_cast<size_t>(p.blocks) * p.acc_bytes;
+    const size_t bytes = static_cast<size_t>(p.partial_count) * p.acc_bytes;
     void* ptr = nullptr;
     if (Capture* c = s.capture()) {
       ptr = c->scratch(s, bytes);
@@ -367,7 +370,7 @@ void Recorder::launch_prepared(const PreparedGroup& p, const std::vector<Entry>&
   p.f.main->launch(dims, s, params, LaunchSite{"cu.fuse", 0});
   if (p.reduces) {
     LaunchDims one;
-    one.grid[0] = 1;
+    one.grid[0] = static_cast<uint32_t>(p.final_blocks);
     one.block[0] = kFusedThreads;
     p.f.final->launch(one, s, params, LaunchSite{"cu.fuse", 0});
     if (partials) partials->record_use(s);

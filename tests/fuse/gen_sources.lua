@@ -108,4 +108,32 @@ for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "i8", "u16", "i32", "u32", "i
     y:min({ out = m })
   end))
 end
+-- Axis epilogues: sum and mean of every float dtype, max and min of integers, along one axis or
+-- two, of a transposed value, with a prologue, into a strided out= view.
+for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "c64", "c128", "i8", "u32", "i64", "bool" }) do
+  local floating = not dt:match("^[iub]")
+  local x = cu.rand({ 6, 5, 4 }):mul(9):astype(dt)
+  local y = cu.empty({ 6, 5, 4 }, dt)
+  local d, c = cu.ones({}, floating and dt or "i64"):astype(dt), cu.empty({}, dt)
+  local out = cu.empty({ 4, 3 }, dt)
+  local ops = floating and { "sum", "mean" } or { "max", "min" }
+  for _, op in ipairs(ops) do
+    for _, reduce in ipairs({
+      function() return y[op](y, { axis = { 2, 3 } }) end,
+      function() return y:transpose()[op](y:transpose(), { axis = 2, keepdims = true }) end,
+      function() return y[op](y, { axis = { 1, 2 }, out = out[{ {}, 1 }] }) end,
+    }) do
+      write(cu.fuse.source(function()
+        if floating then
+          cu.mul(d, 1, { out = c })
+          cu.mul(x, c, { out = y })
+        else
+          cu.maximum(d, d, { out = c })
+          cu.maximum(x, c, { out = y })
+        end
+        return reduce()
+      end))
+    end
+  end
+end
 print(count .. " sources")

@@ -327,6 +327,81 @@ T.case("max and min as epilogues: eager's values for every real dtype; a NaN win
   T.truthy(v ~= v, "a NaN wins")
 end)
 
+-- Axis reductions as epilogues: the group's kernel reduces rows of its values (any axes whose
+-- elements form one strided run, keepdims, out= strided views); the built-in reduction's values
+-- (sums and means to a relative 1e-5 of f32, 1e-12 of f64: another order of additions; max and
+-- min exactly).
+T.case("sum, mean, max and min along axes end the group: one group, two kernels, eager's values", function()
+  local cases = {
+    { { 37, 61 }, 1 }, { { 37, 61 }, 2 }, { { 4, 300, 5 }, 2 }, { { 3, 5000 }, 2 }, { { 20000, 3 }, 2 },
+    { { 2, 70000 }, 2 }, { { 6, 7, 8 }, { 2, 3 } }, { { 6, 7, 8 }, { 1, 2 } }, { { 1, 9 }, 1 },
+  }
+  local function close(got, want, dt, what)
+    if dt == "f32" or dt == "c64" or dt == "f16" then
+      local tol = dt == "f16" and 2e-3 or 1e-5
+      local err = cu.max(cu.abs(got:astype(dt == "c64" and "c128" or "f64") - want:astype(dt == "c64" and "c128" or "f64"))):item()
+      local scale = cu.max(cu.abs(want:astype(dt == "c64" and "c128" or "f64"))):item()
+      T.truthy(err <= tol * scale + 1e-6, what .. ": " .. err .. " vs scale " .. scale)
+    elseif dt == "f64" or dt == "c128" then
+      local err = cu.max(cu.abs(got - want)):item()
+      T.truthy(err <= 1e-12 * cu.max(cu.abs(want)):item() + 1e-12, what .. ": " .. err)
+    else
+      T.truthy(cu.all(got:eq(want)):item(), what)
+    end
+  end
+  for _, case in ipairs(cases) do
+    local shape, axis = case[1], case[2]
+    for _, spec in ipairs({ { "sum", "f32" }, { "mean", "f64" }, { "sum", "c64" }, { "max", "i32" }, { "min", "f32" },
+      { "mean", "f16" } }) do
+      local op, dt = spec[1], spec[2]
+      local what = string.format("%s %s {%s} axis %s", op, dt, table.concat(shape, ","),
+        type(axis) == "table" and table.concat(axis, ",") or axis)
+      local x = (cu.rand(shape, "f64") * 200 - 100):astype(dt)
+      local y = cu.empty(shape, dt)
+      local function fn(keepdims)
+        cu.mul(x, 3, { out = y })
+        cu.add(y, x, { out = y })
+        return y[op](y, { axis = axis, keepdims = keepdims })
+      end
+      local want = fn(false)
+      local l0 = cu.ledger()
+      local got = cu.fuse(fn)(false)
+      local used = cu.ledger() - l0
+      T.eq(used.fused_groups, 1, what)
+      T.eq(used.fused_kernels, cu.backend == "cuda" and 2 or 0, what)
+      T.eq(got.shape, want.shape, what)
+      close(got, want, dt, what)
+      close(y, x * 4, dt, what .. ": the body's values")
+      local kept = cu.fuse(fn)(true)
+      T.eq(kept.shape, fn(true).shape, what .. " keepdims")
+      close(kept:reshape(want.shape), want, dt, what .. " keepdims")
+    end
+  end
+  -- The rows of a transposed value, into a strided out= view; a reduction of an input the group
+  -- only reads; a prologue before an axis epilogue.
+  local x = cu.rand({ 50, 40 }, "f64")
+  local t = cu.empty({ 40, 50 }, "f64")
+  local out = cu.zeros({ 50, 3 }, "f64")
+  local col = out[{ {}, 2 }]
+  local d, c = cu.full({}, 0.5, "f64"), cu.empty({}, "f64")
+  local l0 = cu.ledger()
+  cu.fuse(function()
+    cu.mul(d, 2, { out = c })
+    cu.mul(x:transpose(), c, { out = t })
+    t:sum({ axis = 1, out = col })
+  end)()
+  local used = cu.ledger() - l0
+  T.eq(used.fused_groups, 1, "prologue, body, axis epilogue")
+  close(col, (x:transpose() * 1.0):sum({ axis = 1 }), "f64", "a strided out=")
+  T.eq(cu.sum(out[{ {}, 1 }]):item(), 0, "out's other columns untouched")
+  local twice = cu.empty({ 50, 40 }, "f64")
+  local s = cu.fuse(function()
+    cu.mul(x, 2, { out = twice })
+    return x:max({ axis = 2 })
+  end)()
+  T.truthy(cu.all(s:eq(x:max({ axis = 2 }))):item(), "max of an input")
+end)
+
 T.case("what a prologue or an epilogue cannot take ends the group", function()
   local function groups(fn)
     local path = os.tmpname()
@@ -388,7 +463,14 @@ T.case("what a prologue or an epilogue cannot take ends the group", function()
     local r = x * 2
     local _ = r:sum({ axis = 1 })
   end)
-  T.eq(#lines, 1, "an axis sum is not recorded (it flushes)")
+  T.eq(lines, { "group 1: 2 ops over {8,8}: mul | sum (end of the tape)" }, "an axis sum is an epilogue")
+  -- Reduced axes that do not merge into one run are gathered first (a copy: it flushes).
+  local x3 = cu.rand({ 4, 5, 6 })
+  lines = groups(function()
+    local r = x3 * 2
+    local _ = r:sum({ axis = { 1, 3 } })
+  end)
+  T.eq(lines, { "group 1: 1 op over {4,5,6}: mul (end of the tape)" }, "axes 1 and 3: a gather")
   -- After the epilogue's 0-d operations, anything else starts a new group.
   lines = groups(function()
     cu.mul(x, 2, { out = y })

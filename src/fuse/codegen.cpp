@@ -9,6 +9,7 @@
 #include "core/elementwise_group.hpp"
 #include "core/layout.hpp"
 #include "core/op_table.hpp"
+#include "core/reduce_acc.hpp"
 #include "fuse/plan.hpp"
 #include "fuse/prelude.hpp"
 
@@ -88,37 +89,9 @@ bool all_broadcast(const StridedView& v, int nd) {
   return true;
 }
 
-// The accumulator type of a fused reduction of `in` (kernels/reduce.cuh: small floats accumulate
-// in float; max and min compare small integers and bools as 32-bit integers, CompareType).
-DType accumulator(ReduceOp op, DType in) {
-  if (in == DType::F16 || in == DType::BF16) return DType::F32;
-  if (op == ReduceOp::Max || op == ReduceOp::Min) {
-    if (in == DType::Bool || in == DType::I8 || in == DType::I16) return DType::I32;
-    if (in == DType::U8 || in == DType::U16) return DType::U32;
-  }
-  return in;
-}
-
-// The identity of max (greater) or min over values of `acc`, as CUDA source (no <limits>).
-std::string extreme_identity(DType acc, bool greater) {
-  switch (acc) {
-    case DType::F32:
-      return greater ? "-__int_as_float(0x7f800000)" : "__int_as_float(0x7f800000)";
-    case DType::F64:
-      return greater ? "-__longlong_as_double(0x7ff0000000000000LL)"
-                     : "__longlong_as_double(0x7ff0000000000000LL)";
-    case DType::I32:
-      return greater ? "(-2147483647 - 1)" : "2147483647";
-    case DType::U32:
-      return greater ? "0u" : "4294967295u";
-    case DType::I64:
-      return greater ? "(-9223372036854775807LL - 1LL)" : "9223372036854775807LL";
-    case DType::U64:
-      return greater ? "0ull" : "18446744073709551615ull";
-    default:
-      return "Acc{}";
-  }
-}
+#define CULUA_REDUCE_ENUMERATOR(e, ...) #e,
+constexpr const char* kReduceEnumerators[] = {CULUA_REDUCE_OPS(CULUA_REDUCE_ENUMERATOR)};
+#undef CULUA_REDUCE_ENUMERATOR
 
 // The operations of one element of `calls`, on the values v0, v1, ... of `views` (slot_view: the
 // view of each operand slot, in order: out, then each array input). Marks views loaded (read
@@ -184,7 +157,7 @@ constexpr const char* kBlockReduce =
   culua_sh[threadIdx.x] = acc;
   __syncthreads();
   for (int half = 128; half > 0; half >>= 1) {
-    if (threadIdx.x < half) culua_sh[threadIdx.x] = culua_combine(culua_sh[threadIdx.x], culua_sh[threadIdx.x + half]);
+    if (threadIdx.x < half) culua_sh[threadIdx.x] = rop.combine(culua_sh[threadIdx.x], culua_sh[threadIdx.x + half]);
     __syncthreads();
   }
 )";
@@ -344,9 +317,10 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   const size_t ptr_at = 8 + 8 * static_cast<size_t>(nd);
   const size_t stride_at = ptr_at + 8 * nv;
   const size_t reduce_at = stride_at + 8 * nv * static_cast<size_t>(nd);
-  // partials, result, blocks; along axes then rows, run, tpr, the output's shape and strides.
+  // partials, result, blocks, correction; along axes then rows, run, tpr, the output's shape and
+  // strides.
   const size_t post_at =
-      reduce_at + (g.reduce ? 24 : 0) + (axis ? 24 + 16 * static_cast<size_t>(ond) : 0);
+      reduce_at + (g.reduce ? 32 : 0) + (axis ? 24 + 16 * static_cast<size_t>(ond) : 0);
   const size_t fixed_end = post_at + 8 * npv;
   const size_t scalar_at = (fixed_end + 15) / 16 * 16;
   const size_t end = scalars ? scalar_at + 16 * static_cast<size_t>(scalars) : fixed_end;
@@ -369,16 +343,17 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   if (g.reduce) {
     k.reduces = true;
     k.reduce_at = reduce_at;
-    k.acc_bytes = itemsize(accumulator(g.reduce->op, g.reduce->in.dtype));
+    k.acc_bytes = reduce_acc_bytes(g.reduce->op, g.reduce->in.dtype);
+    put(k.params, reduce_at + 24, &g.reduce->correction, 8);
     const void* out = g.reduce->out.data;
     put(k.params, reduce_at + 8, &out, 8);
     const int64_t threads = kFusedThreads;
     if (axis) {
-      put(k.params, reduce_at + 24, &rows, 8);
-      put(k.params, reduce_at + 32, &run, 8);
-      put(k.params, reduce_at + 40, &tpr, 8);
-      put(k.params, reduce_at + 48, out_view.shape, 8 * static_cast<size_t>(ond));
-      put(k.params, reduce_at + 48 + 8 * static_cast<size_t>(ond), out_view.strides,
+      put(k.params, reduce_at + 32, &rows, 8);
+      put(k.params, reduce_at + 40, &run, 8);
+      put(k.params, reduce_at + 48, &tpr, 8);
+      put(k.params, reduce_at + 56, out_view.shape, 8 * static_cast<size_t>(ond));
+      put(k.params, reduce_at + 56 + 8 * static_cast<size_t>(ond), out_view.strides,
           8 * static_cast<size_t>(ond));
       // Rows by blocks of 256 / tpr; long rows also across blocks, as many as keep about 1024
       // blocks in all with 8 elements a thread at least (their partial results combined by the
@@ -491,7 +466,8 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   s += "struct Params {\n  long long n;\n";
   s += fmt::format("  long long shape[{}];\n  const void* ptr[{}];\n  long long stride[{}][{}];\n",
                    nd, nv, nv, nd);
-  if (g.reduce) s += "  void* partials;\n  void* result;\n  long long blocks;\n";
+  if (g.reduce)
+    s += "  void* partials;\n  void* result;\n  long long blocks;\n  double correction;\n";
   if (axis) {
     s += fmt::format(
         "  long long rows;\n  long long run;\n  long long tpr;\n  long long oshape[{0}];\n"
@@ -519,50 +495,32 @@ FusedKernel generate(const GroupCalls& g, bool source) {
     s += "template <class T, int K>\nstruct alignas(sizeof(T) * K < 16 ? sizeof(T) * K : 16) "
          "CuluaChunk {\n  T v[K];\n};\n\n";
   }
-  std::string accumulate;
+  // The reduction: the built-in reductions' own functor (kernels/reduce_ops.cuh) over elements
+  // of the reduced view's type: rop.load(value, index) each element (its index along the
+  // reduction), rop.combine in a fixed tree, rop.finalize(acc, count) into the result's type.
+  const auto accumulate = [&](const std::string& value, const std::string& index) {
+    return fmt::format("acc = rop.combine(acc, rop.load({}, {}));\n", value, index);
+  };
   if (g.reduce) {
-    const ReduceOp op = g.reduce->op;
-    const DType acc = accumulator(op, g.reduce->in.dtype);
-    s += fmt::format("using Acc = {};\n", storage(acc));
-    s += R"(template <class T>
-__device__ __forceinline__ Acc culua_widen(T x) {
-  if constexpr (is_small_float<T>::value) {
-    return x.to_float();
-  } else {
-    return static_cast<Acc>(x);
-  }
-}
-)";
-    if (op == ReduceOp::Max || op == ReduceOp::Min) {
-      // As kernels/reduce.cuh MinMaxOp: a NaN wins over everything.
-      s += fmt::format(
-          "__device__ __forceinline__ Acc culua_identity() {{ return {}; }}\n"
-          "__device__ __forceinline__ Acc culua_combine(Acc a, Acc b) {{\n"
-          "  if (a != a) return a;\n  if (b != b) return b;\n"
-          "  return b {} a ? b : a;\n}}\n\n",
-          extreme_identity(acc, op == ReduceOp::Max), op == ReduceOp::Max ? ">" : "<");
-    } else {
-      s += R"(__device__ __forceinline__ Acc culua_identity() { return Acc{}; }
-template <class A>
-__device__ __forceinline__ A culua_combine(A a, A b) {
-  if constexpr (is_complex_element<A>::value) {
-    return A{a.re + b.re, a.im + b.im};
-  } else {
-    return a + b;
-  }
-}
-
-)";
-    }
-    accumulate = fmt::format("acc = culua_combine(acc, culua_widen(v{}));\n", reduce_view);
+    s += fmt::format(
+        "__device__ __forceinline__ auto culua_reduce_op(double correction) {{\n"
+        "  return reduce::reduce_functor<ReduceOp::{}, {}>(correction);\n}}\n"
+        "using CuluaReduce = decltype(culua_reduce_op(0.0));\n"
+        "using Acc = CuluaReduce::Acc;\n\n",
+        kReduceEnumerators[static_cast<int>(g.reduce->op)],
+        storage(views[static_cast<size_t>(reduce_view)].first->dtype));
     if (axis) {
-      s += R"(template <class A>
-__device__ __forceinline__ A culua_shfl_down(A a, int d) {
-  if constexpr (is_complex_element<A>::value) {
-    return A{__shfl_down_sync(0xffffffffu, a.re, d), __shfl_down_sync(0xffffffffu, a.im, d)};
-  } else {
-    return __shfl_down_sync(0xffffffffu, a, d);
-  }
+      // An accumulator moves between lanes as 32-bit words (their sizes are multiples of 4).
+      s += R"(__device__ __forceinline__ Acc culua_shfl_down(Acc a, int d) {
+  union Words {
+    Acc acc;
+    unsigned w[sizeof(Acc) / 4];
+    __device__ Words() {}
+  } u;
+  u.acc = a;
+#pragma unroll
+  for (int k = 0; k < static_cast<int>(sizeof(Acc) / 4); ++k) u.w[k] = __shfl_down_sync(0xffffffffu, u.w[k], d);
+  return u.acc;
 }
 
 )";
@@ -602,7 +560,9 @@ __device__ __forceinline__ A culua_shfl_down(A a, int d) {
     }
     return e;
   };
-  const auto element_rest = [&](const std::string& idx, const std::string& sfx) {
+  // `along`: the element's index along the reduction.
+  const auto element_rest = [&](const std::string& idx, const std::string& sfx,
+                                const std::string& along) {
     std::string e = "    culua_element(p";
     for (size_t v = 0; v < nv; ++v) e += fmt::format(", v{}{}", v, sfx);
     e += ");\n";
@@ -612,11 +572,11 @@ __device__ __forceinline__ A culua_shfl_down(A a, int d) {
           "    {2}static_cast<{0}*>(const_cast<void*>(p.ptr[{1}]))[o{1}{3}] = v{1}{3};\n",
           type_of(v), v, broadcast_written(v) ? fmt::format("if ({} == 0) ", idx) : "", sfx);
     }
-    if (g.reduce)
-      e += fmt::format("    acc = culua_combine(acc, culua_widen(v{}{}));\n", reduce_view, sfx);
+    if (g.reduce) e += "    " + accumulate(fmt::format("v{}{}", reduce_view, sfx), along);
     return e;
   };
-  const std::string elem = element_loads("i", "") + element_rest("i", "");
+  // Element i (along a full reduction, its index is i; along an axis, j).
+  const std::string elem = element_loads("i", "") + element_rest("i", "", axis ? "j" : "i");
 
   s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedKernelName);
   if (axis) {
@@ -625,6 +585,7 @@ __device__ __forceinline__ A culua_shfl_down(A a, int d) {
     // (shuffles within a warp, else shared memory), the same order every run.
     s += R"(  __shared__ alignas(16) unsigned char culua_raw[256 * sizeof(Acc)];
   Acc* const culua_sh = reinterpret_cast<Acc*>(culua_raw);
+  const CuluaReduce rop = culua_reduce_op(p.correction);
   const int tpr = static_cast<int>(p.tpr);
   const int lane = threadIdx.x & (tpr - 1);
   const int sub = threadIdx.x / tpr;
@@ -632,7 +593,7 @@ __device__ __forceinline__ A culua_shfl_down(A a, int d) {
   const long long step = (long long)gridDim.x * tpr;
   for (long long rb = blockIdx.y; rb * per < p.rows; rb += gridDim.y) {
     const long long row = rb * per + sub;
-    Acc acc = culua_identity();
+    Acc acc = rop.identity();
     if (row < p.rows) {
       for (long long j = (long long)blockIdx.x * tpr + lane; j < p.run; j += )";
     s += fmt::format("{} * step) {{\n", unroll);
@@ -651,7 +612,8 @@ __device__ __forceinline__ A culua_shfl_down(A a, int d) {
       }
       for (int u = 0; u < unroll; ++u) {
         s += fmt::format("    if (in_{}) {{\n", u);
-        s += element_rest(fmt::format("i_{}", u), fmt::format("_{}", u));
+        s += element_rest(fmt::format("i_{}", u), fmt::format("_{}", u),
+                          fmt::format("(j + {} * step)", u));
         s += "    }\n";
       }
     }
@@ -659,14 +621,14 @@ __device__ __forceinline__ A culua_shfl_down(A a, int d) {
     }
     if (tpr <= 32) {  // a row's threads in one warp: a tree of shuffles
       for (int half = tpr / 2; half > 0; half >>= 1)
-        acc = culua_combine(acc, culua_shfl_down(acc, half));
+        acc = rop.combine(acc, culua_shfl_down(acc, half));
       if (lane == 0 && row < p.rows) static_cast<Acc*>(p.partials)[row * gridDim.x + blockIdx.x] = acc;
       continue;
     }
     culua_sh[threadIdx.x] = acc;
     __syncthreads();
     for (int half = tpr / 2; half > 0; half >>= 1) {
-      if (lane < half) culua_sh[threadIdx.x] = culua_combine(culua_sh[threadIdx.x], culua_sh[threadIdx.x + half]);
+      if (lane < half) culua_sh[threadIdx.x] = rop.combine(culua_sh[threadIdx.x], culua_sh[threadIdx.x + half]);
       __syncthreads();
     }
     if (lane == 0 && row < p.rows) static_cast<Acc*>(p.partials)[row * gridDim.x + blockIdx.x] = culua_sh[threadIdx.x];
@@ -678,7 +640,9 @@ __device__ __forceinline__ A culua_shfl_down(A a, int d) {
     s += "  const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
          "  const long long step = (long long)gridDim.x * blockDim.x;\n"
          "  long long done = 0;\n";
-    if (g.reduce) s += "  Acc acc = culua_identity();\n";
+    if (g.reduce)
+      s +=
+          "  const CuluaReduce rop = culua_reduce_op(p.correction);\n  Acc acc = rop.identity();\n";
     if (vec > 1) {
       s += fmt::format("  constexpr int K = {};\n  const long long chunks = p.n / K;\n", vec);
       s += "  for (long long c = first; c < chunks; c += step) {\n    const long long b = c * K;\n";
@@ -722,7 +686,7 @@ __device__ __forceinline__ A culua_shfl_down(A a, int d) {
           s += fmt::format("      w{0}.v[j] = v{0};\n", v);
         }
       }
-      if (g.reduce) s += "      " + accumulate;
+      if (g.reduce) s += "      " + accumulate(fmt::format("v{}", reduce_view), "b + j");
       s += "    }\n";
       for (size_t v = 0; v < nv; ++v) {
         if (broadcast_written(v)) {
@@ -762,30 +726,17 @@ __device__ __forceinline__ A culua_shfl_down(A a, int d) {
   s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedFinalName);
   // The result r stored at `target` (as kernels/reduce.cuh SumOp::finalize: a mean divides by
   // `divisor`).
-  const auto store = [&](const std::string& target, const char* divisor) {
-    if (g.reduce->op != ReduceOp::Mean) {  // sum, max, min
-      s += fmt::format("  {1} = convert<{0}>(r);\n", out_type, target);
-    } else if (is_complex(out_dtype)) {
-      // numpy's complex division by n + 0i, in double.
-      s += fmt::format(
-          "  {{\n    using P = decltype({0}{{}}.re);\n"
-          "    const double re = static_cast<double>(r.re), im = static_cast<double>(r.im);\n"
-          "    const double scl = 1.0 / static_cast<double>({2});\n"
-          "    {1} = {0}{{static_cast<P>((re + im * 0.0) * scl), "
-          "static_cast<P>((im - re * 0.0) * scl)}};\n  }}\n",
-          out_type, target, divisor);
-    } else {
-      s += fmt::format("  {1} = convert<{0}>(static_cast<double>(r) / static_cast<double>({2}));\n",
-                       out_type, target, divisor);
-    }
+  const auto store = [&](const std::string& target, const char* elements) {
+    s += fmt::format("  {1} = convert<{0}>(rop.finalize(r, {2}));\n", out_type, target, elements);
   };
+  s += "  const CuluaReduce rop = culua_reduce_op(p.correction);\n";
   if (axis) {
     // A thread a row: its partial results combined in order, stored at the row's offset.
     s += "  for (long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x; row < p.rows;\n"
          "       row += (long long)gridDim.x * blockDim.x) {\n"
-         "  Acc r = culua_identity();\n"
+         "  Acc r = rop.identity();\n"
          "  for (long long b = 0; b < p.blocks; ++b)\n"
-         "    r = culua_combine(r, static_cast<const Acc*>(p.partials)[row * p.blocks + b]);\n"
+         "    r = rop.combine(r, static_cast<const Acc*>(p.partials)[row * p.blocks + b]);\n"
          "  long long o = 0, rest = row;\n";
     s += fmt::format(
         "  for (int d = {}; d >= 0; --d) {{\n"
@@ -795,9 +746,9 @@ __device__ __forceinline__ A culua_shfl_down(A a, int d) {
     s += "  }\n}\n";
     return k;
   }
-  s += "  Acc acc = culua_identity();\n"
+  s += "  Acc acc = rop.identity();\n"
        "  for (long long b = threadIdx.x; b < p.blocks; b += blockDim.x)\n"
-       "    acc = culua_combine(acc, static_cast<const Acc*>(p.partials)[b]);\n";
+       "    acc = rop.combine(acc, static_cast<const Acc*>(p.partials)[b]);\n";
   s += kBlockReduce;
   s += "  if (threadIdx.x != 0) return;\n  const Acc r = culua_sh[0];\n";
   store(fmt::format("*static_cast<{}*>(p.result)", out_type), "p.n");

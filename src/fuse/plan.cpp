@@ -122,21 +122,9 @@ int op_weight(const ElementwiseCall& c) {
 }
 
 bool fusable_reduction(const ReduceCall& r) {
-  if (r.op == ReduceOp::Max || r.op == ReduceOp::Min) {
-    return !is_complex(r.in.dtype) && r.out.dtype == r.in.dtype;
-  }
-  if (r.op != ReduceOp::Sum && r.op != ReduceOp::Mean) return false;
-  switch (r.in.dtype) {
-    case DType::F16:
-    case DType::BF16:
-    case DType::F32:
-    case DType::F64:
-    case DType::C64:
-    case DType::C128:
-      return r.out.dtype == r.in.dtype;
-    default:
-      return false;
-  }
+  // Every reduction the core makes (its result in the op's own dtype, which the generated kernel
+  // stores through the built-in functor's finalize).
+  return r.out.dtype == reduce_result_dtype(r.op, r.in.dtype);
 }
 
 const char* barrier_text(Barrier b) {
@@ -154,8 +142,7 @@ const char* barrier_text(Barrier b) {
     case Barrier::Epilogue:
       return "the group ended with its reduction and the 0-d operations on its result";
     case Barrier::Reduction:
-      return "the next operation is a reduction a group cannot end with (only a sum or mean of "
-             "floating or complex values, or max or min, of the whole array or along axes)";
+      return "the next operation is a reduction the group cannot end with";
   }
   return "";
 }

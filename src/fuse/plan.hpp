@@ -11,10 +11,10 @@
 //
 // Around that body a group may have a **prologue**: 0-d operations on 0-d values (coefficients
 // computed on the device) that came just before it, recomputed by every element of a generated
-// kernel instead of running as a kernel of their own; and an **epilogue**: a whole-array sum or
-// mean of a value of the body's shape, then 0-d operations on its result (the post-map, such as a
-// division by the count), run by a second, one-block kernel after the body's; or the same
-// reduction along axes of such a value (no post-map).
+// kernel instead of running as a kernel of their own; and an **epilogue**: a whole-array reduction
+// of a value of the body's shape, then 0-d operations on its result (the post-map, such as a
+// division by the count), run by a second, one-block kernel after the body's; or a reduction
+// along axes of such a value (no post-map).
 #pragma once
 
 #include <cstddef>
@@ -77,8 +77,9 @@ struct Tape {
   }
 };
 
-// True for the reductions a group may end with, over the whole array or along axes: sum or mean
-// of f16, bf16, f32, f64, c64 or c128 values; max or min of any real dtype (bool and integers too).
+// True for the reductions a group may end with, over the whole array or along axes: every op of
+// the op table (sum, prod, mean, norm, max, min, argmax, argmin, var, std, any, all, nan*) on
+// every dtype it accepts.
 bool fusable_reduction(const ReduceCall& r);
 
 // Why a group ended before the next operation (Barrier::None: the tape's end).

@@ -7,6 +7,7 @@
 // (the dtype the core gives the output, reduce_result_dtype).
 #include "core/dtype.hpp"
 #include "core/op_table.hpp"
+#include "core/reduce_acc.hpp"
 #include "core/reduce_call.hpp"
 #include "kernels/elementwise.cuh"
 #include "kernels/reduce.cuh"
@@ -86,6 +87,29 @@ static_assert(reductions_match<float>() && reductions_match<double>() && reducti
                   reductions_match<complex64>() && reductions_match<complex128>(),
               "op table: a reduction's functor disagrees with its row (defined dtypes or result "
               "dtype)");
+
+// The accumulators' sizes that the generated kernels of cu.fuse allocate (core/reduce_acc.hpp).
+template <class T>
+constexpr bool accumulators_match() {
+  for (int i = 0; i < kNumReduceOps; ++i) {
+    const auto op = static_cast<ReduceOp>(i);
+    const bool same = reduce::dispatch_op_typed<T>(op, 0.0, true, [&](auto f) {
+      const ReduceOp mapped = std::is_integral_v<T> ? without_nan(op) : op;
+      return sizeof(typename decltype(f)::Acc) == reduce_acc_bytes(mapped, dtype_of<T>());
+    });
+    if (!same) return false;
+  }
+  return true;
+}
+static_assert(accumulators_match<float>() && accumulators_match<double>() &&
+                  accumulators_match<half>() && accumulators_match<bfloat16>() &&
+                  accumulators_match<int8_t>() && accumulators_match<int16_t>() &&
+                  accumulators_match<int32_t>() && accumulators_match<int64_t>() &&
+                  accumulators_match<uint8_t>() && accumulators_match<uint16_t>() &&
+                  accumulators_match<uint32_t>() && accumulators_match<uint64_t>() &&
+                  accumulators_match<bool>() && accumulators_match<complex64>() &&
+                  accumulators_match<complex128>(),
+              "core/reduce_acc.hpp: an accumulator's size disagrees with its functor's Acc");
 
 }  // namespace
 }  // namespace culua::detail::kernels

@@ -136,4 +136,19 @@ for _, dt in ipairs({ "f32", "f64", "f16", "bf16", "c64", "c128", "i8", "u32", "
     end
   end
 end
+-- Every reduction of the op table as an epilogue (the built-in functors in the generated code):
+-- whole arrays of f32, f16, c64, i8 and bool, along an axis of f64 and u16 values.
+for _, op in ipairs({ "sum", "mean", "max", "min", "prod", "norm", "argmax", "argmin", "var", "std", "any", "all",
+  "nansum", "nanmean", "nanmax", "nanmin", "nanprod", "nanvar", "nanstd" }) do
+  for _, case in ipairs({ { "f32" }, { "f16" }, { "c64" }, { "i8" }, { "bool" }, { "f64", 2 }, { "u16", 1 } }) do
+    local dt, axis = case[1], case[2]
+    local x = cu.rand({ 6, 5 }):mul(9):astype(dt)
+    local y = cu.empty({ 6, 5 }, dt)
+    local function fn()
+      cu.conj(x, { out = y })
+      return y[op](y, { axis = axis })
+    end
+    if pcall(fn) then write(cu.fuse.source(fn)) end
+  end
+end
 print(count .. " sources")

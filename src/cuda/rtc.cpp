@@ -218,7 +218,7 @@ RtcBinary compile(const RtcRequest& request, const DeviceInfo& device,
                                directory.empty() ? 0 : rtc::cache_max_bytes_from_environment());
   if (cache.enabled()) {
     out.cache_path = cache.path_for(key);
-    if (auto hit = cache.load(key)) {
+    if (auto hit = cache.load(key, out.cache_path)) {
       RtcBinary cached = out;
       cached.image = std::move(hit->image);
       cached.ptx = hit->ptx;

@@ -30,7 +30,10 @@ using json = nlohmann::json;
 namespace {
 
 // Bumped whenever the file layout or the meaning of a field changes: older files become misses.
-constexpr int kFormatVersion = 1;
+// A file: one line of JSON metadata, then the key's `key_bytes` bytes (compared byte for byte: a
+// fused kernel's key holds its source, several kilobytes, which JSON would parse a character at a
+// time), then the image's `image_size` bytes.
+constexpr int kFormatVersion = 2;
 // Metadata lines longer than this are garbage, not a key.
 constexpr size_t kMaxMetadataBytes = size_t{256} << 20;
 
@@ -74,10 +77,11 @@ std::optional<CacheEntry> entry_from_metadata(const json& meta, std::string_view
       version->get<int64_t>() != kFormatVersion) {
     return std::nullopt;
   }
-  const auto stored_key = meta.find("key");
-  if (stored_key == meta.end()) return std::nullopt;
-  const std::optional<std::string> k = text_from_json(*stored_key);
-  if (!k || *k != key) return std::nullopt;
+  const auto key_bytes = meta.find("key_bytes");
+  if (key_bytes == meta.end() || !key_bytes->is_number_unsigned() ||
+      key_bytes->get<uint64_t>() != key.size()) {
+    return std::nullopt;
+  }
 
   const auto ptx = meta.find("ptx");
   const auto size = meta.find("image_size");
@@ -179,10 +183,11 @@ std::string KernelCache::path_for(std::string_view key) const {
   return (fs::path(directory_) / (hash_hex(key) + ".kernel")).string();
 }
 
-std::optional<CacheEntry> KernelCache::load(std::string_view key) const {
+std::optional<CacheEntry> KernelCache::load(std::string_view key, const std::string& path) const {
   if (!enabled()) return std::nullopt;
   try {
-    std::ifstream in(path_for(key), std::ios::binary);
+    const std::string file = path.empty() ? path_for(key) : path;
+    std::ifstream in(file, std::ios::binary);
     if (!in) return std::nullopt;
     in.seekg(0, std::ios::end);
     const std::streamoff file_size = in.tellg();
@@ -209,19 +214,22 @@ std::optional<CacheEntry> KernelCache::load(std::string_view key) const {
     uint64_t image_size = 0;
     std::optional<CacheEntry> entry = entry_from_metadata(meta, key, &image_size);
     if (!entry) return std::nullopt;
-    if (static_cast<uint64_t>(file_size) - (newline + 1) != image_size) return std::nullopt;
+    const uint64_t body = static_cast<uint64_t>(file_size) - (newline + 1);
+    if (image_size > body || body - image_size != key.size()) return std::nullopt;
 
-    entry->image.resize(static_cast<size_t>(image_size));
-    const size_t buffered = std::min(line.size() - (newline + 1), entry->image.size());
-    if (buffered > 0) std::memcpy(entry->image.data(), line.data() + newline + 1, buffered);
-    const size_t rest = entry->image.size() - buffered;
-    if (rest > 0) {
-      in.read(entry->image.data() + buffered, static_cast<std::streamsize>(rest));
-      if (static_cast<size_t>(in.gcount()) != rest) return std::nullopt;
+    // The key and the image, after the metadata line (part of them already read with it).
+    std::vector<char> rest(static_cast<size_t>(body));
+    const size_t buffered = std::min(line.size() - (newline + 1), rest.size());
+    if (buffered > 0) std::memcpy(rest.data(), line.data() + newline + 1, buffered);
+    if (rest.size() > buffered) {
+      in.read(rest.data() + buffered, static_cast<std::streamsize>(rest.size() - buffered));
+      if (static_cast<size_t>(in.gcount()) != rest.size() - buffered) return std::nullopt;
     }
+    if (!key.empty() && std::memcmp(rest.data(), key.data(), key.size()) != 0) return std::nullopt;
+    entry->image.assign(rest.begin() + static_cast<std::ptrdiff_t>(key.size()), rest.end());
     // The last use, for trim; a read-only cache simply keeps the old time.
     std::error_code ec;
-    fs::last_write_time(path_for(key), fs::file_time_type::clock::now(), ec);
+    fs::last_write_time(file, fs::file_time_type::clock::now(), ec);
     return entry;
   } catch (const std::exception&) {
     return std::nullopt;  // out of memory on a huge claimed size, or a stream error
@@ -248,7 +256,7 @@ bool KernelCache::store(std::string_view key, const CacheEntry& entry, std::stri
     }
     const detail::json::Value meta(
         detail::json::Value::Object{{"version", kFormatVersion},
-                                    {"key", text_to_json(key)},
+                                    {"key_bytes", static_cast<uint64_t>(key.size())},
                                     {"ptx", entry.ptx},
                                     {"lowered_names", std::move(names)},
                                     {"log", text_to_json(entry.log)},
@@ -265,6 +273,7 @@ bool KernelCache::store(std::string_view key, const CacheEntry& entry, std::stri
       return failed(fmt::format("cannot write {}: {}", temp_path.string(), errno_text(errno)));
     }
     const bool written = write_all(fd, head.data(), head.size()) &&
+                         write_all(fd, key.data(), key.size()) &&
                          write_all(fd, entry.image.data(), entry.image.size());
     const int write_errno = errno;
     const bool closed = ::close(fd) == 0;

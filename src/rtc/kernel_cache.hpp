@@ -44,7 +44,8 @@ class KernelCache {
   // The entry for `key`, or nullopt. Never throws: a missing, truncated, corrupt or unreadable
   // file, or one written for another key with the same hash, is a miss. A hit sets the file's
   // modification time to now, so that it records the last use (trim removes the oldest first).
-  std::optional<CacheEntry> load(std::string_view key) const;
+  // `path`: path_for(key) when the caller has it already.
+  std::optional<CacheEntry> load(std::string_view key, const std::string& path = {}) const;
   // Writes the entry (creating the directory), atomically: a temporary file in the directory,
   // then rename, so concurrent runs never see half a file; then trims the directory, keeping the
   // file just written. Never throws: returns false and sets `why` when it could not write.

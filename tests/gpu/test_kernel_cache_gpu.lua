@@ -72,10 +72,13 @@ T.case("a cached image the driver refuses is compiled afresh, stored again, and 
     local good = read(file)
     local newline = good:find("\n", 1, true)
     T.truthy(newline, "the cache file starts with its metadata line")
-    local head, image = good:sub(1, newline), good:sub(newline + 1)
+    -- The metadata line, the key's bytes, the image's.
+    local key_bytes = tonumber(good:sub(1, newline):match('"key_bytes":(%d+)'))
+    T.truthy(key_bytes, "the metadata gives the key's length")
+    local head, image = good:sub(1, newline + key_bytes), good:sub(newline + key_bytes + 1)
     T.truthy(#image > 64, "an image of " .. #image .. " bytes")
 
-    -- Same length (so the metadata still matches: a hit), ending in a zero byte. The first is not
+    -- Same length (so the metadata and the key still match: a hit), ending in a zero byte. The first is not
     -- even an ELF file; the second starts like one, so the driver itself has to refuse it.
     local junk = ("corrupt!"):rep(#image // 8 + 1):sub(1, #image - 1) .. "\0"
     local corruptions = { junk = junk, elf = "\x7fELF" .. junk:sub(5) }
@@ -90,7 +93,7 @@ T.case("a cached image the driver refuses is compiled afresh, stored again, and 
       local replaced = read(file)
       local nl = replaced:find("\n", 1, true)
       T.truthy(nl, what .. ": the replaced file has its metadata line")
-      T.truthy(replaced:sub(nl + 1) ~= bad, what .. ": the corrupt image was replaced")
+      T.truthy(replaced:sub(nl + key_bytes + 1) ~= bad, what .. ": the corrupt image was replaced")
       -- The fresh entry is a good hit.
       out, code = run_child(dir)
       T.eq(code, 0, what .. ": " .. out)

@@ -339,8 +339,9 @@ T.case("sum, mean, max and min along axes end the group: one group, two kernels,
   local function close(got, want, dt, what)
     if dt == "f32" or dt == "c64" or dt == "f16" then
       local tol = dt == "f16" and 2e-3 or 1e-5
-      local err = cu.max(cu.abs(got:astype(dt == "c64" and "c128" or "f64") - want:astype(dt == "c64" and "c128" or "f64"))):item()
-      local scale = cu.max(cu.abs(want:astype(dt == "c64" and "c128" or "f64"))):item()
+      local wide = dt == "c64" and "c128" or "f64"
+      local err = cu.max(cu.abs(got:astype(wide) - want:astype(wide))):item()
+      local scale = cu.max(cu.abs(want:astype(wide))):item()
       T.truthy(err <= tol * scale + 1e-6, what .. ": " .. err .. " vs scale " .. scale)
     elseif dt == "f64" or dt == "c128" then
       local err = cu.max(cu.abs(got - want)):item()

@@ -240,39 +240,48 @@ TEST_CASE("kernel cache: truncated, extended and garbage files are misses", "[ke
     CHECK_FALSE(cache.load(key).has_value());
   }
   SECTION("valid JSON of the wrong shape") {
-    const std::string image = good.substr(newline + 1);
+    // After the metadata line: the key's bytes, then the image's.
+    const std::string image = good.substr(newline + 1 + key.size());
     const std::string size = std::to_string(image.size());
     const std::string rest = "\"ptx\":false,\"lowered_names\":[],\"log\":\"\",\"compile_ms\":1,";
+    const std::string v2 = "{\"version\":2,\"key_bytes\":7,";
     const std::string bad_heads[] = {
         "[]",
         "null",
         "42",
         "\"the key\"",
         "{}",
-        "{\"version\":1,\"key\":\"the key\"," + rest + "\"image_size\":-1}",
-        "{\"version\":1,\"key\":\"the key\"," + rest + "\"image_size\":\"" + size + "\"}",
-        "{\"version\":2,\"key\":\"the key\"," + rest + "\"image_size\":" + size + "}",
-        "{\"version\":1,\"key\":42," + rest + "\"image_size\":" + size + "}",
-        "{\"version\":1,\"key\":{\"hex\":\"zz\"}," + rest + "\"image_size\":" + size + "}",
-        "{\"version\":1,\"key\":\"the key\",\"ptx\":0,\"lowered_names\":[],\"log\":\"\","
-        "\"compile_ms\":1,\"image_size\":" +
+        v2 + rest + "\"image_size\":-1}",
+        v2 + rest + "\"image_size\":\"" + size + "\"}",
+        "{\"version\":1,\"key_bytes\":7," + rest + "\"image_size\":" + size + "}",
+        "{\"version\":3,\"key_bytes\":7," + rest + "\"image_size\":" + size + "}",
+        "{\"version\":2,\"key_bytes\":8," + rest + "\"image_size\":" + size + "}",
+        "{\"version\":2,\"key_bytes\":\"7\"," + rest + "\"image_size\":" + size + "}",
+        "{\"version\":2," + rest + "\"image_size\":" + size + "}",
+        v2 + "\"ptx\":0,\"lowered_names\":[],\"log\":\"\",\"compile_ms\":1,\"image_size\":" + size +
+            "}",
+        v2 +
+            "\"ptx\":false,\"lowered_names\":[[\"a\"]],\"log\":\"\",\"compile_ms\":1,\"image_"
+            "size\":" +
             size + "}",
-        "{\"version\":1,\"key\":\"the key\",\"ptx\":false,\"lowered_names\":[[\"a\"]],"
-        "\"log\":\"\",\"compile_ms\":1,\"image_size\":" +
-            size + "}",
-        "{\"version\":1,\"key\":\"the key\",\"ptx\":false,\"lowered_names\":[],\"log\":\"\","
-        "\"compile_ms\":1,\"image_size\":18446744073709551615}",
-        "{\"version\":1,\"key\":\"the key\"," + rest + "\"image_size\":" + size,
+        v2 + rest + "\"image_size\":18446744073709551615}",
+        v2 + rest + "\"image_size\":" + size,
     };
     for (const std::string& head : bad_heads) {
       INFO(head);
-      write_file(path, head + "\n" + image);
+      write_file(path, head + "\n" + key + image);
       CHECK_FALSE(cache.load(key).has_value());
     }
-    // The same layout with everything right loads: the cases above fail for their one reason.
+    // Another key of the same length after the metadata; a file of the first format.
+    write_file(path, v2 + rest + "\"image_size\":" + size + "}\nthe kez" + image);
+    CHECK_FALSE(cache.load(key).has_value());
     write_file(path, "{\"version\":1,\"key\":\"the key\"," + rest + "\"image_size\":" + size +
                          "}\n" + image);
+    CHECK_FALSE(cache.load(key).has_value());
+    // The same layout with everything right loads: the cases above fail for their one reason.
+    write_file(path, v2 + rest + "\"image_size\":" + size + "}\n" + key + image);
     CHECK(cache.load(key).has_value());
+    CHECK(cache.load(key, path).has_value());
   }
   SECTION("a directory where the file should be") {
     fs::remove(path);
@@ -755,14 +764,16 @@ TEST_CASE("kernel cache: a cached image the driver refuses is compiled afresh", 
   CHECK(hit->image == first->image);
 
   // The file's image bytes replaced by junk of the same length: still a hit for the cache (its
-  // metadata is intact), refused by the driver.
+  // metadata and key are intact), refused by the driver.
   const size_t newline = good_file.find('\n');
   REQUIRE(newline != std::string::npos);
-  std::string corrupt = good_file.substr(0, newline + 1);
+  const size_t image_at = newline + 1 + first->key.size();
+  REQUIRE(good_file.compare(newline + 1, first->key.size(), first->key) == 0);
+  std::string corrupt = good_file.substr(0, image_at);
   while (corrupt.size() < good_file.size()) corrupt += "corrupt!";
   corrupt.resize(good_file.size());
   write_file(first->cache_path, corrupt);
-  const std::string junk = corrupt.substr(newline + 1);
+  const std::string junk = corrupt.substr(image_at);
 
   accept = false;
   const auto again = compile(saxpy(), usable);
@@ -779,7 +790,7 @@ TEST_CASE("kernel cache: a cached image the driver refuses is compiled afresh", 
   const std::string replaced = read_file(again->cache_path);
   const size_t replaced_newline = replaced.find('\n');
   REQUIRE(replaced_newline != std::string::npos);
-  CHECK(replaced.substr(replaced_newline + 1) ==
+  CHECK(replaced.substr(replaced_newline + 1 + first->key.size()) ==
         std::string(again->image.begin(), again->image.end()));
 
   // The fresh file is a hit again.

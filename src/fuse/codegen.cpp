@@ -10,6 +10,7 @@
 #include "core/layout.hpp"
 #include "core/op_table.hpp"
 #include "core/reduce_acc.hpp"
+#include "fuse/codegen_text.hpp"
 #include "fuse/plan.hpp"
 #include "fuse/prelude.hpp"
 
@@ -22,7 +23,27 @@ constexpr const char* kBinaryFunctors[] = {CULUA_BINARY_OPS(CULUA_FUNCTOR_NAME)}
 constexpr const char* kUnaryFunctors[] = {CULUA_UNARY_OPS(CULUA_FUNCTOR_NAME)};
 #undef CULUA_FUNCTOR_NAME
 
-// The C++ element type of a dtype in the prelude.
+struct View {
+  const StridedView* first;  // the coalesced view
+  bool written = false;
+  bool loaded = false;
+};
+
+bool same_view(const StridedView& a, const StridedView& b, int nd) {
+  if (a.data != b.data || a.dtype != b.dtype) return false;
+  for (int d = 0; d < nd; ++d) {
+    if (a.strides[d] != b.strides[d]) return false;
+  }
+  return true;
+}
+
+void put(std::vector<unsigned char>& block, size_t offset, const void* value, size_t bytes) {
+  if (block.size() < offset + bytes) block.resize(offset + bytes);
+  std::memcpy(block.data() + offset, value, bytes);
+}
+
+}  // namespace
+
 const char* storage(DType t) {
   switch (t) {
     case DType::F32:
@@ -59,27 +80,6 @@ const char* storage(DType t) {
   return "void";
 }
 
-struct View {
-  const StridedView* first;  // the coalesced view
-  bool written = false;
-  bool loaded = false;
-};
-
-bool same_view(const StridedView& a, const StridedView& b, int nd) {
-  if (a.data != b.data || a.dtype != b.dtype) return false;
-  for (int d = 0; d < nd; ++d) {
-    if (a.strides[d] != b.strides[d]) return false;
-  }
-  return true;
-}
-
-void put(std::vector<unsigned char>& block, size_t offset, const void* value, size_t bytes) {
-  if (block.size() < offset + bytes) block.resize(offset + bytes);
-  std::memcpy(block.data() + offset, value, bytes);
-}
-
-}  // namespace
-
 namespace {
 
 bool all_broadcast(const StridedView& v, int nd) {
@@ -88,10 +88,6 @@ bool all_broadcast(const StridedView& v, int nd) {
   }
   return true;
 }
-
-#define CULUA_REDUCE_ENUMERATOR(e, ...) #e,
-constexpr const char* kReduceEnumerators[] = {CULUA_REDUCE_OPS(CULUA_REDUCE_ENUMERATOR)};
-#undef CULUA_REDUCE_ENUMERATOR
 
 // The operations of one element of `calls`, on the values v0, v1, ... of `views` (slot_view: the
 // view of each operand slot, in order: out, then each array input). Marks views loaded (read
@@ -148,19 +144,6 @@ std::string element_ops(const ElementwiseCall* calls, size_t count,
   }
   return ops;
 }
-
-// The block's combination of each thread's `acc` (256 threads, a fixed tree: the same order every
-// run), left in culua_sh[0].
-constexpr const char* kBlockReduce =
-    R"(  __shared__ alignas(16) unsigned char culua_raw[256 * sizeof(Acc)];
-  Acc* const culua_sh = reinterpret_cast<Acc*>(culua_raw);
-  culua_sh[threadIdx.x] = acc;
-  __syncthreads();
-  for (int half = 128; half > 0; half >>= 1) {
-    if (threadIdx.x < half) culua_sh[threadIdx.x] = rop.combine(culua_sh[threadIdx.x], culua_sh[threadIdx.x + half]);
-    __syncthreads();
-  }
-)";
 
 }  // namespace
 
@@ -502,29 +485,8 @@ FusedKernel generate(const GroupCalls& g, bool source) {
     return fmt::format("acc = rop.combine(acc, rop.load({}, {}));\n", value, index);
   };
   if (g.reduce) {
-    s += fmt::format(
-        "__device__ __forceinline__ auto culua_reduce_op(double correction) {{\n"
-        "  return reduce::reduce_functor<ReduceOp::{}, {}>(correction);\n}}\n"
-        "using CuluaReduce = decltype(culua_reduce_op(0.0));\n"
-        "using Acc = CuluaReduce::Acc;\n\n",
-        kReduceEnumerators[static_cast<int>(g.reduce->op)],
-        storage(views[static_cast<size_t>(reduce_view)].first->dtype));
-    if (axis) {
-      // An accumulator moves between lanes as 32-bit words (their sizes are multiples of 4).
-      s += R"(__device__ __forceinline__ Acc culua_shfl_down(Acc a, int d) {
-  union Words {
-    Acc acc;
-    unsigned w[sizeof(Acc) / 4];
-    __device__ Words() {}
-  } u;
-  u.acc = a;
-#pragma unroll
-  for (int k = 0; k < static_cast<int>(sizeof(Acc) / 4); ++k) u.w[k] = __shfl_down_sync(0xffffffffu, u.w[k], d);
-  return u.acc;
-}
-
-)";
-    }
+    s += reduce_functor_text(g.reduce->op, views[static_cast<size_t>(reduce_view)].first->dtype,
+                             axis);
   }
   // Element `idx`: its offset in each view and its loads (names with the suffix `sfx`), then the
   // operations and the stores.
@@ -580,62 +542,13 @@ FusedKernel generate(const GroupCalls& g, bool source) {
 
   s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedKernelName);
   if (axis) {
-    // Rows of the reduction by blocks of 256 / tpr rows, tpr threads a row (with gridDim.x > 1,
-    // a long row across blocks too); each row's threads combine their values in a fixed tree
-    // (shuffles within a warp, else shared memory), the same order every run.
-    s += R"(  __shared__ alignas(16) unsigned char culua_raw[256 * sizeof(Acc)];
-  Acc* const culua_sh = reinterpret_cast<Acc*>(culua_raw);
-  const CuluaReduce rop = culua_reduce_op(p.correction);
-  const int tpr = static_cast<int>(p.tpr);
-  const int lane = threadIdx.x & (tpr - 1);
-  const int sub = threadIdx.x / tpr;
-  const int per = blockDim.x / tpr;
-  const long long step = (long long)gridDim.x * tpr;
-  for (long long rb = blockIdx.y; rb * per < p.rows; rb += gridDim.y) {
-    const long long row = rb * per + sub;
-    Acc acc = rop.identity();
-    if (row < p.rows) {
-      for (long long j = (long long)blockIdx.x * tpr + lane; j < p.run; j += )";
-    s += fmt::format("{} * step) {{\n", unroll);
-    if (unroll == 1) {
-      s += "        const long long i = row * p.run + j;\n";
-      s += elem;
-    } else {
-      // All loads first (an element past the row loads element j again and is dropped): the
-      // stores between them would keep the compiler from issuing them together.
-      for (int u = 0; u < unroll; ++u) {
-        s += fmt::format(
-            "    const bool in_{0} = j + {0} * step < p.run;\n"
-            "    const long long i_{0} = row * p.run + (in_{0} ? j + {0} * step : j);\n",
-            u);
-        s += element_loads(fmt::format("i_{}", u), fmt::format("_{}", u));
-      }
-      for (int u = 0; u < unroll; ++u) {
-        s += fmt::format("    if (in_{}) {{\n", u);
-        s += element_rest(fmt::format("i_{}", u), fmt::format("_{}", u),
-                          fmt::format("(j + {} * step)", u));
-        s += "    }\n";
-      }
-    }
-    s += R"(      }
-    }
-    if (tpr <= 32) {  // a row's threads in one warp: a tree of shuffles
-      for (int half = tpr / 2; half > 0; half >>= 1)
-        acc = rop.combine(acc, culua_shfl_down(acc, half));
-      if (lane == 0 && row < p.rows) static_cast<Acc*>(p.partials)[row * gridDim.x + blockIdx.x] = acc;
-      continue;
-    }
-    culua_sh[threadIdx.x] = acc;
-    __syncthreads();
-    for (int half = tpr / 2; half > 0; half >>= 1) {
-      if (lane < half) culua_sh[threadIdx.x] = rop.combine(culua_sh[threadIdx.x], culua_sh[threadIdx.x + half]);
-      __syncthreads();
-    }
-    if (lane == 0 && row < p.rows) static_cast<Acc*>(p.partials)[row * gridDim.x + blockIdx.x] = culua_sh[threadIdx.x];
-    __syncthreads();
-  }
-}
-)";
+    s += axis_kernel_body(
+        unroll, elem,
+        [&](int u) { return element_loads(fmt::format("i_{}", u), fmt::format("_{}", u)); },
+        [&](int u) {
+          return element_rest(fmt::format("i_{}", u), fmt::format("_{}", u),
+                              fmt::format("(j + {} * step)", u));
+        });
   } else {
     s += "  const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
          "  const long long step = (long long)gridDim.x * blockDim.x;\n"
@@ -715,65 +628,10 @@ FusedKernel generate(const GroupCalls& g, bool source) {
   }
   if (!g.reduce) return k;
 
-  // The second kernel: one block combines the partial results in a fixed order, stores the
-  // result (as kernels/reduce.cuh SumOp::finalize), then runs the post-map once.
-  const DType out_dtype = g.reduce->out.dtype;
-  const char* out_type = storage(out_dtype);
-  s += "\n__device__ __forceinline__ void culua_post(const Params& p";
-  for (size_t v = 0; v < npv; ++v)
-    s += fmt::format(", {}& v{}", storage(post_views[v].first->dtype), v);
-  s += ") {\n" + post_ops + "}\n\n";
-  s += fmt::format("extern \"C\" __global__ void {}(const Params p) {{\n", kFusedFinalName);
-  // The result r stored at `target` (as kernels/reduce.cuh SumOp::finalize: a mean divides by
-  // `divisor`).
-  const auto store = [&](const std::string& target, const char* elements) {
-    s += fmt::format("  {1} = convert<{0}>(rop.finalize(r, {2}));\n", out_type, target, elements);
-  };
-  s += "  const CuluaReduce rop = culua_reduce_op(p.correction);\n";
-  if (axis) {
-    // A thread a row: its partial results combined in order, stored at the row's offset.
-    s += "  for (long long row = blockIdx.x * (long long)blockDim.x + threadIdx.x; row < p.rows;\n"
-         "       row += (long long)gridDim.x * blockDim.x) {\n"
-         "  Acc r = rop.identity();\n"
-         "  for (long long b = 0; b < p.blocks; ++b)\n"
-         "    r = rop.combine(r, static_cast<const Acc*>(p.partials)[row * p.blocks + b]);\n"
-         "  long long o = 0, rest = row;\n";
-    s += fmt::format(
-        "  for (int d = {}; d >= 0; --d) {{\n"
-        "    o += (rest % p.oshape[d]) * p.ostride[d];\n    rest /= p.oshape[d];\n  }}\n",
-        ond - 1);
-    store(fmt::format("static_cast<{}*>(p.result)[o]", out_type), "p.run");
-    s += "  }\n}\n";
-    return k;
-  }
-  s += "  Acc acc = rop.identity();\n"
-       "  for (long long b = threadIdx.x; b < p.blocks; b += blockDim.x)\n"
-       "    acc = rop.combine(acc, static_cast<const Acc*>(p.partials)[b]);\n";
-  s += kBlockReduce;
-  s += "  if (threadIdx.x != 0) return;\n  const Acc r = culua_sh[0];\n";
-  store(fmt::format("*static_cast<{}*>(p.result)", out_type), "p.n");
-  if (g.post_count) {
-    for (size_t v = 0; v < npv; ++v) {
-      const char* t = storage(post_views[v].first->dtype);
-      if (!post_views[v].loaded) {
-        s += fmt::format("  {} v{};\n", t, v);
-      } else if (post_views[v].first->dtype == DType::Bool) {
-        s +=
-            fmt::format("  bool v{0} = *static_cast<const unsigned char*>(p.post[{0}]) != 0;\n", v);
-      } else {
-        s += fmt::format("  {0} v{1} = *static_cast<const {0}*>(p.post[{1}]);\n", t, v);
-      }
-    }
-    s += "  culua_post(p";
-    for (size_t v = 0; v < npv; ++v) s += fmt::format(", v{}", v);
-    s += ");\n";
-    for (size_t v = 0; v < npv; ++v) {
-      if (post_views[v].written)
-        s += fmt::format("  *static_cast<{0}*>(p.post[{1}]) = v{1};\n",
-                         storage(post_views[v].first->dtype), v);
-    }
-  }
-  s += "}\n";
+  // The second kernel (fuse/codegen_reduce.cpp).
+  std::vector<PostView> post;
+  for (const View& v : post_views) post.push_back({v.first->dtype, v.loaded, v.written});
+  s += final_kernel_text(*g.reduce, axis, ond, post, post_ops);
   return k;
 }
 

@@ -2513,9 +2513,9 @@ function cu.graph(fn, opts) end
 --- backend. 0-d operations on 0-d values just before a group are its prologue (every element
 --- recomputes them); a reduction (any of them, whole-array or along axes) of a value of the
 --- group's shape is its epilogue (a second kernel combines the partial results), then, after a
---- whole-array one, 0-d operations on the result. Anything else (a reduction the group cannot end
---- with, a copy, :item(), an element read, a sync, an event, a free) first runs what was recorded,
---- so results are those of eager code. A Lua error inside fn
+--- whole-array one, 0-d operations on the result; a reduction that cannot end a group is recorded
+--- too and runs as the built-in one in its place. Anything else (a copy, :item(), an element read,
+--- a sync, an event, a free) first runs what was recorded, so results are those of eager code. A Lua error inside fn
 --- runs what was recorded and is raised again. CULUA_FUSE=0 runs fn eagerly; cu.ledger() counts
 --- fused_ops and fused_groups. See docs/fusion.md.
 ---@class cu.fuse

@@ -226,8 +226,8 @@ void Recorder::flush() {
   if (monitor_.strict > 0 && !freeing_) {
     const std::string site = monitor_.site ? monitor_.site() : std::string();
     fail(ErrorKind::Strict,
-         "{}an operation inside cu.fuse that is not recorded (a reduction it cannot end a group "
-         "with, a copy, a wait, an event, ...) ran the operations recorded before it: an early "
+         "{}an operation inside cu.fuse that is not recorded (a copy, a wait, an event, a "
+         "reduction on another stream, ...) ran the operations recorded before it: an early "
          "flush inside cu.strict (it splits the fused groups); move it out of the fused "
          "function, or out of cu.strict",
          site.empty() ? "" : site + ": ");

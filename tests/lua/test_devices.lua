@@ -110,4 +110,4 @@ if n >= 2 then
 end
 if n >= 3 then M.pair_cases(n - 1, 1) end
 
-T.run()
+os.exit(T.run())

@@ -149,4 +149,4 @@ T.case("the standard's constants cu.e, cu.pi, cu.inf, cu.nan", function()
   T.eq(cu.full({ 2 }, cu.inf):totable(), { math.huge, math.huge })
 end)
 
-T.run()
+os.exit(T.run())

@@ -315,4 +315,4 @@ T.case("many rows split over the host pool give the same result as one by one", 
   S.check_runtime("after the pool test")
 end)
 
-T.run()
+os.exit(T.run())

@@ -473,4 +473,4 @@ T.case("an empty function gives an empty graph", function()
   T.eq(g.launches, 4)
 end)
 
-T.run()
+os.exit(T.run())

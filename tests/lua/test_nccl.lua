@@ -322,4 +322,4 @@ T.case("timeout=: checked; a communicator with a timeout works as any other", fu
   same(comm:allgather(x):reshape(5000), values(5000, "f64", 3), "nonblocking allgather")
 end)
 
-T.run()
+os.exit(T.run())

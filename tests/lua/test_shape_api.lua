@@ -306,4 +306,4 @@ T.case("every dtype moves through flip, take, masks and concat", function()
   end
 end)
 
-T.run()
+os.exit(T.run())

@@ -464,4 +464,4 @@ T.case("bad arguments", function()
   S.raises(function() cu.searchsorted(a, freed) end, { "searchsorted" })
 end)
 
-T.run()
+os.exit(T.run())

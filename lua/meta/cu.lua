@@ -2865,6 +2865,90 @@ function cu.trace.summary(opts) end
 ---@return boolean
 function cu.trace.recording() end
 
+-- ## Profiling
+
+--- Options of cu.profile.
+---@class cu.ProfileOptions
+---@field limit? integer device rows kept (default 1e6; later ones are counted as dropped)
+---@field print? boolean print the tables when fn returns (default false)
+
+--- Runs fn and returns the profile of what it queued: every kernel, copy and fill that ran on the
+--- device, with its device start and end (CUPTI's activity records on CUDA: a cuBLAS product or a
+--- graph shows each of its kernels; the host streams' task times on the host backend), joined to
+--- the script line that queued it. Waits for the device at the end. Inside another profile (or
+--- culua --profile) it reports its own part of that recording. docs/profiling.md.
+---@param fn fun()
+---@param opts? cu.ProfileOptions
+---@return cu.Profile
+function cu.profile(fn, opts) end
+
+--- What cu.profile returns. tostring(p) is the tables.
+---@class cu.Profile
+---@field backend string
+---@field source string where the device rows came from
+---@field span_ms number first device start to last device end
+---@field busy_ms number time some row ran (per device, summed)
+---@field idle_ms number span minus busy: the device waiting
+---@field gaps integer idle intervals between rows
+---@field device_ms number device time of all rows
+---@field records integer rows
+---@field operations integer operations culua queued
+---@field dropped integer rows past the limit
+---@field kernels cu.ProfileRow[] by kernel name, the largest total first
+---@field lines cu.ProfileRow[] by script line, the largest total first
+---@field largest_gaps {device:integer,at_ms:number,ms:number,after:string,before:string}[] up to 5
+---@field rows cu.ProfileRecord[] every row, in device order
+local Profile = {}
+
+--- Prints the tables (the largest `top` rows of each, default 15; 0: all); returns p.
+---@param top? integer
+---@return cu.Profile
+function Profile:print(top) end
+
+--- The whole profile as JSON (summary, both tables, gaps, every row), or written to `file`
+--- (returns p then).
+---@param file? string
+---@return string|cu.Profile
+function Profile:json(file) end
+
+--- One line per row as CSV (its fields and its script line), or written to `file` (returns p).
+---@param file? string
+---@return string|cu.Profile
+function Profile:csv(file) end
+
+--- A row of a profile's tables.
+---@class cu.ProfileRow
+---@field name? string by kernel: its name
+---@field kind? string by kernel: "kernel", "copy", "memset"
+---@field line? string by line: "script.lua:12"
+---@field operations? string by line: the culua operations it queued
+---@field calls integer
+---@field total_ms number
+---@field mean_us number
+---@field min_us number
+---@field max_us number
+---@field share number of the device time of all rows
+---@field idle_before_ms number device idle just before this row's work started
+
+--- One thing that ran on the device.
+---@class cu.ProfileRecord
+---@field name string
+---@field kind string
+---@field device integer
+---@field stream integer
+---@field start_us number from the profile's first row
+---@field end_us number
+---@field duration_us number
+---@field line string the script line that queued it ("" when none)
+---@field operation? string the culua operation
+---@field grid? integer[] kernels (CUDA)
+---@field block? integer[]
+---@field registers? integer per thread
+---@field static_shared? integer bytes per block
+---@field dynamic_shared? integer
+---@field bytes? integer copies and fills
+---@field graph? integer the graph it ran in
+
 --- What cu.trace.stop and cu.trace.summary return.
 ---@class cu.TraceSummary
 ---@field span_ms number from the first operation's start to the last one's end
@@ -2901,6 +2985,7 @@ function cu.trace.recording() end
 ---@field flops? number floating-point operations of one call, for TFLOPs
 ---@field stream? cu.Stream the stream timed; current while fn runs
 ---@field graph? boolean also capture fn as a graph and time its launches: res.graph, res.graph_speedup
+---@field counters? boolean|string[] hardware counters (CUDA; CUPTI's range profiler, fn replayed once per pass): true for culua's set, or a list of Nsight Compute metric names; res.counters, res.verdict, res.bound (docs/profiling.md)
 
 --- Times fn (or the launches of a graph) as nvbench does: warm-up, cold samples (L2 flushed, the stream drained, fn's work held
 --- behind a short gate so the events time the device alone), a noise-based stopping rule, hot
@@ -2942,7 +3027,43 @@ function cu.bench(fn, opts) end
 ---@field graph? cu.BenchResult with {graph=true}: the same function timed as a graph
 ---@field graph_speedup? number with {graph=true}: eager gpu median / graph gpu median
 ---@field graph_nodes? integer with {graph=true}: the nodes of that graph
+---@field counters? cu.BenchCounters with {counters=...}: what the hardware counted
+---@field verdict? string with {counters=...}: memory-, compute- or latency-bound, with the share of the peak that decided it
+---@field bound? "memory"|"compute"|"latency" with {counters=...}: the verdict's word
 local BenchResult = {}
+
+--- Plots the result's point on the roofline of its device (a result with counters): the
+--- measured DRAM bandwidth and each precision's FLOP peak as roofs. Needs gnuplot. Returns the file.
+---@param opts string|{kind?:"roofline",file:string,title?:string} a file name (.png or .svg) or options
+---@return string
+function BenchResult:plot(opts) end
+
+--- What cu.bench{counters=...} measured (shares are 0..1; rates over the benchmark's median
+--- device time; NaN-valued figures are left out). docs/profiling.md.
+---@class cu.BenchCounters
+---@field metrics table<string, number> every metric asked for, as CUPTI evaluated it over the range
+---@field unsupported string[] metrics the chip does not count
+---@field passes integer how many times fn ran for the replay
+---@field chip string "GH100"
+---@field time_ms number the benchmark's device time per call (the time base)
+---@field range_ms number the profiled range's duration (it also holds the profiler's own start and stop)
+---@field dram_read_bytes? number
+---@field dram_write_bytes? number
+---@field dram_GBps? number (read + write) / time_ms
+---@field dram_share? number dram_GBps / the measured copy peak
+---@field dram_throughput? number DRAM throughput as a share of its peak (CUPTI's, rescaled to time_ms)
+---@field sm_throughput? number SM "speed of light": share of peak
+---@field memory_throughput? number memory "speed of light": share of peak
+---@field occupancy? number achieved occupancy: active warps / the SM's maximum
+---@field l1_hit_rate? number
+---@field l2_hit_rate? number
+---@field flops {fp64?:number,fp32?:number,fp16?:number} floating-point operations (an FMA counts 2)
+---@field tensor_instructions? number tensor-pipe instructions (warp level; not FLOPs)
+---@field TFLOPs? number all FLOPs / time_ms / 1e12
+---@field flops_share? number the main precision's FLOP rate / its peak
+---@field precision? string the precision with the most FLOPs
+---@field intensity? number FLOPs per DRAM byte (the roofline's x)
+---@field peaks {dram_GBps:number,dram_how:string,fp64_TFLOPs?:number,fp32_TFLOPs?:number,fp16_TFLOPs?:number,flops_how:string} the device's peaks, and where each came from
 
 --- The whole result as JSON (tables with keys 1..n become arrays).
 ---@param indent? integer spaces per level (default: one line)
@@ -3032,7 +3153,7 @@ function SweepResults:write_json(path) end
 function SweepResults:write_csv(path) end
 
 --- Plots the sweep (x = the first axis, y = its metric, one series per value of the other axes,
---- unless opts say otherwise); returns the file.
+--- unless opts say otherwise; kind = "roofline": each point with counters on the device's roofline); returns the file.
 ---@param opts string|cu.PlotOptions a file name or options
 ---@return string
 function SweepResults:plot(opts) end
@@ -3048,6 +3169,7 @@ function SweepResults:plot(opts) end
 ---@field title? string
 ---@field xlabel? string
 ---@field ylabel? string
+---@field kind? "lines"|"roofline" "roofline": each row's counters (cu.bench{counters=...}) against the device's roofs; x=, y= not needed
 
 --- Plots rows (a list of tables, or sweep results) with gnuplot into a .png or .svg file; returns
 --- the file. x=, y= and file= are required (checked in that order). Rows without a number at y

@@ -13,7 +13,7 @@
 -- repetitions (CI runs it on the host backend so that the suite cannot rot).
 
 local GROUPS = { "startup", "launch", "add1k", "graph", "bandwidth", "transfer", "alloc", "matmul", "arrays",
-  "fuse", "host" }
+  "fuse", "profile", "host" }
 
 -- Command line --------------------------------------------------------------------------------
 
@@ -211,7 +211,7 @@ local function peers_args(ops)
     cfg.sort_keys, cfg.fft_points, cfg.reduce_bytes)
 end
 local function run_others(ops)
-  if ops == "host" then return end -- the host group runs its own producers (culua_groups.host)
+  if ops == "host" or ops == "profile" then return end -- culua only (their own producers, or none)
   if ops == "fuse" then -- the RK4 loop's native floors and peers (their own command lines)
     local rk = cfg.rk4
     local args = string.format("--n %d --steps %d --reps %d", rk.n, rk.steps, rk.reps)
@@ -342,6 +342,52 @@ function culua_groups.launch()
     for r = 1, cfg.reps do t[r] = host_us(function() k0(); s:sync() end, 1000) end
     add_record(summary("sync_empty", nil, "us", t, "kc(); s:sync()", 1000))
   end)
+end
+
+-- The profile group (docs/profiling.md): what activity tracing (cu.profile) costs, on the
+-- launch-bound rows and on a kernel of about 100 us and more, each measured off and on in turns
+-- in the same run (events around the loop; the profile's own collection comes after them).
+function culua_groups.profile()
+  local _ <close> = cu.use_stream(s)
+  local forms = {}
+  if cu.backend == "cuda" then
+    local m = cu.compile(EMPTY_SOURCE)
+    local buf = cu.ones(256)
+    local kc = m.empty4:configure({ grid = 1, block = 1, stream = s })
+    forms[#forms + 1] = { "launch_rtc4", function() kc(buf, buf, 1.5, 256) end,
+      "kc(...) with kc = k:configure(cfg), empty kernel", cfg.launches }
+  end
+  local a, b, c = cu.rand(1024), cu.rand(1024), cu.empty(1024)
+  forms[#forms + 1] = { "launch_add1k", function() cu.add(a, b, { out = c }) end, "cu.add(a, b, {out = c}), 1024 f32",
+    cfg.launches }
+  local n = opt.quick and (1 << 16) or (64 << 20) -- 3 x 256 MiB: about 200 us on an H200
+  local A, B, C = cu.rand(n), cu.rand(n), cu.empty(n)
+  forms[#forms + 1] = { "add_large", function() cu.add(A, B, { out = C }) end,
+    string.format("cu.add(a, b, {out = c}), %d f32", n), opt.quick and 20 or 200 }
+  for _, form in ipairs(forms) do
+    local name, fn, how, N = form[1], form[2], form[3], form[4]
+    measure("profile_off_" .. name, nil, function()
+      for _ = 1, math.min(N, 1000) do fn() end
+      s:sync()
+      local off, on, rows = {}, {}, 0
+      local function timed()
+        e0:record(s)
+        for _ = 1, N do fn() end
+        e1:record(s)
+        e1:sync()
+        return e0:elapsed(e1) * 1e3 / N
+      end
+      for r = 1, cfg.reps do
+        off[r] = timed()
+        local p = cu.profile(function() on[r] = timed() end)
+        rows = p.records
+      end
+      add_record(summary("profile_off_" .. name, nil, "us", off, how .. ", not profiled", N))
+      local rec = summary("profile_on_" .. name, nil, "us", on, how .. ", inside cu.profile", N)
+      rec.records = rows
+      add_record(rec)
+    end)
+  end
 end
 
 -- c holds a + b (1-D arrays of the same size), else an error naming `what`.
@@ -1204,6 +1250,13 @@ local function targets()
   local st = find("culua", "startup")
   out[#out + 1] = { what = "`culua -e 'local x = 1'`", culua = st, bound = "≤ 20 ms",
     met = st and st.median <= 20 }
+  -- The profile group: activity tracing on and off in the same run.
+  for _, name in ipairs({ "launch_rtc4", "launch_add1k" }) do
+    target(string.format("activity tracing (`cu.profile`) on `%s`", name), find("culua", "profile_on_" .. name),
+      find("culua", "profile_off_" .. name), function(v, r) return v <= 1.10 * r end, "≤ 1.10× off")
+  end
+  target("activity tracing on a large `cu.add` (about 200 µs)", find("culua", "profile_on_add_large"),
+    find("culua", "profile_off_add_large"), function(v, r) return v <= 1.01 * r end, "≤ 1.01× off")
   -- The fuse group: the RK4 loop (N x N c64, delta read every step) against the native floors and
   -- the peers, in the same run.
   local n4 = cfg.rk4.n

@@ -136,6 +136,9 @@ struct LongOption {
   const char* value_name;  // nullptr: a flag without a value
   const char* help;
   std::string (*take)(Invocation& inv, const char* value);
+  // The value is optional and given only as --name=VALUE (value_name shows it, "[=FILE]"): a
+  // following argument is never taken (it is the script).
+  bool optional_value = false;
 };
 
 // --device N: a plain non-negative device number; returns why it is refused (empty: accepted).
@@ -200,6 +203,18 @@ const LongOption kLongOptions[] = {
        inv.run.trace = value;
        return {};
      }},
+    {"--profile", "[=FILE]",
+     "print the device time of every kernel, copy and fill by kernel and by script line at the "
+     "end (CUPTI on CUDA); =FILE also writes it (.json, .csv, else the tables)",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.run.profile = true;
+       if (value) {
+         if (!*value) return "expected --profile or --profile=FILE, got an empty file name";
+         inv.run.profile_file = value;
+       }
+       return {};
+     },
+     true},
     {"--strict", nullptr, "raise on implicit synchronizations (element reads, synchronous copies)",
      [](Invocation& inv, const char*) -> std::string {
        inv.run.strict = true;
@@ -321,7 +336,9 @@ std::optional<Refusal> collect_arguments(Invocation& inv) {
       }
       if (!option || (!option->value_name && eq != std::string::npos)) return unrecognized(a);
       const char* value = nullptr;
-      if (option->value_name) {
+      if (option->optional_value) {
+        if (eq != std::string::npos) value = a.c_str() + eq + 1;
+      } else if (option->value_name) {
         if (eq != std::string::npos) {
           value = a.c_str() + eq + 1;
         } else if (i + 1 < argc) {
@@ -381,7 +398,8 @@ void print_usage(FILE* out) {
       "culua's own options:\n",
       out);
   const auto left = [](const LongOption& o) {
-    return std::string(o.name) + (o.value_name ? std::string(" ") + o.value_name : "");
+    return std::string(o.name) +
+           (o.value_name ? std::string(o.optional_value ? "" : " ") + o.value_name : "");
   };
   int width = 0;
   for (const LongOption& o : kLongOptions)
@@ -513,8 +531,7 @@ int protected_main(lua_State* L) {
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0);
   rt.collect_young = [L] { lua_gc(L, LUA_GCSTEP, 0); };  // a young collection in this mode
-  lua::begin_run(L);
-  bool ok = (inv.no_env || run_lua_init(L) == LUA_OK) && run_all(L, inv);
+  bool ok = lua::begin_run(L) && (inv.no_env || run_lua_init(L) == LUA_OK) && run_all(L, inv);
   // In a sandbox the work the script queued is bounded by its time limit too, not waited for
   // without end after the script (a queued cu.sleep of an hour).
   std::string late;
@@ -727,6 +744,8 @@ int main(int argc, char** argv) {
       inv.run.csv.clear();
       inv.run.plot.clear();
       inv.run.trace.clear();
+      inv.run.profile = false;
+      inv.run.profile_file.clear();
     }
     inv.run.rerun = inv.argv;
     // Result and trace files are checked before the script runs, not after an hour-long sweep.
@@ -772,7 +791,8 @@ int main(int argc, char** argv) {
   }
   if (inv.sandbox_on) {
     inv.no_env = true;  // as -E: LUA_INIT and LUA_PATH/LUA_CPATH are not the script's to use
-    for (const std::string* f : {&inv.run.json, &inv.run.csv, &inv.run.plot, &inv.run.trace}) {
+    for (const std::string* f :
+         {&inv.run.json, &inv.run.csv, &inv.run.plot, &inv.run.trace, &inv.run.profile_file}) {
       if (!f->empty()) inv.limits.output_files.push_back(*f);
     }
     box = std::make_unique<lua::Sandbox>(inv.limits);

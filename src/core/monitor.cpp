@@ -1,9 +1,11 @@
 #include "core/monitor.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/capture.hpp"
 #include "core/error.hpp"
+#include "fmt/format.h"
 
 namespace culua::detail {
 
@@ -108,6 +110,85 @@ void Monitor::idle_device(int device) {
   });
   last_queued_ = nullptr;
   last_queued_ref_.reset();
+}
+
+class Monitor::Tee final : public OpObserver {
+ public:
+  explicit Tee(const std::vector<OpObserver*>& list) : list_(list) {}
+  void begin_op(const OpInfo& op, Stream& s) override {
+    for (OpObserver* o : list_) o->begin_op(op, s);
+  }
+  void end_op(const OpInfo& op, Stream& s) override {
+    for (auto it = list_.rbegin(); it != list_.rend(); ++it) (*it)->end_op(op, s);
+  }
+  void host_wait(const char* what, bool implicit, double t0, double t1) override {
+    for (OpObserver* o : list_) o->host_wait(what, implicit, t0, t1);
+  }
+  void host_op(const OpInfo& op, double t0, double t1) override {
+    for (OpObserver* o : list_) o->host_op(op, t0, t1);
+  }
+
+ private:
+  const std::vector<OpObserver*>& list_;
+};
+
+void Monitor::add_observer(OpObserver* o) {
+  if (!o || std::find(observers_.begin(), observers_.end(), o) != observers_.end()) return;
+  observers_.push_back(o);
+  if (!tee_) tee_ = std::make_unique<Tee>(observers_);
+  observer = observers_.size() == 1 ? observers_[0] : tee_.get();
+}
+
+void Monitor::remove_observer(OpObserver* o) {
+  std::erase(observers_, o);
+  observer = observers_.empty() ? nullptr : observers_.size() == 1 ? observers_[0] : tee_.get();
+}
+
+namespace {
+
+size_t site_hash(const void* key, int line) {
+  return std::hash<const void*>()(key) * 31 + static_cast<size_t>(line) * 0x9E3779B97F4A7C15ull;
+}
+
+}  // namespace
+
+uint32_t SiteTable::intern(const void* key, const char* source, int line, const char* short_src) {
+  if (slots_.empty()) slots_.resize(64);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = site_hash(key, line) & mask;; i = (i + 1) & mask) {
+    Slot& slot = slots_[i];
+    if (slot.id == 0) break;
+    // The key (the chunk's source string) is compared as text too: after a collection another
+    // chunk may sit at the same address.
+    if (slot.key == key && slot.line == line && slot.source == source) return slot.id;
+  }
+  if (2 * (names_.size() + 1) > slots_.size()) {  // grow, then insert into the new table
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    for (Slot& o : old) {
+      if (o.id == 0) continue;
+      for (size_t i = site_hash(o.key, o.line) & (slots_.size() - 1);;
+           i = (i + 1) & (slots_.size() - 1)) {
+        if (slots_[i].id == 0) {
+          slots_[i] = std::move(o);
+          break;
+        }
+      }
+    }
+  }
+  const uint32_t id = static_cast<uint32_t>(names_.size());
+  names_.push_back(fmt::format("{}:{}", short_src, line));
+  for (size_t i = site_hash(key, line) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+    if (slots_[i].id == 0) {
+      slots_[i] = Slot{key, line, id, source};
+      break;
+    }
+  }
+  return id;
+}
+
+const std::string& SiteTable::name(uint32_t id) const {
+  return id < names_.size() ? names_[id] : names_[0];
 }
 
 Monitor::Wait::Wait(Monitor& m, const char* what, bool implicit)

@@ -93,12 +93,44 @@ class OpRecorder {
 // another stream flushes it before it orders the streams (core/buffer.cpp).
 OpRecorder*& thread_recorder();
 
+// The script lines operations came from, each interned once as a small number (0: none): the
+// profiler keeps a number per operation, not a string (core stays free of Lua: the Lua layer
+// finds the line and interns it).
+class SiteTable {
+ public:
+  // The number of the line `line` of the chunk named `source` ("@script.lua"; `key` identifies
+  // the chunk's text, compared first), shown as "<short_src>:<line>" ("script.lua:12").
+  uint32_t intern(const void* key, const char* source, int line, const char* short_src);
+  // "script.lua:12" for a number from intern ("" for 0 or an unknown number).
+  const std::string& name(uint32_t id) const;
+  size_t size() const { return names_.size(); }
+
+ private:
+  struct Slot {
+    const void* key = nullptr;
+    int line = 0;
+    uint32_t id = 0;
+    std::string source;
+  };
+  std::vector<Slot> slots_;  // open addressing on (key, line); grows at half full
+  std::vector<std::string> names_{std::string()};
+};
+
 class Monitor {
  public:
   Ledger ledger;
   // > 0 inside cu.strict: implicit synchronizations raise.
   int strict = 0;
+  // Sees every operation: the one observer added, or a tee of several (the trace and the
+  // profiler at once); null when none. Set through add_observer/remove_observer.
   OpObserver* observer = nullptr;
+  // Observers that show each fused group's script lines (the trace): while one is set, cu.fuse
+  // notes every recorded operation's line and plans each flush anew (the profiler needs neither).
+  int sites_wanted = 0;
+  // Adds `o` after those already added (begin_op in the order added, end_op in reverse, so the
+  // first one's interval encloses the later ones'); remove_observer takes it out (no-op if absent).
+  void add_observer(OpObserver* o);
+  void remove_observer(OpObserver* o);
   OpRecorder* recorder = nullptr;  // inside cu.fuse
   // While cu.fuse runs a group under a trace: the script lines its operations came from
   // ("script.lua:12-20,31"), shown with the group's kernel (null otherwise).
@@ -109,6 +141,9 @@ class Monitor {
   // The script location issuing the current operation ("script.lua:12"), set by the Lua layer;
   // used by the trace and the strict-mode message. May be empty.
   std::function<std::string()> site;
+  // The same line, interned in `sites` (0: none); cheaper than site() (no string is made).
+  std::function<uint32_t()> site_id;
+  SiteTable sites;
 
   // Work was queued on `s`.
   void queued(Stream& s) {
@@ -145,6 +180,9 @@ class Monitor {
 
  private:
   void queued_slow(Stream& s);
+  class Tee;
+  std::vector<OpObserver*> observers_;
+  std::unique_ptr<OpObserver> tee_;
   Stream* last_queued_ = nullptr;
   std::weak_ptr<Stream> last_queued_ref_;
   std::vector<std::weak_ptr<Stream>> busy_;  // streams that got work since they were last idle

@@ -85,7 +85,7 @@ Recorder::~Recorder() {
 bool Recorder::record(const ElementwiseCall& c, Stream& s) {
   if (flushing_) return false;
   tape_.entries.emplace_back(c, &s);
-  if (monitor_.observer) note_site();
+  if (monitor_.sites_wanted > 0) note_site();
   if (streams_.empty() || streams_.back().get() != &s) streams_.push_back(s.shared_from_this());
   return true;
 }
@@ -101,7 +101,7 @@ bool Recorder::record_reduce(const ReduceCall& c, Stream& s) {
   e.reduce = static_cast<int32_t>(tape_.reduces.size());
   tape_.reduces.push_back(c);
   tape_.entries.push_back(e);
-  if (monitor_.observer) note_site();
+  if (monitor_.sites_wanted > 0) note_site();
   return true;
 }
 
@@ -191,7 +191,7 @@ void Recorder::flush() {
     for (size_t i = 0; i < groups.size(); ++i) {
       const Group& g = groups[i];
       std::string covers;
-      if (monitor_.observer && !sites_.empty()) covers = covered_lines(g);
+      if (monitor_.sites_wanted > 0 && !sites_.empty()) covers = covered_lines(g);
       struct Covers {
         Monitor& m;
         ~Covers() { m.fused_covers = nullptr; }
@@ -381,7 +381,7 @@ void Recorder::launch_prepared(const PreparedGroup& p, const std::vector<Entry>&
 // something asks for the plan's text (explain, cu.fuse.source) or each group's script lines (a
 // trace).
 bool Recorder::cacheable() const {
-  return kernels_ && !explain_ && !sources_ && !monitor_.observer;
+  return kernels_ && !explain_ && !sources_ && monitor_.sites_wanted == 0;
 }
 
 namespace {

@@ -7,10 +7,14 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/manip.hpp"
 #include "core/ops.hpp"
+#include "core/reduce.hpp"
 #include "lua/binding.hpp"
 #include "lua/json_value.hpp"
 #include "measure/bench.hpp"
+#include "measure/counters.hpp"
+#include "measure/plot.hpp"
 
 namespace culua::detail::lua {
 
@@ -69,22 +73,6 @@ int64_t opt_count(lua_State* L, int opts, const char* key, int64_t fallback) {
   return v;
 }
 
-void set_number(lua_State* L, const char* key, double v) {
-  lua_pushnumber(L, v);
-  lua_setfield(L, -2, key);
-}
-void set_integer(lua_State* L, const char* key, int64_t v) {
-  lua_pushinteger(L, static_cast<lua_Integer>(v));
-  lua_setfield(L, -2, key);
-}
-void set_string(lua_State* L, const char* key, const std::string& v) {
-  lua_pushlstring(L, v.data(), v.size());
-  lua_setfield(L, -2, key);
-}
-void set_boolean(lua_State* L, const char* key, bool v) {
-  lua_pushboolean(L, v);
-  lua_setfield(L, -2, key);
-}
 void set_optional(lua_State* L, const char* key, const std::optional<double>& v) {
   if (v) set_number(L, key, *v);
 }
@@ -179,6 +167,144 @@ void push_result(lua_State* L, const measure::BenchResult& r) {
   set_metatable(L, kBenchResultType);
 }
 
+// What counters= asked for: nothing, the default metrics (true) or a list of names (strict: a
+// name the chip cannot count is an error).
+struct CounterRequest {
+  bool on = false;
+  bool strict = false;
+  std::vector<std::string> metrics;
+};
+
+CounterRequest read_counters_option(lua_State* L, int opts, Runtime& rt) {
+  CounterRequest req;
+  if (!get_option(L, opts, "counters")) return req;
+  if (lua_type(L, -1) == LUA_TBOOLEAN) {
+    req.on = lua_toboolean(L, -1);
+    req.metrics = measure::default_counter_metrics();
+  } else if (lua_type(L, -1) == LUA_TTABLE) {
+    const lua_Integer n = luaL_len(L, -1);
+    if (n == 0) option_error(opts, "counters", ErrorKind::Value, "the list of metrics is empty");
+    for (lua_Integer i = 1; i <= n; ++i) {
+      if (lua_rawgeti(L, -1, i) != LUA_TSTRING) {
+        option_error(
+            opts, "counters", ErrorKind::Type,
+            fmt::format("[{}] must be a metric name (a string), got {}", i, luaL_typename(L, -1)));
+      }
+      req.metrics.emplace_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    req.on = true;
+    req.strict = true;
+  } else {
+    option_error(
+        opts, "counters", ErrorKind::Type,
+        fmt::format("true or a list of metric names expected, got {}", luaL_typename(L, -1)));
+  }
+  lua_pop(L, 1);
+  if (req.on && rt.kind() == BackendKind::Host) {
+    option_error(opts, "counters", ErrorKind::Unsupported,
+                 "hardware counters are not available on the host backend (they are the GPU's: run "
+                 "with --backend cuda)");
+  }
+  return req;
+}
+
+void set_share(lua_State* L, const char* key, double v) {
+  if (!std::isnan(v)) set_number(L, key, v);
+}
+
+// The result's device time per call (res.gpu.median: cold samples, or hot batches without
+// cold), the time base of the counters' rates; NaN when there is none.
+double median_ms(lua_State* L) {
+  double v = NAN;
+  if (lua_getfield(L, -1, "gpu") == LUA_TTABLE) {
+    if (lua_getfield(L, -1, "median") == LUA_TNUMBER) v = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+// Counts `pass` (one call of the benchmark, waited for) with CUPTI's range profiler and adds
+// res.counters, res.verdict and res.bound to the result on top of the stack. Before each pass
+// the L2 cache is flushed (as before a cold sample) outside the counted range.
+void add_counters(lua_State* L, Runtime& rt, Stream& s, const Array* flush,
+                  const CounterRequest& req, const std::function<void()>& fn, double bench_ms) {
+  const int device = s.device();
+  const measure::DevicePeaks& peaks = measure::device_peaks(rt, device);
+  auto wait = [&] {
+    Monitor::Wait w(rt.monitor(), "cu.bench (counters)", false);
+    s.synchronize();
+  };
+  // The pass only queues fn's work: the range's end is queued right behind it. Before each pass the
+  // flush buffer is written (the benchmark's data leaves the L2), then its first half is read: the
+  // L2 then holds clean lines, so the range does not count the write-back of the flush's own.
+  const Array* clean = nullptr;
+  Array first_half;
+  if (flush) {
+    first_half = slice(*flush, 0, 0, flush->shape()[0] / 2, 1);
+    clean = &first_half;
+  }
+  const measure::CounterResult r =
+      measure::measure_counters(device, req.metrics, fn, req.strict, [&] {
+        if (flush) {
+          fill(rt, *flush, Scalar::integer(1), &s);
+          reduce(rt, ReduceOp::Max, *clean, std::nullopt, false, nullptr, &s);
+        }
+        wait();
+      });
+  wait();
+  rt.monitor().idle(s);
+  const measure::CounterSummary c = measure::summarize_counters(r, peaks, bench_ms);
+  lua_createtable(L, 0, 24);
+  lua_createtable(L, 0, static_cast<int>(r.names.size()));
+  for (size_t i = 0; i < r.names.size(); ++i) {
+    if (i < r.values.size() && !std::isnan(r.values[i]))
+      set_number(L, r.names[i].c_str(), r.values[i]);
+  }
+  lua_setfield(L, -2, "metrics");
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < r.names.size(); ++i) {
+    if (i < r.supported.size() && !r.supported[i]) missing.push_back(r.names[i]);
+  }
+  set_list(L, "unsupported", missing);
+  set_integer(L, "passes", r.passes);
+  set_string(L, "chip", r.chip);
+  set_share(L, "time_ms", c.time_ms);
+  set_share(L, "range_ms", c.range_ms);
+  set_share(L, "dram_read_bytes", c.dram_read);
+  set_share(L, "dram_write_bytes", c.dram_write);
+  set_share(L, "dram_GBps", c.dram_GBps);
+  set_share(L, "dram_share", c.dram_share);
+  set_share(L, "dram_throughput", c.dram_throughput);
+  set_share(L, "sm_throughput", c.sm_throughput);
+  set_share(L, "memory_throughput", c.memory_throughput);
+  set_share(L, "occupancy", c.occupancy);
+  set_share(L, "l1_hit_rate", c.l1_hit);
+  set_share(L, "l2_hit_rate", c.l2_hit);
+  lua_createtable(L, 0, 3);
+  set_share(L, "fp64", c.fp64_flops);
+  set_share(L, "fp32", c.fp32_flops);
+  set_share(L, "fp16", c.fp16_flops);
+  lua_setfield(L, -2, "flops");
+  set_share(L, "tensor_instructions", c.tensor_instructions);
+  set_share(L, "TFLOPs", c.TFLOPs);
+  set_share(L, "flops_share", c.flops_share);
+  if (!c.precision.empty()) set_string(L, "precision", c.precision);
+  set_share(L, "intensity", c.intensity);
+  lua_createtable(L, 0, 6);
+  set_share(L, "dram_GBps", peaks.dram_GBps);
+  set_string(L, "dram_how", peaks.dram_how);
+  set_share(L, "fp64_TFLOPs", peaks.fp64_TFLOPs);
+  set_share(L, "fp32_TFLOPs", peaks.fp32_TFLOPs);
+  set_share(L, "fp16_TFLOPs", peaks.fp16_TFLOPs);
+  set_string(L, "flops_how", peaks.flops_how);
+  lua_setfield(L, -2, "peaks");
+  lua_setfield(L, -2, "counters");
+  set_string(L, "verdict", c.verdict);
+  if (!c.bound.empty()) set_string(L, "bound", c.bound);
+}
+
 // cu.bench(fn_or_graph [, opts]). A graph is timed by its launches; {graph=true} times fn
 // eagerly, then captured as a graph, and reports both (res.graph, res.graph_speedup).
 int l_bench(lua_State* L) {
@@ -186,7 +312,7 @@ int l_bench(lua_State* L) {
   if (!graph && lua_type(L, 1) != LUA_TFUNCTION) type_error(L, 1, "function or cu.Graph");
   check_options(L, 2,
                 {"name", "warmup", "min_samples", "min_time", "max_time", "noise", "cold", "hot",
-                 "bytes", "flops", "stream", "graph"});
+                 "bytes", "flops", "stream", "graph", "counters"});
   measure::BenchOptions o;
   if (get_option(L, 2, "name")) {
     if (lua_type(L, -1) != LUA_TSTRING) {
@@ -221,6 +347,7 @@ int l_bench(lua_State* L) {
   as_argument(2, [&] { measure::check_options(o); });
 
   Runtime& rt = runtime(L);
+  const CounterRequest counters = read_counters_option(L, 2, rt);
   Stream* given = opt_stream(L, 2);
   Stream& s = given ? *given : rt.current_stream();
   const std::shared_ptr<Stream> keep = s.shared_from_this();  // even if fn releases it
@@ -231,6 +358,10 @@ int l_bench(lua_State* L) {
     const std::shared_ptr<Graph> g = graph->shared_from_this();
     push_result(L, measure::run_bench(
                        rt, s, flush, [&] { g->launch(s, 1); }, o));
+    if (counters.on) {
+      add_counters(
+          L, rt, s, flush, counters, [&] { g->launch(s, 1); }, median_ms(L));
+    }
     return 1;
   }
   const std::function<void()> fn = [L] {
@@ -245,6 +376,7 @@ int l_bench(lua_State* L) {
   }
   const measure::BenchResult eager = measure::run_bench(rt, s, flush, fn, o);
   push_result(L, eager);
+  if (counters.on) add_counters(L, rt, s, flush, counters, fn, median_ms(L));
   if (!as_graph) return 1;
   // The same function as a graph (captured after the eager runs warmed it up).
   std::shared_ptr<Graph> g;
@@ -339,7 +471,51 @@ int r_tostring(lua_State* L) {
     }
   }
   lua_pop(L, 1);
+  if (raw_field(L, 1, "verdict") == LUA_TSTRING) {
+    line += "\n  ";
+    line += lua_tostring(L, -1);
+  }
+  lua_pop(L, 1);
   lua_pushlstring(L, line.data(), line.size());
+  return 1;
+}
+
+// res:plot{kind = "roofline", file = ...} (or res:plot(file)): the result's point on the roofline
+// of its device (a result with counters).
+int r_plot(lua_State* L) {
+  check_type(L, 1, kBenchResultType);
+  std::string file, title;
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    file = lua_tostring(L, 2);
+  } else if (lua_type(L, 2) == LUA_TTABLE) {
+    check_options(L, 2, {"kind", "file", "title"});
+    if (get_option(L, 2, "kind")) {
+      if (lua_type(L, -1) != LUA_TSTRING || std::string_view(lua_tostring(L, -1)) != "roofline") {
+        option_error(2, "kind", ErrorKind::Value,
+                     fmt::format("a bench result plots kind = \"roofline\", got {} (plot sweeps "
+                                 "with results:plot or cu.plot)",
+                                 luaL_tolstring(L, -1, nullptr)));
+      }
+      lua_pop(L, 1);
+    }
+    if (get_option(L, 2, "file")) {
+      if (lua_type(L, -1) != LUA_TSTRING)
+        option_error(2, "file", ErrorKind::Type, "string expected");
+      file = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    }
+    if (get_option(L, 2, "title")) {
+      if (lua_type(L, -1) != LUA_TSTRING)
+        option_error(2, "title", ErrorKind::Type, "string expected");
+      title = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    }
+  } else {
+    type_error(L, 2, "a file name or {kind = \"roofline\", file = ...}");
+  }
+  if (file.empty()) arg_error(2, "needs file= (a .png or .svg file)");
+  measure::plot_roofline_rows({to_json_value(L, 1, {})}, {}, file, title, "res:plot");
+  lua_pushstring(L, file.c_str());
   return 1;
 }
 
@@ -371,7 +547,10 @@ constexpr const char* kOptionalFields[] = {"gpu",
                                            "throttle_reasons",
                                            "graph",
                                            "graph_speedup",
-                                           "graph_nodes"};
+                                           "graph_nodes",
+                                           "counters",
+                                           "verdict",
+                                           "bound"};
 
 // __index: the methods (upvalue 1), then nil for the optional fields, else an error.
 int r_index(lua_State* L) {
@@ -396,7 +575,7 @@ void register_bench(lua_State* L) {
   new_metatable(L, kBenchResultType);
   lua_pushcfunction(L, entry<r_tostring>);
   lua_setfield(L, -2, "__tostring");
-  const luaL_Reg methods[] = {{"json", entry<r_json>}, {nullptr, nullptr}};
+  const luaL_Reg methods[] = {{"json", entry<r_json>}, {"plot", entry<r_plot>}, {nullptr, nullptr}};
   luaL_newlib(L, methods);
   lua_pushcclosure(L, entry<r_index>, 1);
   lua_setfield(L, -2, "__index");

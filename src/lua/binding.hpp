@@ -22,7 +22,8 @@
 
 namespace culua::detail::measure {
 class TraceRecorder;
-}
+class Profiler;
+}  // namespace culua::detail::measure
 namespace culua::detail::fuse {
 class KernelCache;
 }
@@ -58,6 +59,7 @@ struct Context {
   lua_State* active = nullptr;
   std::unordered_set<std::string> warned_sites;      // host-clock tripwire: once per call site
   std::shared_ptr<measure::TraceRecorder> trace;     // cu.trace: the running or last trace
+  std::shared_ptr<measure::Profiler> profiler;       // cu.profile or --profile, while recording
   std::shared_ptr<fuse::KernelCache> fused_kernels;  // cu.fuse's generated kernels (made on use)
   // The state is being closed (mark_closing): finalizers run, and Lua 5.4 registers no finalizer
   // for an object made from then on, so a new array would never be freed: making one raises.
@@ -82,6 +84,24 @@ void new_metatable(lua_State* L, const char* type);
 inline void set_metatable(lua_State* L, const char* type) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, type);
   lua_setmetatable(L, -2);
+}
+
+// t[key] = v for the table on top of the stack (results made of plain fields).
+inline void set_number(lua_State* L, const char* key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, key);
+}
+inline void set_integer(lua_State* L, const char* key, int64_t v) {
+  lua_pushinteger(L, static_cast<lua_Integer>(v));
+  lua_setfield(L, -2, key);
+}
+inline void set_string(lua_State* L, const char* key, const std::string& v) {
+  lua_pushlstring(L, v.data(), v.size());
+  lua_setfield(L, -2, key);
+}
+inline void set_boolean(lua_State* L, const char* key, bool v) {
+  lua_pushboolean(L, v);
+  lua_setfield(L, -2, key);
 }
 
 // The context of L's state, or null before open_cu ran in it and after the state closed it (a
@@ -425,6 +445,11 @@ void register_kernel_templates(lua_State* L);
 // Measurement: cu.time, cu.clock, cu.ledger, cu.strict, cu.trace, cu.range (measure.cpp); cu.bench
 // (bench.cpp); cu.sweep and cu.plot (sweep.cpp).
 void register_measure(lua_State* L);
+// cu.profile (profile.cpp); --profile's run: begin (false: it could not start, the reason
+// printed) and end (prints the tables, writes the file; false when that failed).
+void register_profile(lua_State* L);
+bool begin_profile_run(lua_State* L);
+bool end_profile_run(lua_State* L);
 void register_bench(lua_State* L);
 void register_sweep(lua_State* L);
 // cu.tune (tune.cpp): calls the embedded Lua module cu.tune.

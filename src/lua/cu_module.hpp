@@ -14,11 +14,13 @@ namespace culua::detail::lua {
 // What the command line asked of the measurement tools (culua
 // --json/--csv/--plot/--trace/--strict).
 struct RunOptions {
-  std::string json;     // sweeps write their results here as JSON
-  std::string csv;      // ... and as CSV
-  std::string plot;     // ... and a plot (gnuplot; .png or .svg)
-  std::string trace;    // the whole run is traced into this Chrome trace file
-  bool strict = false;  // implicit synchronizations raise (cu.strict around the whole run)
+  std::string json;          // sweeps write their results here as JSON
+  std::string csv;           // ... and as CSV
+  std::string plot;          // ... and a plot (gnuplot; .png or .svg)
+  std::string trace;         // the whole run is traced into this Chrome trace file
+  bool profile = false;      // --profile: the whole run's device time by kernel and by line
+  std::string profile_file;  // --profile=FILE: ... also written there (.json, .csv, else text)
+  bool strict = false;       // implicit synchronizations raise (cu.strict around the whole run)
   // cu.sweep{isolate = true}: the command line that runs this script again (the CLI's argv), or
   // empty with why there is none (no_rerun); in a child process, the point it runs.
   std::vector<std::string> rerun;
@@ -36,7 +38,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options = {});
 // Around a whole run of the CLI: begin_run applies --strict and starts the --trace; end_run stops
 // the trace, writes its file and prints its summary on stderr (problems are reported, not thrown:
 // it returns false when the trace could not be written).
-void begin_run(lua_State* L);
+bool begin_run(lua_State* L);  // false: --profile could not start (the reason printed)
 bool end_run(lua_State* L);
 
 // Before a run: the files of --json, --csv, --plot and --trace can be written (not a directory, a

@@ -124,16 +124,6 @@ int l_result_type(lua_State* L) {
   return 1;
 }
 
-void set_number(lua_State* L, const char* key, double v) {
-  lua_pushnumber(L, v);
-  lua_setfield(L, -2, key);
-}
-
-void set_integer(lua_State* L, const char* key, lua_Integer v) {
-  lua_pushinteger(L, v);
-  lua_setfield(L, -2, key);
-}
-
 // {bits, eps, max, min, smallest_normal, dtype}; a complex dtype gives its real type's.
 int l_finfo(lua_State* L) {
   const DType t = check_dtype_arg(L, 1);

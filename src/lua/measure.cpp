@@ -31,6 +31,18 @@ std::string script_site(lua_State* L) {
   return {};
 }
 
+// The same line, interned in the monitor's site table (the profiler's per-operation record).
+uint32_t script_site_id(lua_State* L, SiteTable& sites) {
+  if (!L) return 0;
+  lua_Debug ar;
+  for (int level = 0; lua_getstack(L, level, &ar); ++level) {
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+    if (std::strncmp(ar.source, "@lua/cu/", 8) == 0) continue;
+    return sites.intern(ar.source, ar.source, ar.currentline, ar.short_src);
+  }
+  return 0;
+}
+
 // The host-clock tripwire: a clock read while device work is queued measures the queueing only.
 void check_clock(lua_State* L, const char* which) {
   Context& ctx = context(L);
@@ -421,21 +433,26 @@ void register_measure(lua_State* L) {
 
   Context* ctx = &context(L);
   ctx->rt->monitor().site = [ctx] { return script_site(ctx->active); };
+  ctx->rt->monitor().site_id = [ctx] {
+    return script_site_id(ctx->active, ctx->rt->monitor().sites);
+  };
 }
 
-void begin_run(lua_State* L) {
+bool begin_run(lua_State* L) {
   Context& ctx = context(L);
   if (ctx.run_options.strict) ++ctx.rt->monitor().strict;
   if (!ctx.run_options.trace.empty()) {
     ctx.trace = std::make_shared<measure::TraceRecorder>(*ctx.rt, kDefaultTraceLimit);
     account_in_sandbox(L, *ctx.trace);
   }
+  return begin_profile_run(L);
 }
 
 bool end_run(lua_State* L) {
   Context& ctx = context(L);
-  if (ctx.run_options.trace.empty() || !ctx.trace) return true;
-  bool written = true;
+  const bool profiled = end_profile_run(L);  // first: its device rows go into the trace
+  if (ctx.run_options.trace.empty() || !ctx.trace) return profiled;
+  bool written = profiled;
   try {
     ctx.trace->stop();
     const std::string text = ctx.trace->summary().text();

@@ -232,7 +232,9 @@ int context_gc(lua_State* L) {
     ctx->rt->collect_garbage = nullptr;
     ctx->rt->collect_young = nullptr;
     ctx->rt->monitor().site = nullptr;
+    ctx->rt->monitor().site_id = nullptr;
   }
+  ctx->profiler.reset();
   ctx->trace.reset();
   ctx->~Context();
   drop_context(L);
@@ -294,6 +296,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_kernel(L);
   register_kernel_templates(L);
   register_measure(L);
+  register_profile(L);
   register_bench(L);
   register_sweep(L);
   register_tune(L);

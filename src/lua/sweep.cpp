@@ -27,7 +27,9 @@
 #include "lua/json_value.hpp"
 #include "lua/mpi_values.hpp"
 #include "lua/sandbox.hpp"
+#include "measure/counters.hpp"
 #include "measure/isolate.hpp"
+
 #include "measure/plot.hpp"
 #include "measure/results.hpp"
 #include "measure/sweep.hpp"
@@ -374,8 +376,15 @@ void read_plot_options(lua_State* L, int idx, measure::PlotSpec& spec, const cha
     fail(ErrorKind::Type, "{} must be a file name or a table {{x=, y=, file=, ...}}, got {}", what,
          luaL_typename(L, idx));
   }
-  check_fields(L, idx, {"x", "y", "series", "file", "logx", "logy", "title", "xlabel", "ylabel"});
+  check_fields(L, idx,
+               {"x", "y", "series", "file", "logx", "logy", "title", "xlabel", "ylabel", "kind"});
   const std::string prefix = std::string(what) + ".";
+  if (std::string kind = opt_string(L, idx, "kind", prefix.c_str()); !kind.empty()) {
+    if (kind != "lines" && kind != "roofline") {
+      fail(ErrorKind::Value, "{}kind must be \"lines\" or \"roofline\", got \"{}\"", prefix, kind);
+    }
+    spec.kind = kind == "lines" ? "" : kind;
+  }
   for (auto [key, field] : {std::pair{"x", &spec.x}, std::pair{"y", &spec.y},
                             std::pair{"file", &spec.file}, std::pair{"title", &spec.title},
                             std::pair{"xlabel", &spec.xlabel}, std::pair{"ylabel", &spec.ylabel}}) {
@@ -1266,6 +1275,14 @@ int results_plot(lua_State* L) {
   const measure::Sweep s = sweep_from_results(L, 1);
   measure::PlotSpec spec = measure::default_plot(s);
   as_argument(2, [&] { read_plot_options(L, 2, spec, "options"); });
+  if (spec.kind == "roofline") {
+    std::vector<std::string> axes;
+    axes = s.axes;
+    if (spec.file.empty()) arg_error(2, "needs file= (a .png or .svg file)");
+    measure::plot_roofline_rows(rows_as_values(L, 1), axes, spec.file, spec.title, "results:plot");
+    lua_pushstring(L, spec.file.c_str());
+    return 1;
+  }
   measure::plot_sweep(s, rows_as_values(L, 1), spec, "results:plot");
   lua_pushstring(L, spec.file.c_str());
   return 1;
@@ -1281,6 +1298,16 @@ int l_plot(lua_State* L) {
   measure::PlotSpec spec;
   if (is_results(L, 1)) spec = measure::default_plot(sweep_from_results(L, 1));
   as_argument(2, [&] { read_plot_options(L, 2, spec, "options"); });
+  if (spec.kind == "roofline") {
+    std::vector<std::string> axes;
+    if (is_results(L, 1)) {
+      axes = sweep_from_results(L, 1).axes;
+    }
+    if (spec.file.empty()) arg_error(2, "needs file= (a .png or .svg file)");
+    measure::plot_roofline_rows(rows_as_values(L, 1), axes, spec.file, spec.title, "cu.plot");
+    lua_pushstring(L, spec.file.c_str());
+    return 1;
+  }
   measure::plot(rows_as_values(L, 1), spec, "cu.plot");
   lua_pushstring(L, spec.file.c_str());
   return 1;
@@ -1293,6 +1320,8 @@ void check_run_outputs(const RunOptions& options) {
   if (!options.csv.empty()) measure::check_writable(options.csv, "--csv file");
   if (!options.plot.empty()) measure::check_plot_output(options.plot, "--plot");
   if (!options.trace.empty()) measure::check_writable(options.trace, "--trace file");
+  if (!options.profile_file.empty())
+    measure::check_writable(options.profile_file, "--profile file");
 }
 
 void forbid_rerun(lua_State* L, std::string why) {

@@ -19,6 +19,7 @@ struct NvmlApi {
   NvmlReturn (*handle_by_pci_bus_id)(const char*, NvmlDevice*) = nullptr;
   NvmlReturn (*clock_info)(NvmlDevice, int, unsigned*) = nullptr;
   NvmlReturn (*clock_reasons)(NvmlDevice, unsigned long long*) = nullptr;
+  NvmlReturn (*max_clock_info)(NvmlDevice, int, unsigned*) = nullptr;
 };
 
 template <class F>
@@ -39,6 +40,7 @@ const NvmlApi* nvml() {
     bind(lib, api.handle_by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
     bind(lib, api.clock_info, "nvmlDeviceGetClockInfo");
     bind(lib, api.clock_reasons, "nvmlDeviceGetCurrentClocksEventReasons");
+    bind(lib, api.max_clock_info, "nvmlDeviceGetMaxClockInfo");
     if (!api.clock_reasons)
       bind(lib, api.clock_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
     if (!api.init || !api.clock_info || api.init() != kNvmlSuccess) {
@@ -86,6 +88,15 @@ std::optional<unsigned> GpuMonitor::sm_clock_mhz() const {
   const NvmlApi* api = nvml();
   unsigned mhz = 0;
   if (!api || api->clock_info(device_, kNvmlClockSm, &mhz) != kNvmlSuccess) return std::nullopt;
+  return mhz;
+}
+
+std::optional<unsigned> GpuMonitor::max_sm_clock_mhz() const {
+  const NvmlApi* api = nvml();
+  unsigned mhz = 0;
+  if (!api || !api->max_clock_info ||
+      api->max_clock_info(device_, kNvmlClockSm, &mhz) != kNvmlSuccess)
+    return std::nullopt;
   return mhz;
 }
 

@@ -38,6 +38,7 @@ class GpuMonitor {
   static std::optional<GpuMonitor> for_pci_bus_id(const std::string& bus_id);
 
   std::optional<unsigned> sm_clock_mhz() const;
+  std::optional<unsigned> max_sm_clock_mhz() const;  // the highest SM clock (boost), MHz
   // The current clock event (throttle) reasons, all bits; nullopt when NVML cannot say.
   std::optional<uint64_t> clock_reasons() const;
 

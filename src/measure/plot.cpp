@@ -19,10 +19,7 @@ extern char** environ;
 
 namespace culua::detail::measure {
 
-namespace {
-
-// A gnuplot string in single quotes (no escapes are processed there; '' is a quote).
-std::string quoted(std::string_view s) {
+std::string gnuplot_quoted(std::string_view s) {
   std::string out = "'";
   for (const char c : s) {
     if (c == '\'') {
@@ -34,6 +31,12 @@ std::string quoted(std::string_view s) {
     }
   }
   return out + "'";
+}
+
+namespace {
+
+std::string quoted(std::string_view s) {
+  return gnuplot_quoted(s);
 }
 
 // A string field of the tab-separated data file.
@@ -114,6 +117,20 @@ int run_gnuplot(const std::string& gnuplot, const std::string& script, const std
 }
 
 }  // namespace
+
+std::string terminal_lines(const std::string& format, const std::string& file) {
+  std::string s;
+  if (format == "png") {
+    s += "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+         "  set terminal pngcairo size 900,560 noenhanced\n"
+         "} else {\n"
+         "  set terminal png size 900,560 noenhanced\n"
+         "}\n";
+  } else {
+    s += "set terminal svg size 900,560 dynamic noenhanced background rgb 'white'\n";
+  }
+  return s + "set output " + quoted(file) + "\n";
+}
 
 std::string plot_format(const std::string& file, const std::string& who) {
   if (file.empty()) fail(ErrorKind::Value, "{} needs file= (a .png or .svg file name)", who);
@@ -281,16 +298,7 @@ PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
   }
 
   std::string& s = out.script;
-  if (format == "png") {
-    s += "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-         "  set terminal pngcairo size 900,560 noenhanced\n"
-         "} else {\n"
-         "  set terminal png size 900,560 noenhanced\n"
-         "}\n";
-  } else {
-    s += "set terminal svg size 900,560 dynamic noenhanced background rgb 'white'\n";
-  }
-  s += "set output " + quoted(spec.file) + "\n";
+  s += terminal_lines(format, spec.file);
   s += "set datafile separator \"\\t\"\n";
   if (!spec.title.empty()) s += "set title " + quoted(spec.title) + "\n";
   s += "set xlabel " + quoted(spec.xlabel.empty() ? spec.x : spec.xlabel) + "\n";
@@ -335,27 +343,35 @@ PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
 
 void plot(const std::vector<Value>& rows, const PlotSpec& spec, const std::string& who) {
   check_request(spec, who);
-  check_file_write(spec.file);
+  run_gnuplot_plot(
+      spec.file,
+      [&](const std::string& data_path) { return plot_script(rows, spec, data_path, who); }, who);
+}
+
+void run_gnuplot_plot(const std::string& file,
+                      const std::function<PlotScript(const std::string& data_path)>& make,
+                      const std::string& who) {
+  check_file_write(file);
   FilePolicySuspended own_files;  // the temporary data, script and messages files
   TempDir dir;
   const std::string data_path = dir.file("data.tsv");
   const std::string script_path = dir.file("plot.gp");
   const std::string messages_path = dir.file("messages.txt");
   // The request is checked before gnuplot is looked for: a bad one is reported as such.
-  const PlotScript p = plot_script(rows, spec, data_path, who);
+  const PlotScript p = make(data_path);
   const std::string gnuplot = find_gnuplot();
   if (gnuplot.empty()) fail(ErrorKind::Unsupported, "{}", gnuplot_missing_message(who));
   write_text_file(data_path, p.data);
   write_text_file(script_path, p.script);
   // Truncated first: a file left from before cannot pass for gnuplot's, and an unwritable path
   // fails here with the system's reason rather than inside gnuplot.
-  write_text_file(spec.file, "");
+  write_text_file(file, "");
   std::string messages;
   const int status = run_gnuplot(gnuplot, script_path, messages_path, &messages);
   struct stat st {};
-  const bool written = ::stat(spec.file.c_str(), &st) == 0 && st.st_size > 0;
+  const bool written = ::stat(file.c_str(), &st) == 0 && st.st_size > 0;
   if (status != 0 || !written) {
-    fail(ErrorKind::Value, "gnuplot failed to plot {} (exit status {}){}{}", spec.file, status,
+    fail(ErrorKind::Value, "gnuplot failed to plot {} (exit status {}){}{}", file, status,
          messages.empty() ? "" : ":\n", messages);
   }
 }

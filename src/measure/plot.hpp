@@ -1,8 +1,10 @@
 // Plots of result rows through gnuplot, run as a child process.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "measure/results.hpp"
@@ -16,11 +18,17 @@ struct PlotSpec {
   std::string file;                 // .png or .svg
   std::optional<bool> logx, logy;   // default: log x when x is positive and spans 100x or more
   std::string title, xlabel, ylabel;
+  std::string kind;  // "" or "lines": y against x; "roofline": measure/counters.hpp
 };
 
 // The gnuplot terminal for a file name: "png" or "svg"; raises culua::detail::Error for other
 // extensions. `who` prefixes messages ("cu.plot").
 std::string plot_format(const std::string& file, const std::string& who);
+// A gnuplot string in single quotes (no escapes are processed there; '' is a quote; line breaks
+// become spaces).
+std::string gnuplot_quoted(std::string_view s);
+// gnuplot's lines that select the terminal for `format` ("png", "svg") and the output `file`.
+std::string terminal_lines(const std::string& format, const std::string& file);
 // The path of gnuplot on PATH, or empty.
 std::string find_gnuplot();
 // The message for a missing gnuplot.
@@ -42,5 +50,11 @@ struct PlotScript {
 };
 PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
                        const std::string& data_path, const std::string& who);
+
+// Runs gnuplot on what `make(data_path)` returns (its script reads its data from data_path) to
+// write `file`; the checks and messages of plot().
+void run_gnuplot_plot(const std::string& file,
+                      const std::function<PlotScript(const std::string& data_path)>& make,
+                      const std::string& who);
 
 }  // namespace culua::detail::measure

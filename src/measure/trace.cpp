@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "core/sandbox.hpp"
+#include "measure/profile.hpp"
 
 namespace culua::detail::measure {
 
@@ -70,16 +71,14 @@ std::string TraceSummary::text() const {
   return s;
 }
 
-TraceRecorder::TraceRecorder(Runtime& rt, uint64_t limit) : rt_(rt), limit_(limit) {
-  Backend& b = rt.backend();
-  origins_.resize(static_cast<size_t>(b.device_count()));
-  origin(rt.device());
-  start_host_ = origins_[static_cast<size_t>(rt.device())].host;
-  rt.monitor().observer = this;
+TraceRecorder::TraceRecorder(Runtime& rt, uint64_t limit) : rt_(rt), limit_(limit), clock_(rt) {
+  start_host_ = clock_.origin(rt.device());
+  rt.monitor().add_observer(this);
+  ++rt.monitor().sites_wanted;
 }
 
 TraceRecorder::~TraceRecorder() {
-  if (rt_.monitor().observer == this) rt_.monitor().observer = nullptr;
+  stop();
   if (charge_ && charged_ > 0) charge_(-charged_);
 }
 
@@ -98,25 +97,6 @@ constexpr int64_t kEventBytes = 256;
 
 }  // namespace
 
-TraceRecorder::Origin& TraceRecorder::origin(int device) {
-  Origin& o = origins_[static_cast<size_t>(device)];
-  if (!o.event) {
-    // The origin is an event on an idle device: its device time is the host time of recording.
-    // The host backend knows the host time of the event exactly; on CUDA it lies between the
-    // record call and the completed wait (a few microseconds apart): take the middle.
-    Backend& b = rt_.backend();
-    b.synchronize_device(device);
-    o.event = b.create_event(device, true);
-    const double before = steady_seconds();
-    o.event->record(*b.default_stream(device));
-    o.event->synchronize();
-    const double after = steady_seconds();
-    const double exact = o.event->steady_time();
-    o.host = std::isnan(exact) ? 0.5 * (before + after) : exact;
-  }
-  return o;
-}
-
 void TraceRecorder::begin_op(const OpInfo& op, Stream& s) {
   if (ops_.size() >= limit_ ||
       !keep(static_cast<int64_t>(2 * sizeof(DeviceOp) + std::char_traits<char>::length(op.name) +
@@ -125,7 +105,7 @@ void TraceRecorder::begin_op(const OpInfo& op, Stream& s) {
     open_.push_back(SIZE_MAX);
     return;
   }
-  origin(s.device());
+  clock_.origin(s.device());
   DeviceOp d{op.name,
              op.category,
              op.bytes,
@@ -171,10 +151,36 @@ void TraceRecorder::host_range(const std::string& name, double t0, double t1,
   host_.push_back(HostSpan{name, "range", site, t0, t1});
 }
 
+void TraceRecorder::add_device_rows(const ProfileReport& rep) {
+  using Object = json::Value::Object;
+  for (const ActivityRecord& r : rep.rows) {
+    if (r.t1 < start_host_) continue;
+    ProfiledRow row{
+        r.name, activity_kind_name(r.kind), rep.line_of(r), r.device, r.stream, r.t0, r.t1, 0, {}};
+    Object args{{"site", row.site}};
+    if (r.op > 0 && r.op <= rep.op_list.size()) {
+      const ProfiledOp& op = rep.op_list[r.op - 1];
+      row.host = 0.5 * (op.host_t0 + std::max(op.host_t1, op.host_t0));
+      args.emplace_back("operation", op.name);
+    }
+    if (r.kind == ActivityKind::Kernel && r.registers >= 0) {
+      args.emplace_back("grid", fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]));
+      args.emplace_back("block", fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]));
+      args.emplace_back("registers", r.registers);
+      args.emplace_back("shared bytes", r.static_shared + r.dynamic_shared);
+    }
+    if (r.bytes > 0) args.emplace_back("bytes", r.bytes);
+    if (r.graph > 0) args.emplace_back("graph", static_cast<uint64_t>(r.graph));
+    row.args = std::move(args);
+    profiled_.push_back(std::move(row));
+  }
+}
+
 void TraceRecorder::stop() {
   if (!recording_) return;
   recording_ = false;
-  if (rt_.monitor().observer == this) rt_.monitor().observer = nullptr;
+  rt_.monitor().remove_observer(this);
+  --rt_.monitor().sites_wanted;
 }
 
 void TraceRecorder::resolve() {
@@ -182,10 +188,8 @@ void TraceRecorder::resolve() {
   stop();
   for (DeviceOp& d : ops_) {
     if (!d.end->recorded()) d.end->record(*rt_.backend().default_stream(d.device));
-    Origin& o = origins_[static_cast<size_t>(d.device)];
-    const double base_us = (o.host - start_host_) * 1e6;
-    d.t0_us = base_us + o.event->elapsed_ms(*d.start) * 1e3;
-    d.t1_us = base_us + o.event->elapsed_ms(*d.end) * 1e3;
+    d.t0_us = (clock_.time_of(*d.start, d.device) - start_host_) * 1e6;
+    d.t1_us = (clock_.time_of(*d.end, d.device) - start_host_) * 1e6;
     d.start.reset();
     d.end.reset();
   }
@@ -263,11 +267,11 @@ void TraceRecorder::write_chrome_json(const std::string& path) {
                              {"tid", 0},
                              {"args", Object{{"name", "Lua"}}}});
   std::vector<std::pair<int, uint64_t>> named;
-  for (size_t dev = 0; dev < origins_.size(); ++dev) {
-    if (!origins_[dev].event) continue;
+  for (int dev = 0; dev < rt_.backend().device_count(); ++dev) {
+    if (!clock_.has_origin(dev)) continue;
     const std::string name =
         fmt::format("{} {}: {}", backend_name(rt_.kind()) == "cuda" ? "GPU" : "host device", dev,
-                    rt_.backend().device_info(static_cast<int>(dev)).name);
+                    rt_.backend().device_info(dev).name);
     events.emplace_back(Object{{"name", "process_name"},
                                {"ph", "M"},
                                {"pid", static_cast<uint64_t>(dev + 1)},
@@ -306,6 +310,50 @@ void TraceRecorder::write_chrome_json(const std::string& path) {
                                {"ts", us(d.host_t0)},
                                {"dur", std::max(us(d.host_t1) - us(d.host_t0), 0.0)},
                                {"args", Object{{"site", d.site}}}});
+  }
+  // The profiler's rows: a track per stream ("device rows"), tid past the trace's own streams.
+  constexpr uint64_t kProfiledTid = 1u << 30;
+  uint64_t flow = 0;
+  std::vector<std::pair<int, uint64_t>> profiled_named;
+  for (const ProfiledRow& r : profiled_) {
+    const uint64_t tid = kProfiledTid + r.stream;
+    if (std::find(profiled_named.begin(), profiled_named.end(),
+                  std::make_pair(r.device, r.stream)) == profiled_named.end()) {
+      profiled_named.emplace_back(r.device, r.stream);
+      events.emplace_back(
+          Object{{"name", "thread_name"},
+                 {"ph", "M"},
+                 {"pid", r.device + 1},
+                 {"tid", tid},
+                 {"args", Object{{"name", fmt::format("profiled: stream {}", r.stream)}}}});
+    }
+    const double ts = us(r.t0);
+    events.emplace_back(Object{{"name", r.name},
+                               {"cat", "profiled " + r.category},
+                               {"ph", "X"},
+                               {"pid", r.device + 1},
+                               {"tid", tid},
+                               {"ts", ts},
+                               {"dur", std::max(us(r.t1) - ts, 0.0)},
+                               {"args", r.args}});
+    if (r.host > 0) {  // an arrow from the operation's host slice to the row
+      ++flow;
+      events.emplace_back(Object{{"name", "queued"},
+                                 {"cat", "queued"},
+                                 {"ph", "s"},
+                                 {"id", flow},
+                                 {"pid", 0},
+                                 {"tid", 0},
+                                 {"ts", us(r.host)}});
+      events.emplace_back(Object{{"name", "queued"},
+                                 {"cat", "queued"},
+                                 {"ph", "f"},
+                                 {"bp", "e"},
+                                 {"id", flow},
+                                 {"pid", r.device + 1},
+                                 {"tid", tid},
+                                 {"ts", ts}});
+    }
   }
   for (const HostSpan& h : host_) {
     const std::string name = h.category == "range"       ? h.name

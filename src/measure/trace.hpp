@@ -10,10 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "core/json.hpp"
 #include "core/monitor.hpp"
 #include "core/runtime.hpp"
+#include "measure/event_clock.hpp"
 
 namespace culua::detail::measure {
+
+struct ProfileReport;
 
 struct StreamSummary {
   int device = 0;
@@ -57,6 +61,11 @@ class TraceRecorder final : public OpObserver {
   // past the limit); charge(-bytes) gives it all back when the recorder goes.
   void set_memory_account(std::function<bool(int64_t)> charge) { charge_ = std::move(charge); }
 
+  // The profiler's device rows (measure/profile.hpp: CUPTI's kernels, copies and fills, or the
+  // host streams' tasks), shown as device tracks of their own with an arrow from the host slice
+  // of the operation that queued each.
+  void add_device_rows(const ProfileReport& rep);
+
   // A named host range (cu.range), from t0 to t1 (steady seconds).
   void host_range(const std::string& name, double t0, double t1, const std::string& site);
 
@@ -85,11 +94,6 @@ class TraceRecorder final : public OpObserver {
     std::string site;
     double t0, t1;
   };
-  struct Origin {
-    std::shared_ptr<Event> event;
-    double host = 0;  // steady seconds when the device was idle at the event
-  };
-  Origin& origin(int device);
   void resolve();
 
   Runtime& rt_;
@@ -101,9 +105,18 @@ class TraceRecorder final : public OpObserver {
   int64_t charged_ = 0;
   bool keep(int64_t bytes);  // charges a record of about `bytes` (true: keep it)
   double start_host_ = 0;
-  std::vector<Origin> origins_;  // per device; event null until the device is first used
+  EventClock clock_;  // device events on the steady clock
   std::vector<DeviceOp> ops_;
   std::vector<HostSpan> host_;
+  struct ProfiledRow {
+    std::string name, category, site;
+    int device;
+    uint64_t stream;
+    double t0, t1;    // steady seconds
+    double host = 0;  // the middle of the queueing call (0: not joined)
+    json::Value::Object args;
+  };
+  std::vector<ProfiledRow> profiled_;
   std::vector<size_t> open_;  // ops between begin_op and end_op (SIZE_MAX: not recorded)
 };
 

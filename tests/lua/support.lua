@@ -339,6 +339,25 @@ function S.run_child(source, env)
   return out, code
 end
 
+-- Runs `source` in a child culua on this process's backend with extra command-line `options`;
+-- returns its stdout, its stderr and its exit code.
+function S.run_script_child(source, options)
+  local script = os.tmpname()
+  local err = os.tmpname()
+  local f = assert(io.open(script, "w"))
+  f:write(source)
+  f:close()
+  local cmd = string.format("%s --backend %s %s %s 2>%s", S.shell_quote(S.culua_path()), cu.backend,
+    options or "", S.shell_quote(script), S.shell_quote(err))
+  local p = assert(io.popen(cmd, "r"))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  local e = assert(io.open(err)):read("a")
+  os.remove(script)
+  os.remove(err)
+  return out, e, code
+end
+
 -- compute-sanitizer (tests/run_gpu_sanitizer.sh sets CULUA_UNDER_SANITIZER=1) makes a kernel
 -- launch wait for the device's earlier work: a check that a call returns while work is still
 -- queued (or that a wait found work left) cannot hold there. S.queued(cond, msg) asserts it

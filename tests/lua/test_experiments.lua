@@ -333,6 +333,24 @@ T.case("device_resident_loop: the delta sequences agree with each other and a pl
   T.truthy(num(r, "max_delta_diff_graph") <= 1.5e-8, "B and D agree")
 end)
 
+T.case("profile_rk4: each version profiled, its rows on lines, the same deltas as a plain-Lua RK4", function()
+  local N, steps = 3, 6
+  local r, out = run_script("profile_rk4", string.format("n=%d steps=%d", N, steps))
+  local ref = reference_deltas(N, steps, 1e-4)[steps]
+  local versions = cu.backend == "cuda" and { "B", "C", "D" } or { "B", "D" }
+  for _, v in ipairs(versions) do
+    local re, im = tostring(r[v .. "_delta"]):match("^([^,]+),([^,]+)$")
+    T.near(tonumber(re), ref[1], 1e-6, "Re delta of " .. v)
+    T.near(tonumber(im), ref[2], 1e-6, "Im delta of " .. v)
+  end
+  -- B: about 64 operations and the sum a step, each a row (more on CUDA: a sum is two kernels).
+  T.truthy(num(r, "B_records") >= 66 * steps, "B's rows: " .. r.B_records)
+  -- D: one launch a step (a graph); its rows are the graph's kernels (CUDA) or the graph (host).
+  T.truthy(num(r, "D_operations") <= 2 * steps and num(r, "B_operations") >= 64 * steps, "operations")
+  T.truthy(num(r, "D_records") >= steps, "D's rows")
+  T.truthy(out:find("by line", 1, true) and out:find("profile_rk4.lua:%d+"), "the tables by line")
+end)
+
 T.case("device_resident_loop: quick run, A and B agree, B copies one scalar per step", function()
   local r, out = run_script("device_resident_loop", "--quick --results")
   local N = num(r, "n")

@@ -10,22 +10,7 @@ local MiB = 1 << 20
 
 -- Runs `source` in a child culua on this backend with extra CLI options; returns stdout, stderr
 -- and the exit code.
-local function child(source, options)
-  local script = os.tmpname()
-  local err = os.tmpname()
-  local f = assert(io.open(script, "w"))
-  f:write(source)
-  f:close()
-  local cmd = string.format("%s --backend %s %s %s 2>%s", S.shell_quote(S.culua_path()), cu.backend,
-    options or "", S.shell_quote(script), S.shell_quote(err))
-  local p = assert(io.popen(cmd, "r"))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  local e = assert(io.open(err)):read("a")
-  os.remove(script)
-  os.remove(err)
-  return out, e, code
-end
+local child = S.run_script_child
 
 local function count(s, pattern)
   local n = 0

@@ -22,7 +22,8 @@ local ledger = cu.ledger()
 local sweep = cu.sweep { quiet = true, axes = { n = { 1, 2 } }, run = function(p) return { v = p.n } end }
 local ew = cu.elementwise("f32 x -> f32 y", "y = x + 1")
 local red = cu.reduction("f32 x -> f32 y", { reduce = "a + b", identity = 0 })
-local objects = { a, stream, event, z, scope, g, bench, ledger, sweep, ew, red }
+local profile = cu.profile(function() local _ = a + 1 end)
+local objects = { a, stream, event, z, scope, g, bench, ledger, sweep, ew, red, profile }
 local module, kernel, configured
 if cu.backend == "cuda" then
   module = cu.compile([[extern "C" __global__ void add1(float* x, int n) {
@@ -126,7 +127,7 @@ T.case("the registry holds every culua type", function()
   local types = culua_types()
   local expected = { "cu.Array", "cu.Stream", "cu.Event", "cu.Complex", "cu.StreamScope", "cu.Graph",
     "cu.BenchResult", "cu.Ledger", "cu.SweepResults", "cu.ElementwiseKernel",
-    "cu.ReductionKernel", "cu.Module", "cu.Kernel", "cu.ConfiguredKernel", "cu.Error" }
+    "cu.ReductionKernel", "cu.Module", "cu.Kernel", "cu.ConfiguredKernel", "cu.Error", "cu.Profile" }
   for _, name in ipairs(expected) do T.truthy(types[name], name .. " is registered") end
   for _, o in ipairs(objects) do
     local mt = getmetatable(o)

@@ -5,6 +5,7 @@
 #include <lua.hpp>
 
 #include <string>
+#include <vector>
 
 namespace culua::detail::cli {
 
@@ -18,5 +19,18 @@ int report(lua_State* L, int status);
 bool interrupted();
 // The interactive loop (repl.cpp).
 void run_repl(lua_State* L);
+
+// What the REPL does, for other front ends (the Jupyter kernel):
+// Compiles a whole cell as the REPL compiles a chunk: first as "return <cell>" (an expression
+// shows its values), then as statements. LUA_OK leaves the function on the stack; otherwise the
+// error message, with *incomplete set when only the chunk's end is missing.
+int load_cell(lua_State* L, const std::string& text, bool* incomplete);
+// The completions of the word that ends at byte `cursor` of `text` (globals, keywords, fields,
+// methods after ':'), sorted; *start is where that word begins. Reads the state without calling
+// any function.
+std::vector<std::string> completions(lua_State* L, const std::string& text, size_t cursor,
+                                     size_t* start);
+// ": backend NAME, device 0: NAME" (creates the backend), or ": no backend: WHY".
+std::string backend_description(lua_State* L);
 
 }  // namespace culua::detail::cli

@@ -23,6 +23,9 @@
 #include "backends/backends.hpp"
 #include "cli/compare.hpp"
 #include "cli/interpreter.hpp"
+#if defined(CULUA_HAVE_JUPYTER)
+#include "jupyter/kernel.hpp"
+#endif
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/runtime.hpp"
@@ -127,6 +130,11 @@ struct Invocation {
   std::vector<std::string> limit_options;
   lua::Sandbox* sandbox = nullptr;  // the sandbox made from them, when --sandbox
   bool repl_ran = false;
+  std::string jupyter;          // --jupyter CONNECTION_FILE: serve as a Jupyter kernel
+  bool install_kernel = false;  // --install-kernel [--user | --prefix P]
+  bool install_user = false;
+  std::string install_prefix;
+  bool install_prefix_given = false;
 };
 
 // culua's own options, all long, accepted before the script beside lua's. `take` stores the value
@@ -215,6 +223,29 @@ const LongOption kLongOptions[] = {
        return {};
      },
      true},
+    {"--jupyter", "CONNECTION_FILE",
+     "serve as a Jupyter kernel on the sockets the file names (docs/guide/jupyter.md)",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.jupyter = value;
+       return {};
+     }},
+    {"--install-kernel", nullptr,
+     "write culua's kernelspec where Jupyter finds it (system-wide, or --user, or --prefix P)",
+     [](Invocation& inv, const char*) -> std::string {
+       inv.install_kernel = true;
+       return {};
+     }},
+    {"--user", nullptr, "with --install-kernel: in the user's Jupyter folder",
+     [](Invocation& inv, const char*) -> std::string {
+       inv.install_user = true;
+       return {};
+     }},
+    {"--prefix", "P", "with --install-kernel: under P/share/jupyter",
+     [](Invocation& inv, const char* value) -> std::string {
+       inv.install_prefix = value;
+       inv.install_prefix_given = true;
+       return {};
+     }},
     {"--strict", nullptr, "raise on implicit synchronizations (element reads, synchronous copies)",
      [](Invocation& inv, const char*) -> std::string {
        inv.run.strict = true;
@@ -563,6 +594,17 @@ bool run_all(lua_State* L, Invocation& inv) {
     }
     if (status != LUA_OK) return false;
   }
+  if (!inv.jupyter.empty()) {
+#if defined(CULUA_HAVE_JUPYTER)
+    lua::forbid_rerun(L, "a Jupyter kernel's cells cannot be run again");
+    return jupyter::run_kernel(L, inv.jupyter) == 0;
+#else
+    std::fprintf(stderr,
+                 "%s: --jupyter: culua was built without ZeroMQ (libzmq3-dev, cppzmq-dev)\n",
+                 progname);
+    return false;
+#endif
+  }
   if (inv.script > 0 && run_script(L, inv) != LUA_OK) return false;
   constexpr char kRepl[] = "code typed in the REPL cannot be run again";
   if (inv.interactive) {
@@ -584,6 +626,34 @@ bool run_all(lua_State* L, Invocation& inv) {
 
 // --warm-cache, after the script: what cu.fuse compiled into the kernel cache (stderr); false
 // when nothing could be kept there (the host backend compiles no kernels; no cache directory).
+// --install-kernel [--user | --prefix P]: the kernelspec naming this program's own path.
+int install_kernel(const Invocation& inv) {
+#if defined(CULUA_HAVE_JUPYTER)
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    std::fprintf(stderr, "%s: --install-kernel: cannot find culua's own path\n", progname);
+    return 1;
+  }
+  self[n] = '\0';
+  try {
+    const std::string dir = jupyter::install_kernelspec(self, inv.install_user, inv.install_prefix);
+    std::printf("installed the culua kernel in %s (jupyter kernelspec list shows it)\n",
+                dir.c_str());
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: --install-kernel: %s\n", progname, e.what());
+    return 1;
+  }
+#else
+  (void)inv;
+  std::fprintf(stderr,
+               "%s: --install-kernel: culua was built without ZeroMQ (libzmq3-dev, cppzmq-dev)\n",
+               progname);
+  return 1;
+#endif
+}
+
 bool report_warm_cache(Runtime& rt) {
   const Ledger& l = rt.monitor().ledger;
   const std::string dir = rtc::KernelCache::default_directory();
@@ -718,6 +788,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: --warm-cache needs a script\n", cli::progname);
     return 1;
   }
+  if ((inv.install_user || inv.install_prefix_given) && !inv.install_kernel) {
+    std::fprintf(stderr, "%s: %s needs --install-kernel\n", cli::progname,
+                 inv.install_user ? "--user" : "--prefix");
+    return 1;
+  }
+  if (inv.install_kernel) return cli::install_kernel(inv);
 
   RuntimeOptions options;
   options.backend = parse_backend(inv.backend);

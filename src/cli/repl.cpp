@@ -495,6 +495,58 @@ void banner(lua_State* L) {
 
 }  // namespace
 
+int load_cell(lua_State* L, const std::string& text, bool* is_incomplete) {
+  *is_incomplete = false;
+  std::string code = text;
+  if (!code.empty() && code[0] == '=') code = "return " + code.substr(1);  // Lua 5.1's "=expr"
+  const std::string ret = "return " + code + ";";
+  if (luaL_loadbuffer(L, ret.data(), ret.size(), "=cell") == LUA_OK) return LUA_OK;
+  lua_pop(L, 1);
+  const int status = luaL_loadbuffer(L, code.data(), code.size(), "=cell");
+  if (status != LUA_OK) *is_incomplete = incomplete(L, status);
+  return status;
+}
+
+std::vector<std::string> completions(lua_State* L, const std::string& text, size_t cursor,
+                                     size_t* start) {
+  cursor = std::min(cursor, text.size());
+  size_t begin = cursor;
+  while (begin > 0) {
+    const auto c = static_cast<unsigned char>(text[begin - 1]);
+    if (!std::isalnum(c) && c != '_') break;
+    --begin;
+  }
+  *start = begin;
+  const size_t line_start = text.rfind('\n', begin == 0 ? 0 : begin - 1);
+  const size_t from = line_start == std::string::npos ? 0 : line_start + 1;
+  const std::string_view line = std::string_view(text).substr(from, cursor - from);
+  const size_t at = begin - from;
+  candidates.clear();
+  std::vector<std::string> out;
+  if (in_string_or_comment(line, at)) return out;
+  CompletionRequest req;
+  req.prefix = std::string(line.substr(at));
+  if (!parse_path(line, at, req)) return out;
+  lua_pushcfunction(L, gather_candidates);
+  lua_pushlightuserdata(L, &req);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
+  for (const Candidate& c : candidates) out.push_back(c.name);
+  candidates.clear();
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string backend_description(lua_State* L) {
+  const int top = lua_gettop(L);
+  lua_pushcfunction(L, describe_backend);
+  const bool ok = lua_pcall(L, 0, 1, 0) == LUA_OK;
+  const char* what = ok ? lua_tostring(L, -1) : luaL_tolstring(L, -1, nullptr);
+  std::string s = std::string(ok ? "" : ": no backend: ") + (what ? what : "");
+  lua_settop(L, top);
+  return s;
+}
+
 void run_repl(lua_State* L) {
   terminal_input = isatty(STDIN_FILENO);
   // History and line editing are for a person at a terminal; piped input leaves no history.

@@ -2865,6 +2865,14 @@ function cu.trace.summary(opts) end
 ---@return boolean
 function cu.trace.recording() end
 
+-- ## Notebooks
+
+--- Shows each value under the running cell of a Jupyter notebook (culua --jupyter): as text,
+--- and culua's values richly (an array as an HTML table of its elements, a bench or sweep result
+--- as a table). Outside a kernel it prints the values as the REPL does. docs/guide/jupyter.md.
+---@param ... any
+function cu.display(...) end
+
 -- ## Profiling
 
 --- Options of cu.profile.
@@ -3174,7 +3182,8 @@ function SweepResults:plot(opts) end
 --- Plots rows (a list of tables, or sweep results) with gnuplot into a .png or .svg file; returns
 --- the file. x=, y= and file= are required (checked in that order). Rows without a number at y
 --- (failed points) or without a value at x are left out; NaN or an infinity at x or y is an error
---- naming the row (gnuplot cannot place it). Needs gnuplot on PATH.
+--- naming the row (gnuplot cannot place it). Needs gnuplot on PATH. In a Jupyter kernel, without
+--- file= the figure is shown under the cell (PNG and SVG) and nothing is returned.
 ---@param rows table[]|cu.SweepResults
 ---@param opts cu.PlotOptions
 ---@return string

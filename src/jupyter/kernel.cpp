@@ -30,6 +30,7 @@
 #include "cli/interpreter.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "lua/cu_module.hpp"
 
 namespace culua::detail::jupyter {
 
@@ -205,6 +206,7 @@ class Kernel {
 
   int run();
   std::string read_input(const std::string& prompt);
+  void display(const lua::DisplayBundle& bundle);
 
  private:
   bool receive(zmq::socket_t& s, Message& m);
@@ -699,7 +701,32 @@ std::string Kernel::read_input(const std::string& prompt) {
   }
 }
 
+void Kernel::display(const lua::DisplayBundle& bundle) {
+  json data = json::object();
+  for (const auto& [mime, value] : bundle) {
+    if (mime == "image/png") {
+      std::string b64(4 * ((value.size() + 2) / 3) + 1, '\0');
+      const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()),
+                                    reinterpret_cast<const unsigned char*>(value.data()),
+                                    static_cast<int>(value.size()));
+      b64.resize(static_cast<size_t>(n));
+      data[mime] = b64;
+    } else {
+      data[mime] = value;
+    }
+  }
+  json parent;
+  {
+    std::lock_guard lock(parent_mutex_);
+    parent = current_parent_;
+  }
+  drain();  // what the cell printed before comes first
+  publish("display_data",
+          {{"data", data}, {"metadata", json::object()}, {"transient", json::object()}}, parent);
+}
+
 int Kernel::run() {
+  lua::set_display_hook(L_, [this](const lua::DisplayBundle& b) { display(b); });
   banner_ =
       fmt::format("culua {} ({}){}", CULUA_VERSION, LUA_RELEASE, cli::backend_description(L_));
   start_streams();
@@ -737,6 +764,7 @@ int Kernel::run() {
   heartbeat.join();
   control.join();
   stop_streams();
+  lua::set_display_hook(L_, nullptr);
   return 0;
 }
 

@@ -510,11 +510,16 @@ int r_plot(lua_State* L) {
       title = lua_tostring(L, -1);
       lua_pop(L, 1);
     }
-  } else {
+  } else if (!lua_isnoneornil(L, 2)) {
     type_error(L, 2, "a file name or {kind = \"roofline\", file = ...}");
   }
+  const std::vector<json::Value> rows{to_json_value(L, 1, {})};
+  auto draw = [&](const std::string& to) {
+    measure::plot_roofline_rows(rows, {}, to, title, "res:plot");
+  };
+  if (file.empty() && show_plot_inline(L, draw)) return 0;
   if (file.empty()) arg_error(2, "needs file= (a .png or .svg file)");
-  measure::plot_roofline_rows({to_json_value(L, 1, {})}, {}, file, title, "res:plot");
+  draw(file);
   lua_pushstring(L, file.c_str());
   return 1;
 }

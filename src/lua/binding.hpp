@@ -57,9 +57,10 @@ struct Context {
   // The thread (main state or coroutine) of the latest call into the bindings: where the script
   // location of the operation being issued is read (the trace, strict-mode messages).
   lua_State* active = nullptr;
-  std::unordered_set<std::string> warned_sites;      // host-clock tripwire: once per call site
-  std::shared_ptr<measure::TraceRecorder> trace;     // cu.trace: the running or last trace
-  std::shared_ptr<measure::Profiler> profiler;       // cu.profile or --profile, while recording
+  std::unordered_set<std::string> warned_sites;   // host-clock tripwire: once per call site
+  std::shared_ptr<measure::TraceRecorder> trace;  // cu.trace: the running or last trace
+  std::shared_ptr<measure::Profiler> profiler;    // cu.profile or --profile, while recording
+  DisplayHook display;  // a Jupyter kernel's output (set_display_hook), or null
   std::shared_ptr<fuse::KernelCache> fused_kernels;  // cu.fuse's generated kernels (made on use)
   // The state is being closed (mark_closing): finalizers run, and Lua 5.4 registers no finalizer
   // for an object made from then on, so a new array would never be freed: making one raises.
@@ -448,6 +449,10 @@ void register_measure(lua_State* L);
 // cu.profile (profile.cpp); --profile's run: begin (false: it could not start, the reason
 // printed) and end (prints the tables, writes the file; false when that failed).
 void register_profile(lua_State* L);
+// cu.display (display.cpp); in a kernel, a plot asked for without a file is drawn and shown:
+// true when `plot_to` was used so (then nothing was written where the script said).
+void register_display(lua_State* L);
+bool show_plot_inline(lua_State* L, const std::function<void(const std::string& file)>& plot_to);
 bool begin_profile_run(lua_State* L);
 bool end_profile_run(lua_State* L);
 void register_bench(lua_State* L);

@@ -3,7 +3,9 @@
 
 #include <lua.hpp>
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/runtime.hpp"
@@ -30,6 +32,13 @@ struct RunOptions {
       "in another Lua)";
   measure::PointChild child;
 };
+
+// What a Jupyter kernel shows under a cell: (MIME type, data) pairs; image/png as raw bytes.
+using DisplayBundle = std::vector<std::pair<std::string, std::string>>;
+using DisplayHook = std::function<void(const DisplayBundle&)>;
+// Makes cu.display, and plots without a file, show through `hook` (null: print, and plots need
+// file= again). The front end that serves notebooks sets it.
+void set_display_hook(lua_State* L, DisplayHook hook);
 
 // Pushes the `cu` module bound to `rt`, registers it as package.loaded.cu and in package.preload
 // (with the embedded Lua modules, cu.*). `rt` must outlive the state: close the state first.

@@ -297,6 +297,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_kernel_templates(L);
   register_measure(L);
   register_profile(L);
+  register_display(L);
   register_bench(L);
   register_sweep(L);
   register_tune(L);

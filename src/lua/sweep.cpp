@@ -1270,22 +1270,36 @@ int results_write_csv(lua_State* L) {
 
 // results:plot{file=, x=, y=, series=, ...} (or results:plot("file.png")): the sweep's default
 // plot with what the options change.
+// Draws `rows` as `spec` says (lines, or the roofline labelled by `axes`; a sweep's own defaults
+// when `sweep` is given) into spec.file and returns it; in a Jupyter kernel, without file=, the
+// figure is shown under the cell instead and nothing is returned.
+int draw_plot(lua_State* L, const measure::PlotSpec& spec, const std::vector<Value>& rows,
+              const measure::Sweep* sweep, const std::vector<std::string>& axes, const char* who) {
+  auto draw = [&](const std::string& file) {
+    measure::PlotSpec at = spec;
+    at.file = file;
+    if (spec.kind == "roofline") {
+      measure::plot_roofline_rows(rows, axes, file, spec.title, who);
+    } else if (sweep) {
+      measure::plot_sweep(*sweep, rows, at, who);
+    } else {
+      measure::plot(rows, at, who);
+    }
+  };
+  if (spec.file.empty() && show_plot_inline(L, draw)) return 0;
+  if (spec.kind == "roofline" && spec.file.empty())
+    arg_error(2, "needs file= (a .png or .svg file)");
+  draw(spec.file);
+  lua_pushstring(L, spec.file.c_str());
+  return 1;
+}
+
 int results_plot(lua_State* L) {
   check_results(L, 1);
   const measure::Sweep s = sweep_from_results(L, 1);
   measure::PlotSpec spec = measure::default_plot(s);
   as_argument(2, [&] { read_plot_options(L, 2, spec, "options"); });
-  if (spec.kind == "roofline") {
-    std::vector<std::string> axes;
-    axes = s.axes;
-    if (spec.file.empty()) arg_error(2, "needs file= (a .png or .svg file)");
-    measure::plot_roofline_rows(rows_as_values(L, 1), axes, spec.file, spec.title, "results:plot");
-    lua_pushstring(L, spec.file.c_str());
-    return 1;
-  }
-  measure::plot_sweep(s, rows_as_values(L, 1), spec, "results:plot");
-  lua_pushstring(L, spec.file.c_str());
-  return 1;
+  return draw_plot(L, spec, rows_as_values(L, 1), &s, s.axes, "results:plot");
 }
 
 // cu.plot(rows, {x=, y=, series=, file=, ...}): rows are a list of tables or sweep results.
@@ -1298,19 +1312,9 @@ int l_plot(lua_State* L) {
   measure::PlotSpec spec;
   if (is_results(L, 1)) spec = measure::default_plot(sweep_from_results(L, 1));
   as_argument(2, [&] { read_plot_options(L, 2, spec, "options"); });
-  if (spec.kind == "roofline") {
-    std::vector<std::string> axes;
-    if (is_results(L, 1)) {
-      axes = sweep_from_results(L, 1).axes;
-    }
-    if (spec.file.empty()) arg_error(2, "needs file= (a .png or .svg file)");
-    measure::plot_roofline_rows(rows_as_values(L, 1), axes, spec.file, spec.title, "cu.plot");
-    lua_pushstring(L, spec.file.c_str());
-    return 1;
-  }
-  measure::plot(rows_as_values(L, 1), spec, "cu.plot");
-  lua_pushstring(L, spec.file.c_str());
-  return 1;
+  std::vector<std::string> axes;
+  if (is_results(L, 1)) axes = sweep_from_results(L, 1).axes;
+  return draw_plot(L, spec, rows_as_values(L, 1), nullptr, axes, "cu.plot");
 }
 
 }  // namespace

@@ -348,6 +348,20 @@ void plot(const std::vector<Value>& rows, const PlotSpec& spec, const std::strin
       [&](const std::string& data_path) { return plot_script(rows, spec, data_path, who); }, who);
 }
 
+std::vector<std::pair<std::string, std::string>> render_inline(
+    const std::function<void(const std::string& file)>& plot_to) {
+  TempDir dir;
+  std::vector<std::pair<std::string, std::string>> out;
+  FilePolicySuspended own_files;
+  for (const char* ext : {"png", "svg"}) {
+    const std::string file = dir.file((std::string("figure.") + ext).c_str());
+    plot_to(file);
+    out.emplace_back(std::string(ext) == "png" ? "image/png" : "image/svg+xml",
+                     read_text_file(file));
+  }
+  return out;
+}
+
 void run_gnuplot_plot(const std::string& file,
                       const std::function<PlotScript(const std::string& data_path)>& make,
                       const std::string& who) {

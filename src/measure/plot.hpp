@@ -51,6 +51,12 @@ struct PlotScript {
 PlotScript plot_script(const std::vector<Value>& rows, const PlotSpec& spec,
                        const std::string& data_path, const std::string& who);
 
+// A figure drawn for showing inline (a Jupyter kernel): `plot_to(file)` is called for a .png and
+// an .svg file in a temporary folder (the sandbox's file policy does not apply to them); returns
+// {"image/png", the PNG's bytes} and {"image/svg+xml", the SVG's text}. The folder is removed.
+std::vector<std::pair<std::string, std::string>> render_inline(
+    const std::function<void(const std::string& file)>& plot_to);
+
 // Runs gnuplot on what `make(data_path)` returns (its script reads its data from data_path) to
 // write `file`; the checks and messages of plot().
 void run_gnuplot_plot(const std::string& file,

@@ -60,10 +60,11 @@ def stream_text(outputs, name="stdout"):
 
 
 def main():
-    probe = subprocess.run([CULUA, "--backend", BACKEND, "-e", ""], capture_output=True)
+    probe = subprocess.run([CULUA, "--backend", BACKEND, "-e", "cu.display(1, 'x')"], capture_output=True, text=True)
     if probe.returncode == 69:
         print(f"skipped: the {BACKEND} backend is unavailable")
         return 69
+    check(probe.stdout == "1\tx\n", "outside a kernel cu.display prints")
     tmp = tempfile.mkdtemp(prefix="culua-jupyter-")
     r = subprocess.run([CULUA, "--install-kernel", "--prefix", tmp], capture_output=True, text=True)
     check(r.returncode == 0 and "installed" in r.stdout, "--install-kernel --prefix writes the kernelspec")
@@ -97,6 +98,25 @@ def main():
         reply, out = run(kc, "cu.arange(0, 5000, 1, 'f32')")
         html = of_type(out, "execute_result")[0]["data"]["text/html"]
         check("&hellip;" in html and html.count("<td>") < 20, "a large array is elided")
+
+        # cu.display, plots shown inline (no file written), bench results as tables.
+        reply, out = run(kc, "print('before')\ncu.display(cu.ones(3), 'text')\nprint('after')")
+        shown = of_type(out, "display_data")
+        kinds = [m["msg_type"] for m in out if m["msg_type"] in ("stream", "display_data")]
+        check(len(shown) == 2 and "<table" in shown[0]["data"]["text/html"] and shown[1]["data"]["text/plain"] == "text",
+              "cu.display shows each value")
+        check(kinds == ["stream", "display_data", "display_data", "stream"], "output in order: " + str(kinds))
+        reply, out = run(kc, "cu.plot({{n = 1, t = 2}, {n = 2, t = 3}}, {x = 'n', y = 't'})")
+        shown = of_type(out, "display_data")
+        import base64
+        import xml.dom.minidom
+        png = base64.b64decode(shown[0]["data"]["image/png"]) if shown else b""
+        check(png.startswith(b"\x89PNG\r\n\x1a\n"), "a plot without file= shows inline as a PNG")
+        svg = shown[0]["data"].get("image/svg+xml", "") if shown else ""
+        check(bool(xml.dom.minidom.parseString(svg).getElementsByTagName("svg")), "... and as SVG")
+        reply, out = run(kc, "cu.bench(function() local _ = cu.ones(8) + 1 end, {max_time = 0.1, min_time = 0.01})")
+        data = of_type(out, "execute_result")[0]["data"]
+        check("gpu median" in data.get("text/html", "") and "gpu" in data["text/plain"], "a bench result as a table")
 
         reply, out = run(kc, "error('boom')")
         err = of_type(out, "error")
@@ -188,6 +208,24 @@ def main():
     finally:
         km.shutdown_kernel(now=False)
     check(not km.is_alive(), "shutdown: the process ended")
+
+    # A kernel under --sandbox keeps the sandbox's limits for each cell.
+    sandboxed = os.path.join(tmp, "share", "jupyter", "kernels", "culua-sandbox")
+    os.makedirs(sandboxed)
+    with open(os.path.join(sandboxed, "kernel.json"), "w") as f:
+        json.dump({"argv": [CULUA, "--sandbox", "--max-time", "1", "--jupyter", "{connection_file}"],
+                   "display_name": "culua (sandbox)", "language": "lua"}, f)
+    km, kc = start_new_kernel(kernel_name="culua-sandbox", startup_timeout=60, env=env, cwd=workdir)
+    try:
+        t0 = time.time()
+        reply, out = run(kc, "while true do end")
+        check(reply["status"] == "error" and reply["ename"] == "limit" and time.time() - t0 < 10,
+              "sandbox: a cell past its time limit fails: " + reply.get("evalue", ""))
+        reply, out = run(kc, "io == nil, 1 + 1")
+        check(of_type(out, "execute_result")[0]["data"]["text/plain"] == "true\t2",
+              "sandbox: the next cell runs, without io")
+    finally:
+        km.shutdown_kernel(now=True)
     print(f"{'passed' if not failures else 'FAILED'}: {len(failures)} failure(s)")
     return 1 if failures else 0
 

@@ -428,16 +428,20 @@ json Kernel::kernel_info() const {
 // besides, as a notebook shows it, a cell of statements whose last line is an expression shows
 // that expression's values.
 int Kernel::load_code(const std::string& code, bool* incomplete) {
-  const size_t end = code.find_last_not_of(" \t\r\n");
-  const size_t nl = end == std::string::npos ? std::string::npos : code.rfind('\n', end);
-  if (nl != std::string::npos && !code.empty() && code[0] != '=') {
+  if (!code.empty() && code[0] != '=') {
     const std::string whole = "return " + code + ";";
     if (luaL_loadbuffer(L_, whole.data(), whole.size(), "=cell") == LUA_OK) return LUA_OK;
     lua_pop(L_, 1);
-    const std::string last = code.substr(nl + 1, end - nl);
-    const std::string split = code.substr(0, nl) + "\nreturn " + last + ";";
-    if (luaL_loadbuffer(L_, split.data(), split.size(), "=cell") == LUA_OK) return LUA_OK;
-    lua_pop(L_, 1);
+    // The last expression may span several lines: try "return" before each of the last lines.
+    size_t end = code.find_last_not_of(" \t\r\n");
+    size_t at = end == std::string::npos ? std::string::npos : code.rfind('\n', end);
+    for (int tries = 0; at != std::string::npos && tries < 20; ++tries) {
+      const std::string split =
+          code.substr(0, at) + "\nreturn " + code.substr(at + 1, end - at) + ";";
+      if (luaL_loadbuffer(L_, split.data(), split.size(), "=cell") == LUA_OK) return LUA_OK;
+      lua_pop(L_, 1);
+      at = at == 0 ? std::string::npos : code.rfind('\n', at - 1);
+    }
   }
   return cli::load_cell(L_, code, incomplete);
 }

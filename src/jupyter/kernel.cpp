@@ -791,6 +791,22 @@ int l_kernel_read(lua_State* L) {
   return 1;
 }
 
+// The kernel's logo (64 x 64 PNG: four rising bars), written beside kernel.json.
+constexpr unsigned char kLogo64[] = {
+    137, 80,  78,  71,  13,  10,  26,  10,  0,   0,   0,   13,  73,  72,  68,  82,  0,   0,   0,
+    64,  0,   0,   0,   64,  8,   6,   0,   0,   0,   170, 105, 113, 222, 0,   0,   0,   161, 73,
+    68,  65,  84,  120, 218, 237, 219, 177, 9,   128, 48,  20,  4,   208, 76,  98,  109, 227, 26,
+    142, 228, 0,   206, 100, 227, 116, 10,  22,  130, 160, 17,  11,  209, 228, 191, 226, 250, 220,
+    107, 127, 46,  53,  109, 151, 46,  178, 84,  150, 211, 158, 181, 151, 190, 197, 136, 88,  254,
+    128, 16,  181, 252, 142, 0,   0,   64,  220, 242, 91,  0,   0,   0,   80,  222, 163, 135, 57,
+    101, 3,   0,   0,   0,   0,   0,   0,   0,   0,   0,   160, 36,  128, 126, 156, 178, 1,   0,
+    0,   0,   0,   0,   0,   0,   0,   0,   80,  18,  192, 147, 82,  0,   0,   0,   0,   0,   0,
+    0,   0,   0,   0,   254, 14,  240, 86,  41,  0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+    0,   0,   0,   0,   16,  241, 48,  226, 179, 52,  0,   0,   159, 1,   88,  141, 1,   0,   96,
+    58,  107, 60,  29,  117, 62,  191, 2,   252, 126, 64,  127, 118, 215, 177, 102, 0,   0,   0,
+    0,   73,  69,  78,  68,  174, 66,  96,  130,
+};
+
 }  // namespace
 
 int run_kernel(lua_State* L, const std::string& connection_file) {
@@ -856,6 +872,9 @@ std::string install_kernelspec(const std::string& culua_path, bool user,
   if (!f) fail(ErrorKind::Value, "cannot write '{}/kernel.json'", dir);
   f << spec.dump(1) << "\n";
   if (!f) fail(ErrorKind::Value, "cannot write '{}/kernel.json'", dir);
+  std::ofstream logo(dir + "/logo-64x64.png", std::ios::binary | std::ios::trunc);
+  logo.write(reinterpret_cast<const char*>(kLogo64), sizeof kLogo64);
+  if (!logo) fail(ErrorKind::Value, "cannot write '{}/logo-64x64.png'", dir);
   return dir;
 }
 

@@ -72,6 +72,11 @@ def main():
     with open(os.path.join(spec_dir, "kernel.json")) as f:
         spec = json.load(f)
     check(spec["argv"][0] == os.path.realpath(CULUA) and spec["language"] == "lua", "kernel.json names culua")
+    with open(os.path.join(spec_dir, "logo-64x64.png"), "rb") as f:
+        check(f.read(8) == b"\x89PNG\r\n\x1a\n", "and a logo")
+    listed = subprocess.run([sys.executable, "-m", "jupyter", "kernelspec", "list"], capture_output=True, text=True,
+                            env=dict(os.environ, JUPYTER_PATH=os.path.join(tmp, "share", "jupyter")))
+    check(listed.returncode != 0 or "culua" in listed.stdout, "jupyter kernelspec list shows culua")
     os.environ["JUPYTER_PATH"] = os.path.join(tmp, "share", "jupyter")
     env = dict(os.environ, CULUA_BACKEND=BACKEND)
     workdir = tempfile.mkdtemp(prefix="culua-cwd-")

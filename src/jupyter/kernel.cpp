@@ -127,6 +127,7 @@ struct Message {
 struct Stream {
   int fd = -1;  // 1 or 2
   int read_end = -1;
+  int saved = -1;  // the descriptor it replaced, restored at the end
   const char* name = "";
   std::atomic<bool> busy{false};
   std::thread reader;
@@ -348,6 +349,7 @@ void Kernel::start_streams() {
     if (::pipe2(p, O_CLOEXEC) != 0) fail(ErrorKind::Value, "cannot make a pipe for the output");
     st->fd = st == &out_ ? 1 : 2;
     st->name = st == &out_ ? "stdout" : "stderr";
+    st->saved = ::dup(st->fd);
     ::dup2(p[1], st->fd);
     ::close(p[1]);
     st->read_end = p[0];
@@ -403,6 +405,14 @@ void Kernel::stop_streams() {
   stop_ = true;
   for (Stream* st : {&out_, &err_}) {
     if (st->reader.joinable()) st->reader.join();
+    // The process's own stdout and stderr again: what it writes after the kernel (at exit)
+    // must not go into a pipe nobody reads.
+    if (st->saved >= 0) {
+      ::dup2(st->saved, st->fd);
+      ::close(st->saved);
+      st->saved = -1;
+    }
+    ::close(st->read_end);
   }
 }
 

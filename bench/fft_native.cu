@@ -1,4 +1,4 @@
-// cuFFT called from C++: the native side of the suite's fft row (issue 25), the same transforms
+// cuFFT called from C++: the native side of the suite's fft row, the same transforms
 // as scripts/bench/fft.lua times through cu.fft, out of place, plans made once before timing.
 //   nvcc -std=c++17 -O2 -arch=sm_90 bench/fft_native.cu -lcufft -o build/fft_native
 //   build/fft_native [log2 of the length, default 24]

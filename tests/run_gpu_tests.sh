@@ -96,7 +96,7 @@ run quickstart.cuda "$build/culua" --backend cuda scripts/quickstart.lua
 run docs.examples.cuda python3 tests/docs/check_examples.py --culua "$build/culua" --backend cuda
 run example.time_kernel "$build/culua" --backend cuda examples/time_kernel.lua
 run unit "$build/tests/culua_unit_tests" --warn NoTests
-# Issue 25: cuFFT's plan cache, the CUB sorts against a C++ reference, and the Array API functions
+# cuFFT's plan cache, the CUB sorts against a C++ reference, and the Array API functions
 # against numpy on the GPU (the GPU machine's python3 has numpy).
 run gpu.cufft "$build/tests/culua_gpu_fft_tests" --warn NoTests
 run gpu.sort_cub_check "$build/tests/culua_sort_cub_check" 0

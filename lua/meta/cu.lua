@@ -788,7 +788,7 @@ function Array:imag(opts) end
 
 -- ## Element-wise functions of the Array API standard
 
--- (issue 25) The functions of the standard that culua lacked, and the standard's names of those it
+-- The functions of the Array API standard that culua lacked, and the standard's names of those it
 -- has under shorter ones. Every one broadcasts, promotes as numpy and takes cu.MathOptions; docs/
 -- array-api.md lists them all with the differences from the standard and numpy.
 

@@ -1,4 +1,4 @@
--- One operation through the fusion generator against the precompiled kernel (issue 38, item 4):
+-- One operation through the fusion generator against the precompiled kernel:
 -- for a sample of operations and dtypes (hot ones with dedicated kernels, others through the
 -- run-time switch kernel), the bandwidth of the precompiled kernel (cu.fuse's default for a group
 -- of one operation) and of a generated kernel (cu.fuse(fn, {generate_single = true})), the first

@@ -795,7 +795,7 @@ function culua_groups.fuse()
   end
 end
 
--- The arrays group (docs/performance.md, "The arrays group"): the Array API functions of issue 25
+-- The arrays group (docs/performance.md, "The arrays group"): the Array API functions
 -- against CUB and cuFFT called from C++, CuPy and PyTorch (sort, argsort, fft), and the
 -- reductions and the scan against the device's copy bandwidth (cumsum, any, std). Every side
 -- sorts and transforms the same numbers (the splitmix64 formula of FILL_SOURCE, on the GPU).

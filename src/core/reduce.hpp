@@ -29,7 +29,7 @@ Shape reduce_shape(const Shape& in, std::optional<int> axis, bool keepdims);
 Array reduce(Runtime& rt, ReduceOp op, const Array& a, std::optional<int> axis, bool keepdims,
              const Array* out = nullptr, Stream* stream = nullptr);
 
-// The options of the statistical functions (issue 25).
+// The options of the statistical functions (var, std, the nan* forms, sums with dtype=).
 struct ReduceOptions {
   // The reduced axes (0-based, any order, each once); empty optional: all of them. An empty list
   // reduces nothing (each element is its own reduction, as numpy's axis=()).

@@ -176,8 +176,8 @@ inline constexpr bool kHotUnary = op_valid<Op, compute_t<S>>&& kHotType<S>&& kHo
 // function per (operation, compute type) in each kernel file, called from every kernel that
 // evaluates it (the switch kernels, the general path, the 2-D rows and tiles). Inlined, each of
 // those kernels held its own copy of every operation, unrolled over a vector (8 copies in the
-// half-precision switch kernel), and ptxas spent most of the build compiling them (issue 36:
-// elementwise_cuda_half.cu was 18 MB of PTX, 2 MB of it the tiles kernel). Light operations
+// half-precision switch kernel), and ptxas spent most of the build compiling them
+// (elementwise_cuda_half.cu was 18 MB of PTX, 2 MB of it the tiles kernel). Light operations
 // (arithmetic, comparisons, bit and logical operations, rounding, sign tests of real types) stay
 // inline everywhere: a call would cost more than they do. The hot combinations are always inline.
 template <class Op>

@@ -358,7 +358,7 @@ struct VarOp {
     // No early returns for an empty side (if (b.n == 0) return a; ...): the weights make it exact
     // (b.mean * 1, a.mean + d * 0; only an infinite mean differs, which finalize turns into NaN
     // anyway), and with them GCC 12.2 at -O3 miscompiled the host reduction in test programs that
-    // included reduce_host.cpp (with its order before issue 37, the elements after the last
+    // included reduce_host.cpp (with its former order, the elements after the last
     // multiple of 8 combined into the partials): that last combination was lost, var of 9
     // elements was the var of the first 8, var of 1 to 7 elements NaN (0 / 0). Right at -O0 to
     // -O2, at -O3 with -fno-tree-dominator-opts and with clang -O3, clean under ASan and UBSan, and

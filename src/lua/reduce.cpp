@@ -1,5 +1,5 @@
 // Reductions: cu.sum(a [, opts]) and a:sum([opts]); likewise mean, max, min, prod, norm, argmax,
-// argmin, and the statistics of issue 25: var, std, any, all, nansum, nanmean, nanmax, nanmin,
+// argmin, and the Array API's statistics: var, std, any, all, nansum, nanmean, nanmax, nanmin,
 // nanprod, nanvar, nanstd. opts: {axis=k (1-based; negative counts from the end) or a table of
 // axes {1, 3} (not for norm/argmax/argmin), keepdims=bool, out=array, stream=s}, plus dtype= (sum,
 // prod, nansum, nanprod) and correction= (ddof= as numpy's name; var, std, nanvar, nanstd). The

@@ -27,7 +27,7 @@ local expected = {
   { "d2h_pageable", "transfer" }, { "alloc", "alloc" }, { "matmul_f32", "matmul" },
   { "matmul_bf16", "matmul" }, { "matmul_f64", "matmul" }, { "startup" }, { "context" },
   { "first_kernel" },
-  -- The arrays group (issue 25).
+  -- The arrays group.
   { "sort_f32", "sort" }, { "sort_i32", "sort" }, { "argsort_f32", "sort" }, { "argsort_i32", "sort" },
   { "fft_c64", "fft" }, { "cumsum", "reduce" }, { "any", "reduce" }, { "any_bool", "reduce" }, { "std", "reduce" },
 }

@@ -1,4 +1,4 @@
-// cuFFT on the CUDA backend (issue 25): the plan cache is reused for a repeated shape, grows for a
+// cuFFT on the CUDA backend: the plan cache is reused for a repeated shape, grows for a
 // new one, stays bounded, and the transforms it runs are right (also under graph capture, where the
 // work area comes from the stream-ordered pool).
 #include <catch2/catch.hpp>

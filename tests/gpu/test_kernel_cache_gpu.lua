@@ -1,4 +1,4 @@
--- The on-disk kernel cache on the GPU (issue 37): a cached image the driver refuses (its bytes
+-- The on-disk kernel cache on the GPU: a cached image the driver refuses (its bytes
 -- replaced by junk, the metadata kept so that it is still a cache hit) is no error: the file is
 -- dropped, the source compiled afresh and stored again, and the kernel works. Each step runs in a
 -- child culua with CULUA_CACHE_DIR set, since a process keeps the modules it loaded (a second

@@ -29,7 +29,7 @@ T.case("negative sizes", function()
   raises(function() cu.arange(6):reshape(-2, 3) end, { "-2" }, "reshape")
 end)
 
-T.case("the contract's example message (in Lua's argument style since issue 24)", function()
+T.case("the contract's example message (in Lua's argument style)", function()
   local tail = "bad argument #1 to 'empty' (size -1 in shape {-1} is negative)"
   local msg = T.raises(function() cu.empty(-1) end, tail)
   T.eq(msg:sub(-#tail), tail, "the message ends with the example")
@@ -169,7 +169,7 @@ T.case("index 0, past the end, before the start and fractional", function()
   raises(function() return a[2.5] end, { "2.5" }, "a[2.5]")
   raises(function() return a[1 / 0] end, { "inf" }, "a[inf]")
   raises(function() return a[true] end, { "boolean" }, "a[true]")
-  raises(function() return a[{ "x" }] end, { "slice start", "string" }, "a[{\"x\"}]") -- a[{}] is a slice (issue 25)
+  raises(function() return a[{ "x" }] end, { "slice start", "string" }, "a[{\"x\"}]") -- a[{}] is a slice
   raises(function() a[0] = 1 end, { "0", "out of range" }, "a[0] = 1")
   raises(function() a[6] = 1 end, { "6", "out of range" }, "a[6] = 1")
   raises(function() a[-6] = 1 end, { "-6", "out of range" }, "a[-6] = 1")

@@ -1,4 +1,4 @@
--- The element-wise functions of the Array API standard (issue 25) on both backends, against exact
+-- The element-wise functions of the Array API standard on both backends, against exact
 -- values: special values (NaN, +-inf, -0.0), integer edge cases (shifts, zero divisors, wrapping),
 -- result dtypes, the standard's names of culua's operations (cu.multiply = cu.mul ...), the bitwise
 -- operators, out=, and errors naming the argument. numpy's own results: tests/numpy.

@@ -1,4 +1,4 @@
--- The statistical functions and scans of issue 25 on the backend under test (both, through
+-- The statistical functions and scans of the Array API on the backend under test (both, through
 -- tests/lua/support.lua's runner): var/std with correction=, any/all, the nan* reductions,
 -- reductions over several axes with keepdims=, dtype=, cumulative_sum/cumsum/cumprod with axis=,
 -- dtype= and include_initial=, on device and host arrays, against exact values; and their errors.

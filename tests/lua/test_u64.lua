@@ -1,4 +1,4 @@
--- The u16 and u64 dtypes (issue 25) on both backends, against exact values: the edge values of u64
+-- The u16 and u64 dtypes on both backends, against exact values: the edge values of u64
 -- (2^64 - 1, 2^63), how u64 elements come into Lua (an integer below 2^63, the nearest float from
 -- 2^63 up) and go back, printing, astype to and from f64/i64/f32/f16, sums and products that wrap
 -- modulo 2^64, numpy's promotion (u64 with a signed integer gives f64), unsigned element-wise

@@ -173,7 +173,7 @@ for _, dt in ipairs(S.DTYPES) do
   end
 end
 
--- Issue 37: cu.arange with i64 at the ends of int64's range. Where numpy's result is exact it is
+-- cu.arange with i64 at the ends of int64's range. Where numpy's result is exact it is
 -- the reference; where numpy computes the length in doubles (one element lost) or the values
 -- through a float step (repeated or overflowing), the exact sequence; where numpy raises, culua
 -- raises naming the argument (or the range's arguments).

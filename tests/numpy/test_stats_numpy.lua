@@ -1,4 +1,4 @@
--- The statistical functions and scans of issue 25 against numpy (python3-numpy, tests/numpy/npref):
+-- The statistical functions and scans of the Array API against numpy (python3-numpy, tests/numpy/npref):
 -- every reduction (sum, mean, max, min, prod, var, std, any, all, argmax, argmin and the nan*
 -- ones) and scan (cumsum, cumprod, cumulative_sum) over every dtype, single, negative and several
 -- axes, keepdims, dtype=, correction=, NaN/inf/-0.0, empty and 0-d arrays, and non-contiguous
@@ -268,7 +268,7 @@ for _, dtype in ipairs(DTYPES) do
   end
 end
 
--- Issue 37, exact: (1) host sums of f16/f32/f64 of 1 to 40 and a few longer lengths up to 8192
+-- Exact: (1) host sums of f16/f32/f64 of 1 to 40 and a few longer lengths up to 8192
 -- are numpy's bits: numpy's pairwise_sum adds the n % 8 elements after the last multiple of 8 one
 -- after another after the tree of eight partials (fewer than 8: one after another); culua's host
 -- put them into the partials (sums of 4 to 7 f32 differed). The GPU's order is a tree. (Complex

@@ -235,7 +235,7 @@ discard_line
 type_text 'cu.'
 key Tab
 key Tab
-# Past 100 names the line editor asks before listing them all (cu has more since issue 25).
+# Past 100 names the line editor asks before listing them all (cu has more).
 if timeout=3 poll screen_has 'Display all'; then key y; fi
 if timeout=5 poll screen_has '(^|[[:space:]])zeros([[:space:]]|$)' &&
   screen_has '(^|[[:space:]])arange([[:space:]]|$)' && screen_has '(^|[[:space:]])sync([[:space:]]|$)'; then

@@ -552,6 +552,30 @@ DType check_dtype(lua_State* L, int idx) {
   });
 }
 
+int check_axis(lua_State* L, int idx, int ndim, bool positions) {
+  const int64_t k = check_integer(L, idx, "axis");
+  if (k >= 1 && k <= ndim) return static_cast<int>(k - 1);
+  if (k < 0 && k >= -int64_t{ndim}) return static_cast<int>(ndim + k);  // no -k: mininteger
+  if (ndim == 0) {
+    fail(ErrorKind::Index, "axis {} is out of range for a 0-d array (it has no axes)",
+         lua_Integer(k));
+  }
+  if (positions) {
+    if (k == 0) {
+      fail(ErrorKind::Index, "axis 0 is out of range: axes start at 1 (1..{}, or -{}..-1)", ndim,
+           ndim);
+    }
+    fail(ErrorKind::Index, "axis {} is out of range (1..{}, or -{}..-1)", lua_Integer(k), ndim,
+         ndim);
+  }
+  if (k == 0) {
+    fail(ErrorKind::Index, "axis 0 is out of range: axes start at 1 (1..{} for a {}-d array)", ndim,
+         ndim);
+  }
+  fail(ErrorKind::Index, "axis {} is out of range for a {}-d array (axes 1..{}, or -{}..-1)",
+       lua_Integer(k), ndim, ndim, ndim);
+}
+
 int64_t check_index(lua_State* L, int idx, int64_t length) {
   const int64_t i = check_integer(L, idx, "index");
   if (i >= 1 && i <= length) return i - 1;

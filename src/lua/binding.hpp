@@ -347,6 +347,10 @@ Shape check_shape_args(lua_State* L, int idx);
 DType check_dtype(lua_State* L, int idx);
 // 1-based index (negative counts from the end) into a dimension of `length`; returns 0-based.
 int64_t check_index(lua_State* L, int idx, int64_t length);
+// An axis (1..ndim, or -ndim..-1 from the end) as the core's 0-based axis; raises Error(Index)
+// naming the array's dimensions. `positions`: ndim counts the places an axis may take (an axis
+// inserted by expand_dims, say), and the message names only that range.
+int check_axis(lua_State* L, int idx, int ndim, bool positions = false);
 
 // Scalars: numbers, booleans and cu.complex values.
 bool is_scalar(lua_State* L, int idx);

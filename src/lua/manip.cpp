@@ -22,18 +22,7 @@ namespace {
 
 // A Lua axis (1..ndim, or -ndim..-1) as a 0-based one; `ndim` is the count of valid positions.
 int to_axis(lua_State* L, int idx, int ndim) {
-  const int64_t k = check_integer(L, idx, "axis");
-  if (k >= 1 && k <= ndim) return static_cast<int>(k - 1);
-  if (k < 0 && k >= -int64_t{ndim}) return static_cast<int>(ndim + k);
-  if (ndim == 0) {
-    fail(ErrorKind::Index, "axis {} is out of range for a 0-d array (it has no axes)",
-         lua_Integer(k));
-  }
-  if (k == 0) {
-    fail(ErrorKind::Index, "axis 0 is out of range: axes start at 1 (1..{}, or -{}..-1)", ndim,
-         ndim);
-  }
-  fail(ErrorKind::Index, "axis {} is out of range (1..{}, or -{}..-1)", lua_Integer(k), ndim, ndim);
+  return check_axis(L, idx, ndim, true);
 }
 
 // An integer or a table of them (the value at idx) as 0-based axes.

@@ -17,23 +17,6 @@ namespace culua::detail::lua {
 
 namespace {
 
-// A Lua axis (1..ndim, or -ndim..-1 from the end) as the core's 0-based axis.
-int check_axis(lua_State* L, int idx, int ndim) {
-  const int64_t k = check_integer(L, idx, "axis");
-  if (k >= 1 && k <= ndim) return static_cast<int>(k - 1);
-  if (k < 0 && k >= -int64_t{ndim}) return static_cast<int>(ndim + k);  // no -k: mininteger
-  if (ndim == 0) {
-    fail(ErrorKind::Index, "axis {} is out of range for a 0-d array (it has no axes)",
-         lua_Integer(k));
-  }
-  if (k == 0) {
-    fail(ErrorKind::Index, "axis 0 is out of range: axes start at 1 (1..{} for a {}-d array)", ndim,
-         ndim);
-  }
-  fail(ErrorKind::Index, "axis {} is out of range for a {}-d array (axes 1..{}, or -{}..-1)",
-       lua_Integer(k), ndim, ndim, ndim);
-}
-
 // The axis option at the top of the stack: an integer, or (when `several`) a sequence of them.
 std::vector<int> check_axes(lua_State* L, int ndim, bool several) {
   if (lua_type(L, -1) != LUA_TTABLE) return {check_axis(L, -1, ndim)};

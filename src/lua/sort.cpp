@@ -14,23 +14,6 @@ namespace culua::detail::lua {
 
 namespace {
 
-// A Lua axis (1..ndim, or -ndim..-1 from the end) as a 0-based axis.
-int check_axis(lua_State* L, int idx, int ndim) {
-  const int64_t k = check_integer(L, idx, "axis");
-  if (k >= 1 && k <= ndim) return static_cast<int>(k - 1);
-  if (k < 0 && k >= -int64_t{ndim}) return static_cast<int>(ndim + k);
-  if (ndim == 0) {
-    fail(ErrorKind::Index, "axis {} is out of range for a 0-d array (it has no axes)",
-         lua_Integer(k));
-  }
-  if (k == 0) {
-    fail(ErrorKind::Index, "axis 0 is out of range: axes start at 1 (1..{} for a {}-d array)", ndim,
-         ndim);
-  }
-  fail(ErrorKind::Index, "axis {} is out of range for a {}-d array (axes 1..{}, or -{}..-1)",
-       lua_Integer(k), ndim, ndim, ndim);
-}
-
 // Argument 1: an array (the receiver of a method).
 Array& first_array(lua_State* L) {
   ArrayBox* box = test_array(L, 1);

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "baseline_suite.hpp"
-#include "core/elementwise_call.hpp"
+#include "core/backend/elementwise_call.hpp"
 #include "kernels/kernels.hpp"
 
 namespace culua_baseline {
@@ -830,7 +830,7 @@ culua::detail::StridedView contiguous_f32(void* p, int64_t n) {
 }
 
 // culua's kernel, described as culua's cu.add(a, b, {out = c}) describes it
-// (src/core/elementwise.cpp, binary()): contiguous 1-d float32 views, compute type float32.
+// (src/core/ops/elementwise.cpp, binary()): contiguous 1-d float32 views, compute type float32.
 culua::detail::ElementwiseCall culua_add_call(void* a, void* b, void* out, int64_t n) {
   namespace cd = culua::detail;
   cd::ElementwiseCall call;

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "backends/backends.hpp"
-#include "core/backend.hpp"
-#include "core/error.hpp"
-#include "core/runtime.hpp"
+#include "core/backend/backend.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/runtime.hpp"
 #include "host/host_backend.hpp"
 #if defined(CULUA_HAVE_CUDA)
 #include "cuda/rtc.hpp"

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "host/host_backend.hpp"
 #include "host/host_blas.hpp"
 #include "kernels/host_executor.hpp"

@@ -3,7 +3,7 @@
 // function in RuntimeOptions.
 #pragma once
 
-#include "core/runtime.hpp"
+#include "core/runtime/runtime.hpp"
 
 namespace culua::detail::backends {
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "measure/compare.hpp"
 #include "measure/results.hpp"
 

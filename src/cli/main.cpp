@@ -26,9 +26,9 @@
 #if defined(CULUA_HAVE_JUPYTER)
 #include "jupyter/kernel.hpp"
 #endif
-#include "core/error.hpp"
-#include "core/interrupt.hpp"
-#include "core/runtime.hpp"
+#include "core/base/error.hpp"
+#include "core/base/interrupt.hpp"
+#include "core/runtime/runtime.hpp"
 #include "core/version.hpp"
 #include "dist/mpi.hpp"
 #include "host/host_blas.hpp"

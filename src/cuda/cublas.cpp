@@ -4,8 +4,8 @@
 
 #include <climits>
 
-#include "core/blas_call.hpp"
-#include "core/error.hpp"
+#include "core/backend/blas_call.hpp"
+#include "core/base/error.hpp"
 #include "cuda/cuda_check.hpp"
 #include "kernels/integer_dot.hpp"
 #include "kernels/integer_gemm.hpp"

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/stream.hpp"
+#include "core/model/stream.hpp"
 #include "cuda/scoped.hpp"
 
 namespace culua::detail {

@@ -1,6 +1,6 @@
 #include "cuda/cuda_backend.hpp"
 
-#include "core/observed_backend.hpp"
+#include "core/runtime/observed_backend.hpp"
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -17,18 +17,18 @@
 #include <utility>
 #include <vector>
 
-#include "core/blas_call.hpp"
-#include "core/capture.hpp"
-#include "core/elementwise_call.hpp"
-#include "core/error.hpp"
-#include "core/fft_call.hpp"
-#include "core/gather_call.hpp"
-#include "core/host_memory.hpp"
-#include "core/interrupt.hpp"
-#include "core/random_call.hpp"
-#include "core/reduce_call.hpp"
-#include "core/scan_call.hpp"
-#include "core/sort_call.hpp"
+#include "core/backend/blas_call.hpp"
+#include "core/backend/elementwise_call.hpp"
+#include "core/backend/fft_call.hpp"
+#include "core/backend/gather_call.hpp"
+#include "core/backend/random_call.hpp"
+#include "core/backend/reduce_call.hpp"
+#include "core/backend/scan_call.hpp"
+#include "core/backend/sort_call.hpp"
+#include "core/base/error.hpp"
+#include "core/base/host_memory.hpp"
+#include "core/base/interrupt.hpp"
+#include "core/runtime/capture.hpp"
 #include "cuda/cublas.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_stream.hpp"
@@ -208,7 +208,8 @@ class CudaBackend final : public Backend {
 
   void* allocate(size_t bytes, Location loc, int device, Stream* stream) override {
     health_->check_usable();
-    // The arrays of a graph being captured are allocated outside the capture (core/runtime.cpp).
+    // The arrays of a graph being captured are allocated outside the capture
+    // (core/runtime/runtime.cpp).
     RelaxedCaptureMode relaxed;
     switch (loc) {
       case Location::Device: {

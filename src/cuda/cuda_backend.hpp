@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "core/backend.hpp"
+#include "core/backend/backend.hpp"
 #include "cuda/cufft.hpp"
 
 namespace culua::detail::cuda {

@@ -1,11 +1,11 @@
 #include "cuda/cuda_check.hpp"
 
-#include "core/capture.hpp"
+#include "core/runtime/capture.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "cuda/driver_api.hpp"
 
 namespace culua::detail::cuda {

@@ -51,8 +51,8 @@ struct Health {
 
 bool is_sticky(cudaError_t e);
 
-// While a graph is captured on this thread (core/capture.hpp), CUDA's thread-local capture mode
-// refuses calls that could synchronize (allocations, stream and event creation, module loads)
+// While a graph is captured on this thread (core/runtime/capture.hpp), CUDA's thread-local capture
+// mode refuses calls that could synchronize (allocations, stream and event creation, module loads)
 // even on streams outside the capture. Allocations for the graph's arrays, and the objects a
 // script creates inside the graph's function, are made in relaxed mode within this scope.
 class RelaxedCaptureMode {

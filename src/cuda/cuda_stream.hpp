@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/stream.hpp"
+#include "core/model/stream.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/scoped.hpp"
 

@@ -2,8 +2,8 @@
 
 #include "cuda/cufft_api.hpp"
 
-#include "core/error.hpp"
-#include "core/fft_call.hpp"
+#include "core/backend/fft_call.hpp"
+#include "core/base/error.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/scoped.hpp"
 

@@ -13,7 +13,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/stream.hpp"
+#include "core/model/stream.hpp"
 
 namespace culua::detail {
 struct FftCall;

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::cuda {
 

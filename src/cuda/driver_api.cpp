@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::cuda {
 

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::cuda {
 

@@ -1,6 +1,6 @@
 #include "cuda/pinned_pool.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::cuda {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/stream.hpp"
+#include "core/base/error.hpp"
+#include "core/model/stream.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/nvrtc_api.hpp"
 #include "cuda/scoped.hpp"

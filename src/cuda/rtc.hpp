@@ -5,8 +5,8 @@
 #include <functional>
 #include <memory>
 
-#include "core/backend.hpp"
-#include "core/rtc_types.hpp"
+#include "core/backend/backend.hpp"
+#include "core/backend/rtc_types.hpp"
 #include "cuda/cuda_check.hpp"
 
 namespace culua::detail::cuda {

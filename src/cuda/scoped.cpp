@@ -5,7 +5,7 @@
 #include <exception>
 #include <mutex>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "cuda/cublas_api.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/driver_api.hpp"

@@ -17,7 +17,7 @@
 
 #include <new>
 
-#include "core/unique_handle.hpp"
+#include "core/base/unique_handle.hpp"
 
 struct cublasContext;  // cublasHandle_t is cublasContext*
 

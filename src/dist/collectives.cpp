@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #if CULUA_HAVE_CUDA
 #include "dist/nccl_communicator.hpp"

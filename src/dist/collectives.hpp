@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/array.hpp"
-#include "core/runtime.hpp"
+#include "core/model/array.hpp"
+#include "core/runtime/runtime.hpp"
 
 namespace culua::detail::dist {
 

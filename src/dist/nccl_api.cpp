@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::dist {
 

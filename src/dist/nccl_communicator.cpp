@@ -6,11 +6,11 @@
 #include <cstring>
 #include <thread>
 
-#include "core/buffer.hpp"
-#include "core/capture.hpp"
-#include "core/error.hpp"
-#include "core/graph.hpp"
-#include "core/monitor.hpp"
+#include "core/base/error.hpp"
+#include "core/model/buffer.hpp"
+#include "core/runtime/capture.hpp"
+#include "core/runtime/graph.hpp"
+#include "core/runtime/monitor.hpp"
 #include "cuda/scoped.hpp"
 #include "dist/nccl_api.hpp"
 
@@ -62,9 +62,9 @@ struct CurrentDevice {
   DeviceScope scope;
 };
 
-// Reports one operation to the monitor as the observed backend does (core/observed_backend.cpp):
-// counted, and seen by the trace; captured operations are noted by their capture instead, and
-// work on a stream outside the capture in progress raises.
+// Reports one operation to the monitor as the observed backend does
+// (core/runtime/observed_backend.cpp): counted, and seen by the trace; captured operations are
+// noted by their capture instead, and work on a stream outside the capture in progress raises.
 class OpScope {
  public:
   OpScope(Monitor& m, Stream& s, const OpInfo& op, uint64_t bytes) : m_(m), s_(s), op_(op) {

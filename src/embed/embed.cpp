@@ -9,12 +9,12 @@
 #include <new>
 
 #include "backends/backends.hpp"
-#include "core/array.hpp"
-#include "core/error.hpp"
-#include "core/error_kind.hpp"
-#include "core/interrupt.hpp"
-#include "core/ops.hpp"
-#include "core/runtime.hpp"
+#include "core/base/error.hpp"
+#include "core/base/error_kind.hpp"
+#include "core/base/interrupt.hpp"
+#include "core/model/array.hpp"
+#include "core/ops/ops.hpp"
+#include "core/runtime/runtime.hpp"
 #include "core/version.hpp"
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"

@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
-#include "core/dtype.hpp"
-#include "core/elementwise_group.hpp"
-#include "core/layout.hpp"
-#include "core/op_table.hpp"
-#include "core/reduce_acc.hpp"
+#include "core/backend/elementwise_group.hpp"
+#include "core/backend/op_table.hpp"
+#include "core/backend/reduce_acc.hpp"
+#include "core/model/dtype.hpp"
+#include "core/model/layout.hpp"
 #include "fuse/codegen_text.hpp"
 #include "fuse/plan.hpp"
 #include "fuse/prelude.hpp"

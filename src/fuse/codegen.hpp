@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/elementwise_call.hpp"
-#include "core/reduce_call.hpp"
+#include "core/backend/elementwise_call.hpp"
+#include "core/backend/reduce_call.hpp"
 #include "fuse/plan.hpp"
 
 namespace culua::detail::fuse {

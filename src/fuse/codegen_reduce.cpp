@@ -2,7 +2,7 @@
 // kernel's loop along axes, the second kernel.
 #include <fmt/format.h>
 
-#include "core/op_table.hpp"
+#include "core/backend/op_table.hpp"
 #include "fuse/codegen.hpp"
 #include "fuse/codegen_text.hpp"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/dtype.hpp"
-#include "core/reduce_call.hpp"
+#include "core/backend/reduce_call.hpp"
+#include "core/model/dtype.hpp"
 
 namespace culua::detail::fuse {
 

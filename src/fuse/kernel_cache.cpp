@@ -4,7 +4,7 @@
 #include <exception>
 #include <sstream>
 
-#include "core/backend.hpp"
+#include "core/backend/backend.hpp"
 #include "fuse/prelude.hpp"
 
 namespace culua::detail::fuse {

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/rtc_types.hpp"
+#include "core/backend/rtc_types.hpp"
 #include "fuse/codegen.hpp"
 
 namespace culua::detail {

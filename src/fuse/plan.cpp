@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
-#include "core/backend.hpp"
-#include "core/dtype.hpp"
-#include "core/elementwise_group.hpp"
-#include "core/layout.hpp"
-#include "core/op_table.hpp"
+#include "core/backend/backend.hpp"
+#include "core/backend/elementwise_group.hpp"
+#include "core/backend/op_table.hpp"
+#include "core/model/dtype.hpp"
+#include "core/model/layout.hpp"
 
 namespace culua::detail::fuse {
 
@@ -228,7 +228,7 @@ StridedView permuted(const StridedView& v, const int8_t* order) {
 
 bool axis_order(const ReduceCall& r, const StridedView& v, int8_t* order) {
   // r.in: the kept dimensions of the reduction's source (shape and stride each), then its
-  // reduced ones as one run of R elements `rs` apart (core/reduce.cpp axis_call).
+  // reduced ones as one run of R elements `rs` apart (core/ops/reduce.cpp axis_call).
   if (r.full || r.in.ndim < 1 || r.in.ndim - 1 > v.ndim) return false;
   const int kept = r.in.ndim - 1;
   const int64_t R = r.in.shape[kept];

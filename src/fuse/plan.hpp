@@ -1,6 +1,6 @@
 // The fusion engine's plan (docs/fusion.md): a tape of resolved elementwise operations, each
-// already type-checked and broadcast by the core (core/elementwise_call.hpp), cut into groups
-// that may run as one pass over their elements. No Lua here.
+// already type-checked and broadcast by the core (core/backend/elementwise_call.hpp), cut into
+// groups that may run as one pass over their elements. No Lua here.
 //
 // A group is a run of operations on one stream over one iteration space (the same output shape),
 // in which every two accesses to overlapping memory, one of them a write, go through the identical
@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "core/elementwise_call.hpp"
-#include "core/reduce_call.hpp"
+#include "core/backend/elementwise_call.hpp"
+#include "core/backend/reduce_call.hpp"
 
 namespace culua::detail {
 class Backend;

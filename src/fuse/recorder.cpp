@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "core/buffer.hpp"
-#include "core/capture.hpp"
-#include "core/elementwise_group.hpp"
-#include "core/error.hpp"
-#include "core/runtime.hpp"
-#include "core/stream.hpp"
+#include "core/backend/elementwise_group.hpp"
+#include "core/base/error.hpp"
+#include "core/model/buffer.hpp"
+#include "core/model/stream.hpp"
+#include "core/runtime/capture.hpp"
+#include "core/runtime/runtime.hpp"
 
 namespace culua::detail::fuse {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/monitor.hpp"
+#include "core/runtime/monitor.hpp"
 #include "fuse/kernel_cache.hpp"
 #include "fuse/plan.hpp"
 

@@ -9,19 +9,19 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/blas_call.hpp"
-#include "core/elementwise_call.hpp"
-#include "core/elementwise_group.hpp"
-#include "core/error.hpp"
-#include "core/fft_call.hpp"
-#include "core/gather_call.hpp"
-#include "core/host_memory.hpp"
-#include "core/interrupt.hpp"
-#include "core/random_call.hpp"
-#include "core/reduce_call.hpp"
-#include "core/scan_call.hpp"
-#include "core/scratch.hpp"
-#include "core/sort_call.hpp"
+#include "core/backend/blas_call.hpp"
+#include "core/backend/elementwise_call.hpp"
+#include "core/backend/elementwise_group.hpp"
+#include "core/backend/fft_call.hpp"
+#include "core/backend/gather_call.hpp"
+#include "core/backend/random_call.hpp"
+#include "core/backend/reduce_call.hpp"
+#include "core/backend/scan_call.hpp"
+#include "core/backend/sort_call.hpp"
+#include "core/base/error.hpp"
+#include "core/base/host_memory.hpp"
+#include "core/base/interrupt.hpp"
+#include "core/base/scratch.hpp"
 #include "host/host_blas.hpp"
 #include "host/host_fft.hpp"
 #include "kernels/host_pool.hpp"
@@ -375,7 +375,7 @@ void HostBackend::elementwise_group(const ElementwiseCall* calls, size_t count, 
 
 void HostBackend::reduce(const ReduceCall& c, Stream& s) {
   check_usable();
-  // Each task holds the reservation of its temporaries until it has run (core/scratch.hpp).
+  // Each task holds the reservation of its temporaries until it has run (core/base/scratch.hpp).
   host_stream(s).enqueue([c, scratch = reserve_scratch(kernels::host::reduce_scratch_bytes(c),
                                                        c.name())] { kernels::host::reduce(c); });
 }

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/backend.hpp"
+#include "core/backend/backend.hpp"
 #include "host/host_stream.hpp"
 
 namespace culua::detail::host {

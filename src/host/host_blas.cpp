@@ -11,9 +11,9 @@
 #include <mutex>
 #include <vector>
 
-#include "core/blas_call.hpp"
-#include "core/error.hpp"
-#include "core/numeric.hpp"
+#include "core/backend/blas_call.hpp"
+#include "core/base/error.hpp"
+#include "core/model/numeric.hpp"
 #include "kernels/host_pool.hpp"
 #include "kernels/host_scratch.hpp"
 #include "kernels/integer_gemm.hpp"
@@ -186,7 +186,7 @@ CBLAS_TRANSPOSE op(bool trans) {
 }
 
 blasint bi(int64_t v) {
-  return static_cast<blasint>(v);  // core/linalg.cpp checked the range
+  return static_cast<blasint>(v);  // core/ops/linalg.cpp checked the range
 }
 
 template <class T>

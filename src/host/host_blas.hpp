@@ -13,9 +13,9 @@ namespace culua::detail::host {
 
 void blas_matmul(const MatmulCall& c);
 void blas_dot(const DotCall& c);
-// The most host memory blas_matmul / blas_dot keep while they run (core/scratch.hpp): the list of
-// a batch's products, half-precision operands widened to f32, the partial sums of a long dot. The
-// buffers OpenBLAS keeps for itself (allocated once, per thread) are not counted.
+// The most host memory blas_matmul / blas_dot keep while they run (core/base/scratch.hpp): the list
+// of a batch's products, half-precision operands widened to f32, the partial sums of a long dot.
+// The buffers OpenBLAS keeps for itself (allocated once, per thread) are not counted.
 size_t blas_scratch_bytes(const MatmulCall& c);
 size_t blas_scratch_bytes(const DotCall& c);
 

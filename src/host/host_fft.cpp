@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/fft_call.hpp"
+#include "core/backend/fft_call.hpp"
+#include "core/base/error.hpp"
 #include "kernels/host_pool.hpp"
 
 #if defined(CULUA_HAVE_KISSFFT)

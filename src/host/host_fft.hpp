@@ -16,7 +16,7 @@ namespace culua::detail::host {
 void check_host_fft();
 // Runs the whole call on the calling thread and the host pool.
 void host_fft(const FftCall& c);
-// The most host memory host_fft keeps while it runs (core/scratch.hpp): its plan and a copy of
+// The most host memory host_fft keeps while it runs (core/base/scratch.hpp): its plan and a copy of
 // it, with a row's work buffers, per range running at once.
 size_t host_fft_scratch_bytes(const FftCall& c);
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::host {
 

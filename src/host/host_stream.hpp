@@ -13,8 +13,8 @@
 #include <string>
 #include <thread>
 
-#include "core/capture.hpp"
-#include "core/stream.hpp"
+#include "core/model/stream.hpp"
+#include "core/runtime/capture.hpp"
 #include "kernels/host_pool.hpp"
 
 namespace culua::detail::host {

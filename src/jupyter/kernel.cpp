@@ -28,7 +28,7 @@
 #include <zmq_addon.hpp>
 
 #include "cli/interpreter.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "core/version.hpp"
 #include "lua/cu_module.hpp"
 

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/elementwise_call.hpp"
+#include "core/backend/elementwise_call.hpp"
 #include "kernels/elementwise_ops.cuh"
 #include "kernels/functors.cuh"
 

@@ -2,8 +2,8 @@
 // instantiations in elementwise_cuda_*.cu.
 #include <cuda_runtime.h>
 
-#include "core/dtype.hpp"
-#include "core/elementwise_call.hpp"
+#include "core/backend/elementwise_call.hpp"
+#include "core/model/dtype.hpp"
 #include "kernels/kernels.hpp"
 
 namespace culua::detail::kernels::cuda {

@@ -1,7 +1,7 @@
 // Entry point of the elementwise kernels on the host: dispatch on the compute type to the
 // instantiations in elementwise_host_*.cpp.
-#include "core/elementwise_call.hpp"
-#include "core/error.hpp"
+#include "core/backend/elementwise_call.hpp"
+#include "core/base/error.hpp"
 #include "kernels/elementwise_ops.cuh"
 #include "kernels/kernels.hpp"
 

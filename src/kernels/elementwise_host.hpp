@@ -3,7 +3,7 @@
 // spreads over several compiler processes (as the CUDA side's elementwise_cuda_*.cu).
 #pragma once
 
-#include "core/elementwise_call.hpp"
+#include "core/backend/elementwise_call.hpp"
 #include "kernels/elementwise.cuh"
 #include "kernels/host_pool.hpp"
 #include "kernels/host_rows.hpp"

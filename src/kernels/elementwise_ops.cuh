@@ -8,8 +8,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/elementwise_call.hpp"
-#include "core/numeric.hpp"
+#include "core/backend/elementwise_call.hpp"
+#include "core/model/numeric.hpp"
 
 namespace culua::detail::kernels {
 
@@ -1405,8 +1405,8 @@ struct LogicalNotOp {
   }
 };
 
-// Each functor's row of the op table (core/op_table.hpp): whether it is defined for a compute type
-// comes from there, not from the functor.
+// Each functor's row of the op table (core/backend/op_table.hpp): whether it is defined for a
+// compute type comes from there, not from the functor.
 template <class Op>
 struct op_row;
 #define CULUA_BINARY_ROW(e, name, functor, ...)                      \
@@ -1435,7 +1435,7 @@ inline constexpr uint8_t op_class_of = is_bool<C>   ? opclass::kB
 template <class Op, class C>
 inline constexpr bool op_valid = accepts(op_row<Op>::rule, op_class_of<C>);
 
-// Calls f(Op{}) for a runtime operation code (the cases: core/op_table.hpp).
+// Calls f(Op{}) for a runtime operation code (the cases: core/backend/op_table.hpp).
 #define CULUA_BINARY_CASE(e, name, functor, ...) \
   case BinaryOp::e:                              \
     return f(functor{});

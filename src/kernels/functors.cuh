@@ -4,9 +4,9 @@
 
 #include <cstdint>
 
-#include "core/backend.hpp"
-#include "core/layout.hpp"
-#include "core/numeric.hpp"
+#include "core/backend/backend.hpp"
+#include "core/model/layout.hpp"
+#include "core/model/numeric.hpp"
 
 namespace culua::detail::kernels {
 

@@ -1,10 +1,11 @@
-// The element functor of gathers, scatters and index checks (core/gather_call.hpp), written once
-// for both backends: gather_host.cpp runs it on the host pool, gather_cuda.cu on a CUDA stream.
+// The element functor of gathers, scatters and index checks (core/backend/gather_call.hpp), written
+// once for both backends: gather_host.cpp runs it on the host pool, gather_cuda.cu on a CUDA
+// stream.
 #pragma once
 
 #include <cstdint>
 
-#include "core/gather_call.hpp"
+#include "core/backend/gather_call.hpp"
 #include "kernels/functors.cuh"
 
 namespace culua::detail::kernels {

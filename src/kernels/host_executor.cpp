@@ -1,9 +1,9 @@
 #include "kernels/host_executor.hpp"
 
-#include "core/reduce_call.hpp"
-#include "core/scan_call.hpp"
-#include "core/scratch.hpp"
-#include "core/sort_call.hpp"
+#include "core/backend/reduce_call.hpp"
+#include "core/backend/scan_call.hpp"
+#include "core/backend/sort_call.hpp"
+#include "core/base/scratch.hpp"
 #include "kernels/host_scratch.hpp"
 #include "kernels/kernels.hpp"
 
@@ -21,7 +21,7 @@ class Executor final : public HostExecutor {
     host::sequence(dst, spec);
   }
   void elementwise(const ElementwiseCall& c) override { host::elementwise(c); }
-  // The temporaries count against the runtime's quota while the call runs (core/scratch.hpp).
+  // The temporaries count against the runtime's quota while the call runs (core/base/scratch.hpp).
   void reduce(const ReduceCall& c) override {
     const ScratchToken scratch = reserve_scratch(reduce_scratch_bytes(c), c.name());
     host::reduce(c);

@@ -1,10 +1,10 @@
-// The host executor (core/backend.hpp HostExecutor): math on host arrays by the built-in
+// The host executor (core/backend/backend.hpp HostExecutor): math on host arrays by the built-in
 // kernels' element functors, on the calling thread.
 #pragma once
 
 #include <memory>
 
-#include "core/backend.hpp"
+#include "core/backend/backend.hpp"
 
 namespace culua::detail::kernels::host {
 

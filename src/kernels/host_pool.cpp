@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/interrupt.hpp"
+#include "core/base/error.hpp"
+#include "core/base/interrupt.hpp"
 
 namespace culua::detail::kernels::host {
 

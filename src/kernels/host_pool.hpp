@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail {
 class InterruptFlag;
@@ -58,7 +58,8 @@ class WorkStopScope {
 const WorkStop* current_work_stop() noexcept;
 
 // Throws when the calling thread's work should stop: WorkStopped in a scope (or a range of a
-// parallel_for), else the thread's interrupt or limit error (core/interrupt.hpp, check_interrupt).
+// parallel_for), else the thread's interrupt or limit error (core/base/interrupt.hpp,
+// check_interrupt).
 void check_stop();
 
 // Grains of work between two checks of check_stop in parallel_for (a few milliseconds).

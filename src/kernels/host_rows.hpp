@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "core/layout.hpp"
+#include "core/model/layout.hpp"
 #include "kernels/host_pool.hpp"
 
 namespace culua::detail::kernels::host {

@@ -1,6 +1,6 @@
-// The most host memory each built-in host kernel keeps while it runs (core/scratch.hpp): a bound
-// that follows the kernel's own allocations (reduction partials, a sort's merge buffer, ...), for
-// the host backend and host executor to reserve against the sandbox's quota before the work
+// The most host memory each built-in host kernel keeps while it runs (core/base/scratch.hpp): a
+// bound that follows the kernel's own allocations (reduction partials, a sort's merge buffer, ...),
+// for the host backend and host executor to reserve against the sandbox's quota before the work
 // starts. The element functors and the inputs and outputs are not counted (the arrays are).
 #pragma once
 

@@ -2,7 +2,7 @@
 // arithmetic, so the result (wrapped to the dtype, as numpy does) does not depend on the order.
 #pragma once
 
-#include "core/blas_call.hpp"
+#include "core/backend/blas_call.hpp"
 
 namespace culua::detail::kernels::cuda {
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/blas_call.hpp"
-#include "core/numeric.hpp"
+#include "core/backend/blas_call.hpp"
+#include "core/model/numeric.hpp"
 
 namespace culua::detail::kernels::integer_gemm {
 

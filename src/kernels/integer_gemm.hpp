@@ -1,9 +1,10 @@
 // Matrix products of integer and bool arrays (cuBLAS and OpenBLAS have none for most integer
-// types): C = alpha op(A) op(B) + beta C in the call's BLAS terms (core/blas_call.hpp), every batch
-// of the call. Results are those of numpy: wrapping in the result dtype, bool as the or of ands.
+// types): C = alpha op(A) op(B) + beta C in the call's BLAS terms (core/backend/blas_call.hpp),
+// every batch of the call. Results are those of numpy: wrapping in the result dtype, bool as the or
+// of ands.
 #pragma once
 
-#include "core/blas_call.hpp"
+#include "core/backend/blas_call.hpp"
 
 namespace culua::detail::kernels {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "kernels/host_pool.hpp"
 #include "kernels/host_scratch.hpp"
 #include "kernels/integer_gemm.cuh"

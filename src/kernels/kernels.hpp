@@ -2,10 +2,10 @@
 // written once; host:: runs them on the calling thread, cuda:: launches them on a stream.
 #pragma once
 
-#include "core/backend.hpp"
-#include "core/elementwise_call.hpp"
-#include "core/layout.hpp"
-#include "core/numeric.hpp"
+#include "core/backend/backend.hpp"
+#include "core/backend/elementwise_call.hpp"
+#include "core/model/layout.hpp"
+#include "core/model/numeric.hpp"
 
 namespace culua::detail {
 struct ElementwiseCall;

@@ -1,14 +1,14 @@
-// Every functor against its row of the op table (core/op_table.hpp), for every dtype: where the row
-// says the operation is defined, the functor's result must be stored as the dtype the row's result
-// rule gives (core/elementwise.cpp types the output by the row; the kernels store what the functor
-// returns). A mismatch fails to compile here instead of writing nothing at run time. The same for
-// the reductions: for every op and dtype, the functor that both backends run (dispatch_op_typed)
-// exists exactly where the row accepts the dtype, and its result type is the row's result dtype
-// (the dtype the core gives the output, reduce_result_dtype).
-#include "core/dtype.hpp"
-#include "core/op_table.hpp"
-#include "core/reduce_acc.hpp"
-#include "core/reduce_call.hpp"
+// Every functor against its row of the op table (core/backend/op_table.hpp), for every dtype: where
+// the row says the operation is defined, the functor's result must be stored as the dtype the row's
+// result rule gives (core/ops/elementwise.cpp types the output by the row; the kernels store what
+// the functor returns). A mismatch fails to compile here instead of writing nothing at run time.
+// The same for the reductions: for every op and dtype, the functor that both backends run
+// (dispatch_op_typed) exists exactly where the row accepts the dtype, and its result type is the
+// row's result dtype (the dtype the core gives the output, reduce_result_dtype).
+#include "core/backend/op_table.hpp"
+#include "core/backend/reduce_acc.hpp"
+#include "core/backend/reduce_call.hpp"
+#include "core/model/dtype.hpp"
 #include "kernels/elementwise.cuh"
 #include "kernels/reduce.cuh"
 
@@ -88,7 +88,8 @@ static_assert(reductions_match<float>() && reductions_match<double>() && reducti
               "op table: a reduction's functor disagrees with its row (defined dtypes or result "
               "dtype)");
 
-// The accumulators' sizes that the generated kernels of cu.fuse allocate (core/reduce_acc.hpp).
+// The accumulators' sizes that the generated kernels of cu.fuse allocate
+// (core/backend/reduce_acc.hpp).
 template <class T>
 constexpr bool accumulators_match() {
   for (int i = 0; i < kNumReduceOps; ++i) {
@@ -101,15 +102,15 @@ constexpr bool accumulators_match() {
   }
   return true;
 }
-static_assert(accumulators_match<float>() && accumulators_match<double>() &&
-                  accumulators_match<half>() && accumulators_match<bfloat16>() &&
-                  accumulators_match<int8_t>() && accumulators_match<int16_t>() &&
-                  accumulators_match<int32_t>() && accumulators_match<int64_t>() &&
-                  accumulators_match<uint8_t>() && accumulators_match<uint16_t>() &&
-                  accumulators_match<uint32_t>() && accumulators_match<uint64_t>() &&
-                  accumulators_match<bool>() && accumulators_match<complex64>() &&
-                  accumulators_match<complex128>(),
-              "core/reduce_acc.hpp: an accumulator's size disagrees with its functor's Acc");
+static_assert(
+    accumulators_match<float>() && accumulators_match<double>() && accumulators_match<half>() &&
+        accumulators_match<bfloat16>() && accumulators_match<int8_t>() &&
+        accumulators_match<int16_t>() && accumulators_match<int32_t>() &&
+        accumulators_match<int64_t>() && accumulators_match<uint8_t>() &&
+        accumulators_match<uint16_t>() && accumulators_match<uint32_t>() &&
+        accumulators_match<uint64_t>() && accumulators_match<bool>() &&
+        accumulators_match<complex64>() && accumulators_match<complex128>(),
+    "core/backend/reduce_acc.hpp: an accumulator's size disagrees with its functor's Acc");
 
 }  // namespace
 }  // namespace culua::detail::kernels

@@ -22,9 +22,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/dtype.hpp"
-#include "core/numeric.hpp"
-#include "core/random_call.hpp"
+#include "core/backend/random_call.hpp"
+#include "core/model/dtype.hpp"
+#include "core/model/numeric.hpp"
 #include "kernels/functors.cuh"
 
 namespace culua::detail::kernels {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/random_call.hpp"
+#include "core/backend/random_call.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/random.cuh"
 

@@ -1,8 +1,8 @@
 // cu.rand / cu.randn on the host (host backend workers, and host arrays): the Philox blocks are
 // counter-based, each independent of the others, so they are split across the host pool and give
 // the same numbers whatever its size.
-#include "core/random.hpp"
-#include "core/random_call.hpp"
+#include "core/backend/random_call.hpp"
+#include "core/ops/random.hpp"
 #include "kernels/host_pool.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/random.cuh"

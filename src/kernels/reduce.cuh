@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/dtype.hpp"
-#include "core/layout.hpp"
-#include "core/numeric.hpp"
-#include "core/reduce_call.hpp"
+#include "core/backend/reduce_call.hpp"
+#include "core/model/dtype.hpp"
+#include "core/model/layout.hpp"
+#include "core/model/numeric.hpp"
 #include "kernels/functors.cuh"
 #include "kernels/reduce_ops.cuh"
 

@@ -2,7 +2,7 @@
 // (reduce_cuda.cuh, instantiated per group of types in reduce_cuda_*.cu).
 #include <cuda_runtime.h>
 
-#include "core/reduce_call.hpp"
+#include "core/backend/reduce_call.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/reduce.cuh"
 #include "kernels/reduce_cuda_typed.hpp"

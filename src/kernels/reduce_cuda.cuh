@@ -37,7 +37,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/reduce_call.hpp"
+#include "core/backend/reduce_call.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/reduce.cuh"
 #include "kernels/reduce_cuda_typed.hpp"

@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/reduce_call.hpp"
+#include "core/backend/reduce_call.hpp"
+#include "core/base/error.hpp"
 #include "kernels/host_pool.hpp"
 #include "kernels/host_scratch.hpp"
 #include "kernels/kernels.hpp"

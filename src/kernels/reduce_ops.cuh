@@ -14,8 +14,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/numeric.hpp"
-#include "core/op_table.hpp"
+#include "core/backend/op_table.hpp"
+#include "core/model/numeric.hpp"
 
 namespace culua::detail::kernels::reduce {
 

@@ -23,7 +23,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/reduce_call.hpp"
+#include "core/backend/reduce_call.hpp"
 #include "kernels/reduce.cuh"
 
 namespace culua::detail::kernels::reduce {

@@ -12,7 +12,7 @@
 // input and write the output directly (i64 and u64 share the uint64 scan: the same bits, wrapping).
 #include <cuda_runtime.h>
 
-#include "core/scan_call.hpp"
+#include "core/backend/scan_call.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/scan.cuh"
 #include "kernels/scan_cuda_typed.hpp"

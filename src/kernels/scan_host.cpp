@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/scan_call.hpp"
+#include "core/backend/scan_call.hpp"
+#include "core/base/error.hpp"
 #include "kernels/functors.cuh"
 #include "kernels/host_pool.hpp"
 #include "kernels/host_scratch.hpp"

@@ -3,7 +3,7 @@
 // of complex numbers in sort_cuda_complex.cu).
 #include <cuda_runtime.h>
 
-#include "core/sort_call.hpp"
+#include "core/backend/sort_call.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort_cuda.cuh"
 

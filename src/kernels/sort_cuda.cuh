@@ -2,8 +2,8 @@
 // types in sort_cuda_*.cu (the entry point is in sort_cuda.cu); the CUB algorithms themselves are
 // compiled once, for a few key types, in sort_cuda_cub.cu.
 //
-// Sorting, searching and sets on the GPU (core/sort_call.hpp), through CUB: DeviceRadixSort for
-// one row (and for a few long rows, one call each), DeviceSegmentedSort for many rows,
+// Sorting, searching and sets on the GPU (core/backend/sort_call.hpp), through CUB: DeviceRadixSort
+// for one row (and for a few long rows, one call each), DeviceSegmentedSort for many rows,
 // DeviceMergeSort for complex numbers (lexicographic order with numpy's NaN rules needs a
 // comparison, sort_cuda_complex.cu), DeviceSelect for nonzero and unique, DeviceScan for unique's
 // inverse. Temporary memory comes from the device's stream-ordered pool and is freed in stream
@@ -33,7 +33,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/sort_call.hpp"
+#include "core/backend/sort_call.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort_order.cuh"
 #include "kernels/stream_temp.cuh"

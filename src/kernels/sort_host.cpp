@@ -1,12 +1,12 @@
-// Sorting, searching and sets on the host (core/sort_call.hpp): std::stable_sort with numpy's
-// order (kernels/sort_order.cuh). Many rows are sorted in parallel on the host pool; a long row is
-// cut into pieces sorted in parallel and merged pairwise (std::merge is stable: the earlier piece
-// wins ties), so the result is the same whatever the pool's size.
+// Sorting, searching and sets on the host (core/backend/sort_call.hpp): std::stable_sort with
+// numpy's order (kernels/sort_order.cuh). Many rows are sorted in parallel on the host pool; a long
+// row is cut into pieces sorted in parallel and merged pairwise (std::merge is stable: the earlier
+// piece wins ties), so the result is the same whatever the pool's size.
 #include <algorithm>
 #include <memory>
 #include <numeric>
 
-#include "core/sort_call.hpp"
+#include "core/backend/sort_call.hpp"
 #include "kernels/host_pool.hpp"
 #include "kernels/host_scratch.hpp"
 #include "kernels/kernels.hpp"

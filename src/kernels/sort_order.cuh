@@ -1,11 +1,11 @@
-// numpy's sort order of the element types (core/sort_call.hpp), for both backends: integers and
-// bool by value; floats with -0.0 == 0.0 and NaN after everything; complex numbers
+// numpy's sort order of the element types (core/backend/sort_call.hpp), for both backends: integers
+// and bool by value; floats with -0.0 == 0.0 and NaN after everything; complex numbers
 // lexicographically with numpy's NaN rules. `equal` is the == of unique (NaN is never equal).
 #pragma once
 
 #include <type_traits>
 
-#include "core/numeric.hpp"
+#include "core/model/numeric.hpp"
 
 namespace culua::detail::kernels::sort_order {
 

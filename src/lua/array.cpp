@@ -7,11 +7,11 @@
 #include <new>
 #include <vector>
 
-#include "core/capture.hpp"
-#include "core/error.hpp"
-#include "core/format.hpp"
-#include "core/manip.hpp"
-#include "core/ops.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/format.hpp"
+#include "core/ops/manip.hpp"
+#include "core/ops/ops.hpp"
+#include "core/runtime/capture.hpp"
 #include "lua/binding.hpp"
 #include "lua/indexing.hpp"
 

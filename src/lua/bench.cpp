@@ -6,10 +6,10 @@
 #include <string>
 #include <type_traits>
 
-#include "core/error.hpp"
-#include "core/manip.hpp"
-#include "core/ops.hpp"
-#include "core/reduce.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/manip.hpp"
+#include "core/ops/ops.hpp"
+#include "core/ops/reduce.hpp"
 #include "lua/binding.hpp"
 #include "lua/json_value.hpp"
 #include "measure/bench.hpp"

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <new>
 
-#include "core/error.hpp"
-#include "core/error_kind.hpp"
+#include "core/base/error.hpp"
+#include "core/base/error_kind.hpp"
 
 namespace culua::detail::lua {
 

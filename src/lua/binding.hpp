@@ -13,11 +13,11 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "core/array.hpp"
-#include "core/error.hpp"
-#include "core/graph.hpp"
-#include "core/runtime.hpp"
-#include "core/scalar.hpp"
+#include "core/base/error.hpp"
+#include "core/model/array.hpp"
+#include "core/model/scalar.hpp"
+#include "core/runtime/graph.hpp"
+#include "core/runtime/runtime.hpp"
 #include "lua/cu_module.hpp"
 
 namespace culua::detail::measure {

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <complex>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "kernels/kernels.hpp"
 #include "lua/binding.hpp"
 

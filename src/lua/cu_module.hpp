@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/runtime.hpp"
+#include "core/runtime/runtime.hpp"
 #include "measure/isolate.hpp"
 
 namespace culua::detail::lua {

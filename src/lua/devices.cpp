@@ -2,7 +2,7 @@
 // argument and both devices.
 #include <string>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

@@ -1,7 +1,7 @@
 // The Array API standard's data-type functions: cu.can_cast(from, to [, {casting=}]),
 // cu.result_type(...), cu.finfo(t), cu.iinfo(t), cu.isdtype(t, kind). A dtype is its name ("f32",
 // "float32") or an array (its dtype); results name dtypes by their canonical names. The rules are
-// the ones every operation uses (core/promote.hpp).
+// the ones every operation uses (core/model/promote.hpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/promote.hpp"
+#include "core/base/error.hpp"
+#include "core/model/promote.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

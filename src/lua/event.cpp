@@ -1,8 +1,8 @@
 // cu.Event and cu.event().
 #include <new>
 
-#include "core/capture.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/capture.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

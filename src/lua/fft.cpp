@@ -1,14 +1,14 @@
 // cu.fft: numpy.fft's functions (the Array API standard's fft extension) on device arrays, through
-// cuFFT on the CUDA backend and kissfft on the host backend (core/fft.hpp). Options tables carry
-// the keyword arguments: {n=, axis=, norm=} for the 1-D transforms, {s=, axes=, norm=} for the
-// n-D ones, {axes=} for the shifts, {d=, dtype=} for the frequencies; every one takes stream=.
+// cuFFT on the CUDA backend and kissfft on the host backend (core/ops/fft.hpp). Options tables
+// carry the keyword arguments: {n=, axis=, norm=} for the 1-D transforms, {s=, axes=, norm=} for
+// the n-D ones, {axes=} for the shifts, {d=, dtype=} for the frequencies; every one takes stream=.
 // Axes are 1-based, negative ones count from the end.
-#include "core/fft.hpp"
+#include "core/ops/fft.hpp"
 
 #include <cmath>
 #include <string_view>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

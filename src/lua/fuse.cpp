@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "core/capture.hpp"
-#include "core/error.hpp"
-#include "core/graph.hpp"
-#include "core/runtime.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/capture.hpp"
+#include "core/runtime/graph.hpp"
+#include "core/runtime/runtime.hpp"
 #include "fuse/kernel_cache.hpp"
 #include "fuse/recorder.hpp"
 #include "lua/binding.hpp"

@@ -1,10 +1,10 @@
 // cu.graph and cu.Graph: the work a Lua function queues, captured once and launched many times
-// (core/graph.hpp).
+// (core/runtime/graph.hpp).
 #include <cstring>
 #include <new>
 
-#include "core/error.hpp"
-#include "core/graph.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/graph.hpp"
 #include "fuse/kernel_cache.hpp"
 #include "fuse/recorder.hpp"
 #include "lua/binding.hpp"

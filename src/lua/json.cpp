@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "lua/binding.hpp"
 #include "lua/json_value.hpp"
 

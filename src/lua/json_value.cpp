@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "lua/binding.hpp"
 #include "measure/results.hpp"
 

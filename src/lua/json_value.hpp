@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/json.hpp"
+#include "core/base/json.hpp"
 
 namespace culua::detail::lua {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/sandbox.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/sandbox.hpp"
 #include "lua/binding.hpp"
 #include "lua/kernel.hpp"
 #include "rtc/arguments.hpp"

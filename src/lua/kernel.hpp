@@ -6,8 +6,8 @@
 
 #include <lua.hpp>
 
-#include "core/rtc_types.hpp"
-#include "core/runtime.hpp"
+#include "core/backend/rtc_types.hpp"
+#include "core/runtime/runtime.hpp"
 #include "rtc/kernel_signature.hpp"
 #include "rtc/rtc_kernel.hpp"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/elementwise.hpp"
-#include "core/error.hpp"
-#include "core/ops.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/elementwise.hpp"
+#include "core/ops/ops.hpp"
 #include "lua/binding.hpp"
 #include "lua/kernel.hpp"
 #include "rtc/template_plan.hpp"

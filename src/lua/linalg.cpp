@@ -1,6 +1,6 @@
 // Matrix products: cu.matmul and cu.dot (also as methods a:matmul(b), a:dot(b)).
-#include "core/linalg.hpp"
-#include "core/error.hpp"
+#include "core/ops/linalg.hpp"
+#include "core/base/error.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

@@ -1,5 +1,6 @@
 // The Array API standard's manipulation, creation, indexing and small linear algebra functions
-// (core/manip.hpp, core/gather.hpp): cu.concat, cu.stack, cu.flip, cu.take, cu.eye, cu.tensordot,
+// (core/ops/manip.hpp, core/ops/gather.hpp): cu.concat, cu.stack, cu.flip, cu.take, cu.eye,
+// cu.tensordot,
 // ..., their methods (a:flip()), a.mT, and indexing with slices ({lo, hi, step}), boolean masks and
 // integer arrays. Axes and index values are 1-based, negative ones count from the end.
 #include <algorithm>
@@ -9,11 +10,11 @@
 #include <optional>
 #include <vector>
 
-#include "core/elementwise.hpp"
-#include "core/error.hpp"
-#include "core/gather.hpp"
-#include "core/manip.hpp"
-#include "core/ops.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/elementwise.hpp"
+#include "core/ops/gather.hpp"
+#include "core/ops/manip.hpp"
+#include "core/ops/ops.hpp"
 #include "lua/indexing.hpp"
 
 namespace culua::detail::lua {

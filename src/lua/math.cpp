@@ -4,8 +4,8 @@
 #include <cstring>
 #include <optional>
 
-#include "core/elementwise.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/elementwise.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {
@@ -161,7 +161,7 @@ int l_where(lua_State* L) {
   return 1;
 }
 
-// cu.add, cu.exp, ...: one function per operation of core/op_table.hpp.
+// cu.add, cu.exp, ...: one function per operation of core/backend/op_table.hpp.
 #define CULUA_BINARY(e, name, ...) {name, entry<l_binary<BinaryOp::e>>},
 #define CULUA_UNARY(e, name, ...) {name, entry<l_unary<UnaryOp::e>>},
 const luaL_Reg kBinary[] = {CULUA_BINARY_OPS(CULUA_BINARY){nullptr, nullptr}};

@@ -2,8 +2,8 @@
 // cu.trace and cu.range.
 #include <cstdio>
 
-#include "core/capture.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/capture.hpp"
 #include "lua/binding.hpp"
 #include "lua/sandbox.hpp"
 #include "measure/trace.hpp"

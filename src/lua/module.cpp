@@ -6,8 +6,8 @@
 #include <numbers>
 #include <utility>
 
-#include "core/error.hpp"
-#include "core/ops.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/ops.hpp"
 #include "core/version.hpp"
 #include "dist/mpi.hpp"
 #include "lua/binding.hpp"

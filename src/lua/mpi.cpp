@@ -20,8 +20,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/ops.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/ops.hpp"
 #include "lua/binding.hpp"
 #include "lua/mpi_values.hpp"
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/ops.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/ops.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

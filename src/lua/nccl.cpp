@@ -3,8 +3,8 @@
 // cu.nccl.available() says why and cu.nccl.comm raises that reason.
 #include <new>
 
-#include "core/error.hpp"
-#include "core/ops.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/ops.hpp"
 #include "dist/collectives.hpp"
 #if defined(CULUA_HAVE_MPI)
 #include "dist/mpi.hpp"

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/capture.hpp"
-#include "core/error.hpp"
-#include "core/sandbox.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/capture.hpp"
+#include "core/runtime/sandbox.hpp"
 #include "lua/binding.hpp"
 #include "lua/sandbox.hpp"
 #include "measure/profile.hpp"

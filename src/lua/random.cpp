@@ -1,8 +1,8 @@
 // Random numbers: cu.seed, cu.rand, cu.randn and their host variants cu.host.rand / cu.host.randn.
 #include <optional>
 
-#include "core/error.hpp"
-#include "core/random.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/random.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

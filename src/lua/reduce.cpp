@@ -8,9 +8,9 @@
 #include <cmath>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/reduce.hpp"
-#include "core/scan.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/reduce.hpp"
+#include "core/ops/scan.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

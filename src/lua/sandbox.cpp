@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.hpp"
-#include "core/interrupt.hpp"
-#include "core/runtime.hpp"
+#include "core/base/error.hpp"
+#include "core/base/interrupt.hpp"
+#include "core/runtime/runtime.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/sandbox.hpp"
+#include "core/runtime/sandbox.hpp"
 
 namespace culua::detail {
 class Runtime;

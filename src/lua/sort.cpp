@@ -1,13 +1,14 @@
-// Sorting, searching and sets (core/sort.hpp): cu.sort, cu.argsort, cu.nonzero, cu.count_nonzero,
-// cu.searchsorted, cu.unique_values, cu.unique_counts, cu.unique_inverse, cu.unique_all, and the
-// one-argument cu.where(cond) (= cu.nonzero). Each is also an array method (a:sort{...}).
-// Indices are 1-based int64 arrays; axes are 1-based, negative ones count from the end.
+// Sorting, searching and sets (core/ops/sort.hpp): cu.sort, cu.argsort, cu.nonzero,
+// cu.count_nonzero, cu.searchsorted, cu.unique_values, cu.unique_counts, cu.unique_inverse,
+// cu.unique_all, and the one-argument cu.where(cond) (= cu.nonzero). Each is also an array method
+// (a:sort{...}). Indices are 1-based int64 arrays; axes are 1-based, negative ones count from the
+// end.
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/ops.hpp"
-#include "core/promote.hpp"
-#include "core/sort.hpp"
+#include "core/base/error.hpp"
+#include "core/model/promote.hpp"
+#include "core/ops/ops.hpp"
+#include "core/ops/sort.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

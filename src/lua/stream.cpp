@@ -1,8 +1,8 @@
 // cu.Stream, cu.stream(), cu.current_stream() and cu.use_stream().
 #include <new>
 
-#include "core/capture.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/capture.hpp"
 #include "lua/binding.hpp"
 #include "lua/sandbox.hpp"
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "core/version.hpp"
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "core/error_kind.hpp"
+#include "core/base/error_kind.hpp"
 #include "lua/binding.hpp"
 
 namespace culua::detail::lua {

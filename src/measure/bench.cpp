@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "core/error.hpp"
-#include "core/interrupt.hpp"
-#include "core/ops.hpp"
+#include "core/base/error.hpp"
+#include "core/base/interrupt.hpp"
+#include "core/ops/ops.hpp"
 #include "measure/nvml.hpp"
 
 namespace culua::detail::measure {

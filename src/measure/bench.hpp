@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/array.hpp"
-#include "core/runtime.hpp"
+#include "core/model/array.hpp"
+#include "core/runtime/runtime.hpp"
 #include "measure/stats.hpp"
 
 namespace culua::detail::measure {

@@ -4,8 +4,8 @@
 #include <map>
 #include <mutex>
 
-#include "core/error.hpp"
-#include "core/ops.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/ops.hpp"
 #include "fmt/format.h"
 #include "measure/nvml.hpp"
 #include "measure/plot.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime.hpp"
+#include "core/runtime/runtime.hpp"
 #include "measure/cupti_counters.hpp"
 #include "measure/results.hpp"
 

@@ -20,7 +20,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "fmt/format.h"
 #include "measure/cupti_library.hpp"
 
@@ -371,7 +371,7 @@ std::unique_ptr<DeviceActivity> make_cupti_activity(Runtime& rt) {
 
 #else
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::measure {
 

@@ -1,6 +1,6 @@
 #include "measure/cupti_counters.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::measure {
 

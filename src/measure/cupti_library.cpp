@@ -6,7 +6,7 @@
 
 #include <mutex>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "fmt/format.h"
 
 namespace culua::detail::measure {

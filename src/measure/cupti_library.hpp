@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/shared_library.hpp"
+#include "core/base/shared_library.hpp"
 
 namespace culua::detail::measure {
 

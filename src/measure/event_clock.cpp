@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/monitor.hpp"
+#include "core/runtime/monitor.hpp"
 
 namespace culua::detail::measure {
 

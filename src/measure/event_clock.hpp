@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/runtime.hpp"
+#include "core/runtime/runtime.hpp"
 
 namespace culua::detail::measure {
 

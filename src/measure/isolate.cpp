@@ -17,8 +17,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/error.hpp"
-#include "core/interrupt.hpp"
+#include "core/base/error.hpp"
+#include "core/base/interrupt.hpp"
 
 extern char** environ;
 

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.hpp"
-#include "core/sandbox.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/sandbox.hpp"
 
 extern char** environ;
 

@@ -5,8 +5,8 @@
 #include <map>
 #include <unordered_map>
 
-#include "core/error.hpp"
-#include "core/json.hpp"
+#include "core/base/error.hpp"
+#include "core/base/json.hpp"
 #include "fmt/format.h"
 #include "measure/event_clock.hpp"
 

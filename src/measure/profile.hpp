@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/monitor.hpp"
-#include "core/runtime.hpp"
+#include "core/runtime/monitor.hpp"
+#include "core/runtime/runtime.hpp"
 
 namespace culua::detail::measure {
 

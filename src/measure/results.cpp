@@ -9,8 +9,8 @@
 #include <cstring>
 #include <ctime>
 
-#include "core/error.hpp"
-#include "core/sandbox.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/sandbox.hpp"
 
 namespace culua::detail::measure {
 

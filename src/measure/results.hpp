@@ -9,12 +9,12 @@
 #include <utility>
 #include <vector>
 
-#include "core/backend.hpp"
-#include "core/json.hpp"
+#include "core/backend/backend.hpp"
+#include "core/base/json.hpp"
 
 namespace culua::detail::measure {
 
-// Result values are JSON values (src/core/json.hpp).
+// Result values are JSON values (src/core/base/json.hpp).
 using json::find;
 using json::set_member;
 using json::Value;

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::measure {
 

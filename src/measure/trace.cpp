@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/error.hpp"
-#include "core/json.hpp"
-#include "core/sandbox.hpp"
+#include "core/base/error.hpp"
+#include "core/base/json.hpp"
+#include "core/runtime/sandbox.hpp"
 #include "measure/profile.hpp"
 
 namespace culua::detail::measure {

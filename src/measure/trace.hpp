@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/json.hpp"
-#include "core/monitor.hpp"
-#include "core/runtime.hpp"
+#include "core/base/json.hpp"
+#include "core/runtime/monitor.hpp"
+#include "core/runtime/runtime.hpp"
 #include "measure/event_clock.hpp"
 
 namespace culua::detail::measure {

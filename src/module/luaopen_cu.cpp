@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "backends/backends.hpp"
-#include "core/error.hpp"
-#include "core/runtime.hpp"
+#include "core/base/error.hpp"
+#include "core/runtime/runtime.hpp"
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::rtc {
 

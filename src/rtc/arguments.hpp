@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/dtype.hpp"
-#include "core/scalar.hpp"
+#include "core/model/dtype.hpp"
+#include "core/model/scalar.hpp"
 #include "rtc/type_parser.hpp"
 
 namespace culua::detail::rtc {

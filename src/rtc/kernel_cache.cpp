@@ -18,9 +18,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
-#include "core/json.hpp"
-#include "core/runtime.hpp"
+#include "core/base/error.hpp"
+#include "core/base/json.hpp"
+#include "core/runtime/runtime.hpp"
 
 namespace culua::detail::rtc {
 

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "rtc/arguments.hpp"
 
 namespace culua::detail::rtc {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/array.hpp"
-#include "core/backend.hpp"
-#include "core/rtc_types.hpp"
+#include "core/backend/backend.hpp"
+#include "core/backend/rtc_types.hpp"
+#include "core/model/array.hpp"
 #include "rtc/kernel_signature.hpp"
 #include "rtc/type_parser.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "rtc/arguments.hpp"
 
 namespace culua::detail::rtc {

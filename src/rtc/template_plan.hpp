@@ -12,11 +12,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/backend.hpp"
-#include "core/dtype.hpp"
-#include "core/layout.hpp"
-#include "core/rtc_types.hpp"
-#include "core/scalar.hpp"
+#include "core/backend/backend.hpp"
+#include "core/backend/rtc_types.hpp"
+#include "core/model/dtype.hpp"
+#include "core/model/layout.hpp"
+#include "core/model/scalar.hpp"
 #include "rtc/rtc_kernel.hpp"
 #include "rtc/templates.hpp"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 namespace culua::detail::rtc {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/dtype.hpp"
-#include "core/layout.hpp"
+#include "core/model/dtype.hpp"
+#include "core/model/layout.hpp"
 
 namespace culua::detail::rtc {
 

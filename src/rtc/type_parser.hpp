@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/dtype.hpp"
+#include "core/model/dtype.hpp"
 
 namespace culua::detail::rtc {
 

@@ -1,12 +1,12 @@
 -- Writes the CUDA sources cu.fuse generates for a battery of groups to DIR (one file each), for
 -- tests/fuse/nvrtc_compile.py: every binary and unary operation of the op table (read from
--- src/core/op_table.hpp) on every dtype it accepts, as groups of operations sharing inputs;
+-- src/core/backend/op_table.hpp) on every dtype it accepts, as groups of operations sharing inputs;
 -- cu.where; f16/bf16 outputs of f32 work; broadcast, strided and 0-d operands; scalars.
 --   culua --backend host tests/fuse/gen_sources.lua SOURCE_ROOT DIR
 local root, dir = assert(arg[1], "usage: gen_sources.lua SOURCE_ROOT DIR"), assert(arg[2])
 
 local function op_names(macro)
-  local f = assert(io.open(root .. "/src/core/op_table.hpp"))
+  local f = assert(io.open(root .. "/src/core/backend/op_table.hpp"))
   local text = f:read("a")
   f:close()
   local block = assert(text:match("#define " .. macro .. "%(X%)(.-)\n\n"), macro)

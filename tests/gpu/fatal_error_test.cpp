@@ -7,7 +7,7 @@
 #include <string>
 
 #include "backends/backends.hpp"
-#include "core/runtime.hpp"
+#include "core/runtime/runtime.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"

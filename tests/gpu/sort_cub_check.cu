@@ -19,7 +19,7 @@
 #include <random>
 #include <vector>
 
-#include "core/sort_call.hpp"
+#include "core/backend/sort_call.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort_order.cuh"
 

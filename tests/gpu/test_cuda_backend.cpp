@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "backends/backends.hpp"
-#include "core/error.hpp"
-#include "core/interrupt.hpp"
-#include "core/ops.hpp"
+#include "core/base/error.hpp"
+#include "core/base/interrupt.hpp"
+#include "core/ops/ops.hpp"
 
 using namespace culua::detail;
 

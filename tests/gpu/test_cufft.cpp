@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "backends/backends.hpp"
-#include "core/fft.hpp"
-#include "core/graph.hpp"
-#include "core/ops.hpp"
+#include "core/ops/fft.hpp"
+#include "core/ops/ops.hpp"
+#include "core/runtime/graph.hpp"
 #include "cuda/cuda_backend.hpp"
 
 using namespace culua::detail;

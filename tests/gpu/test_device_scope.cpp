@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "backends/backends.hpp"
-#include "core/elementwise.hpp"
-#include "core/error.hpp"
-#include "core/linalg.hpp"
-#include "core/ops.hpp"
-#include "core/reduce.hpp"
-#include "core/runtime.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/elementwise.hpp"
+#include "core/ops/linalg.hpp"
+#include "core/ops/ops.hpp"
+#include "core/ops/reduce.hpp"
+#include "core/runtime/runtime.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/scoped.hpp"

@@ -2,7 +2,7 @@
 // core itself) succeeds.
 #include <string>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 int culua_layer_right_call() {
   return static_cast<int>(culua::detail::format_bytes(1.0).size());

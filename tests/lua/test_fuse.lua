@@ -881,7 +881,7 @@ end
 
 local function op_names(macro)
   local root = (arg and arg[0] and arg[0]:match("^(.*)/tests/lua/[^/]*$")) or "."
-  local f = assert(io.open(root .. "/src/core/op_table.hpp"))
+  local f = assert(io.open(root .. "/src/core/backend/op_table.hpp"))
   local text = f:read("a")
   f:close()
   local names = {}

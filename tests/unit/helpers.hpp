@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "backends/backends.hpp"
-#include "core/error.hpp"
-#include "core/observed_backend.hpp"
-#include "core/ops.hpp"
-#include "core/runtime.hpp"
+#include "core/base/error.hpp"
+#include "core/ops/ops.hpp"
+#include "core/runtime/observed_backend.hpp"
+#include "core/runtime/runtime.hpp"
 #include "host/host_backend.hpp"
 
 namespace culua::detail::test {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "core/elementwise.hpp"
+#include "core/ops/elementwise.hpp"
 
 using namespace culua::detail;
 using namespace culua::detail::test;

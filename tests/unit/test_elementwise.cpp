@@ -9,8 +9,8 @@
 #include <random>
 #include <string>
 
-#include "core/elementwise.hpp"
-#include "core/promote.hpp"
+#include "core/model/promote.hpp"
+#include "core/ops/elementwise.hpp"
 
 using namespace culua::detail;
 using namespace culua::detail::test;

@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "core/format.hpp"
+#include "core/ops/format.hpp"
 
 using namespace culua::detail;
 using namespace culua::detail::test;

@@ -8,10 +8,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/interrupt.hpp"
-#include "core/linalg.hpp"
-#include "core/random.hpp"
-#include "core/reduce.hpp"
+#include "core/base/interrupt.hpp"
+#include "core/ops/linalg.hpp"
+#include "core/ops/random.hpp"
+#include "core/ops/reduce.hpp"
 #include "host/host_stream.hpp"
 #include "kernels/host_pool.hpp"
 

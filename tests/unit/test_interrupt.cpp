@@ -1,13 +1,13 @@
-// Interruptible waits for the device (core/interrupt.hpp) on the host backend: a flag requested
-// from another thread ends a wait within milliseconds with Error(Interrupted), queued work goes
-// on, and nothing it uses is freed or left half-done.
+// Interruptible waits for the device (core/base/interrupt.hpp) on the host backend: a flag
+// requested from another thread ends a wait within milliseconds with Error(Interrupted), queued
+// work goes on, and nothing it uses is freed or left half-done.
 #include "helpers.hpp"
 
 #include <atomic>
 #include <optional>
 #include <thread>
 
-#include "core/interrupt.hpp"
+#include "core/base/interrupt.hpp"
 #include "host/host_stream.hpp"
 
 using namespace culua::detail;

@@ -1,4 +1,4 @@
-// The one JSON writer (src/core/json.hpp): escaping, numbers, layouts, nesting.
+// The one JSON writer (src/core/base/json.hpp): escaping, numbers, layouts, nesting.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json.hpp"
+#include "core/base/json.hpp"
 
 using culua::detail::json::Layout;
 using culua::detail::json::number_text;

@@ -22,7 +22,7 @@
 
 #include "rtc/kernel_cache.hpp"
 #ifdef CULUA_HAVE_CUDA
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "cuda/rtc.hpp"
 #endif
 

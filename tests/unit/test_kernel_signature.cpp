@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/numeric.hpp"
+#include "core/base/error.hpp"
+#include "core/model/numeric.hpp"
 #include "helpers.hpp"
 #include "rtc/arguments.hpp"
 #include "rtc/kernel_signature.hpp"

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "core/error.hpp"
-#include "core/layout.hpp"
+#include "core/base/error.hpp"
+#include "core/model/layout.hpp"
 #include "helpers.hpp"
 
 using namespace culua::detail;

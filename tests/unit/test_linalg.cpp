@@ -7,7 +7,7 @@
 #include <complex>
 #include <random>
 
-#include "core/linalg.hpp"
+#include "core/ops/linalg.hpp"
 
 using namespace culua::detail;
 using namespace culua::detail::test;

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "core/numeric.hpp"
+#include "core/model/numeric.hpp"
 
 using namespace culua::detail;
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/elementwise.hpp"
-#include "core/monitor.hpp"
+#include "core/ops/elementwise.hpp"
+#include "core/runtime/monitor.hpp"
 #include "measure/counters.hpp"
 #include "measure/profile.hpp"
 

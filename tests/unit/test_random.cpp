@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "core/random.hpp"
+#include "core/ops/random.hpp"
 
 using namespace culua::detail;
 using namespace culua::detail::test;

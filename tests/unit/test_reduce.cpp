@@ -9,7 +9,7 @@
 #include <optional>
 #include <random>
 
-#include "core/reduce.hpp"
+#include "core/ops/reduce.hpp"
 
 using namespace culua::detail;
 using namespace culua::detail::test;

@@ -14,8 +14,8 @@
 #include <typeinfo>
 #include <vector>
 
-#include "core/dtype.hpp"
-#include "core/reduce_call.hpp"
+#include "core/backend/reduce_call.hpp"
+#include "core/model/dtype.hpp"
 #include "kernels/reduce.cuh"
 #include "kernels/reduce_precompiled.cuh"
 

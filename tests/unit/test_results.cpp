@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "measure/compare.hpp"
 #include "measure/plot.hpp"
 #include "measure/results.hpp"

@@ -1,9 +1,9 @@
-// The sandbox's parts below Lua (core/sandbox.hpp): the file policy and the checks of a
+// The sandbox's parts below Lua (core/runtime/sandbox.hpp): the file policy and the checks of a
 // sandboxed compile. The whole sandbox is tested through the embedding API
 // (tests/embed/test_sandbox.cpp) and the CLI (tests/cli/test_sandbox.lua).
 #include "helpers.hpp"
 
-#include "core/sandbox.hpp"
+#include "core/runtime/sandbox.hpp"
 
 using namespace culua::detail;
 using namespace culua::detail::test;

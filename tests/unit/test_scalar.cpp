@@ -5,8 +5,8 @@
 #include <cstring>
 #include <limits>
 
-#include "core/error.hpp"
-#include "core/scalar.hpp"
+#include "core/base/error.hpp"
+#include "core/model/scalar.hpp"
 #include "helpers.hpp"
 
 using namespace culua::detail;

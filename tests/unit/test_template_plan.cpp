@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "rtc/kernel_signature.hpp"
 #include "rtc/template_plan.hpp"
 #include "rtc/type_parser.hpp"

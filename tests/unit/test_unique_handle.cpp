@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/unique_handle.hpp"
+#include "core/base/unique_handle.hpp"
 
 using culua::detail::UniqueHandle;
 

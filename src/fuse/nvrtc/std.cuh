@@ -1,4 +1,4 @@
-// std for NVRTC: what culua's numeric and functor headers (core/numeric.hpp,
+// std for NVRTC: what culua's numeric and functor headers (core/model/numeric.hpp,
 // kernels/elementwise_ops.cuh) use of <cstdint>, <type_traits> and <limits>, for device code:
 // NVRTC has no C++ standard library. The first part of every fused kernel (fuse/prelude.hpp).
 #define CULUA_FUSED_KERNEL 1

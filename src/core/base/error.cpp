@@ -2,6 +2,10 @@
 
 namespace culua::detail {
 
+void fail_released(std::string_view what) {
+  throw Error(ErrorKind::Released, fmt::format("attempt to use a released {}", what));
+}
+
 std::string format_bytes(double bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;

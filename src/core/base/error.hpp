@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -37,6 +38,18 @@ class Error : public std::runtime_error {
 template <class... Args>
 [[noreturn]] void fail(ErrorKind kind, fmt::format_string<Args...> f, Args&&... args) {
   throw Error(kind, fmt::format(f, std::forward<Args>(args)...));
+}
+
+// The one message for every object used after its release (an array after free(), a stream, event,
+// graph, module, kernel, kernel template, profile or communicator after release() or collection),
+// as liolib's "attempt to use a closed file": "attempt to use a released <what>", kind Released.
+// `what` names the object and, where it helps, its place: "stream", "array (argument 'a')".
+[[noreturn]] void fail_released(std::string_view what);
+
+// fail_released(what) unless `handle` (a pointer, a handle or anything testable) is set.
+template <class Handle>
+void check_alive(const Handle& handle, std::string_view what) {
+  if (!handle) fail_released(what);
 }
 
 // "1.5 GiB" style, for messages.

@@ -77,21 +77,6 @@ int l_can_cast(lua_State* L) {
   return 1;
 }
 
-int kind_rank(DType t) {
-  switch (info(t).cls) {
-    case DTypeClass::Bool:
-      return 0;
-    case DTypeClass::Signed:
-    case DTypeClass::Unsigned:
-      return 1;
-    case DTypeClass::Float:
-      return 2;
-    case DTypeClass::Complex:
-      return 3;
-  }
-  return 0;
-}
-
 // Arrays and dtype names promote as arrays; numbers, booleans and cu.complex values are weak
 // scalars that take the others' type within their kind (as in every operation). Several dtypes
 // promote as numpy's result_type does, independent of their order: the dtypes of the highest kind

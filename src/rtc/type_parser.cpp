@@ -104,30 +104,6 @@ Base float_base(FloatFormat f, uint8_t size, DType element) {
   b.element = element;
   return b;
 }
-std::optional<DType> signed_dtype(uint8_t size) {
-  switch (size) {
-    case 1:
-      return DType::I8;
-    case 2:
-      return DType::I16;
-    case 4:
-      return DType::I32;
-    default:
-      return DType::I64;
-  }
-}
-std::optional<DType> unsigned_dtype(uint8_t size) {
-  switch (size) {
-    case 1:
-      return DType::U8;
-    case 2:
-      return DType::U16;
-    case 4:
-      return DType::U32;
-    default:
-      return DType::U64;
-  }
-}
 
 // The builtin spellings: any order of signed, unsigned, char, short, int, long, float, double,
 // bool, void.
@@ -181,8 +157,8 @@ Base builtin_base(const std::vector<std::string>& words) {
   if (int_words_only && sign_ok && n_int <= 1 && n_short <= 1 && n_long <= 2 &&
       !(n_short && n_long) && total > 0) {
     const uint8_t size = n_short ? 2 : n_long ? 8 : 4;
-    return n_unsigned ? integer_base(false, size, unsigned_dtype(size))
-                      : integer_base(true, size, signed_dtype(size));
+    return n_unsigned ? integer_base(false, size, int_dtype(false, size))
+                      : integer_base(true, size, int_dtype(true, size));
   }
   return invalid;
 }
@@ -214,8 +190,8 @@ Base named_base(std::string name) {
       {"uintptr_t", false, 8}};
   for (const Named& n : kInts) {
     if (name == n.name) {
-      return n.is_signed ? integer_base(true, n.size, signed_dtype(n.size))
-                         : integer_base(false, n.size, unsigned_dtype(n.size));
+      return n.is_signed ? integer_base(true, n.size, int_dtype(true, n.size))
+                         : integer_base(false, n.size, int_dtype(false, n.size));
     }
   }
   if (name == "__half" || name == "half") return float_base(FloatFormat::Half, 2, DType::F16);

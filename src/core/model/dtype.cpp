@@ -60,6 +60,34 @@ std::optional<DType> parse_dtype(std::string_view s) {
   return std::nullopt;
 }
 
+int kind_rank(DTypeClass c) {
+  switch (c) {
+    case DTypeClass::Bool:
+      return 0;
+    case DTypeClass::Signed:
+    case DTypeClass::Unsigned:
+      return 1;
+    case DTypeClass::Float:
+      return 2;
+    case DTypeClass::Complex:
+      return 3;
+  }
+  return 0;
+}
+
+DType int_dtype(bool is_signed, int bytes) {
+  switch (bytes) {
+    case 1:
+      return is_signed ? DType::I8 : DType::U8;
+    case 2:
+      return is_signed ? DType::I16 : DType::U16;
+    case 4:
+      return is_signed ? DType::I32 : DType::U32;
+    default:
+      return is_signed ? DType::I64 : DType::U64;
+  }
+}
+
 std::string_view dtype_names() {
   return "f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64 bool c64 c128";
 }

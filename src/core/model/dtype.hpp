@@ -57,6 +57,14 @@ inline bool is_floating(DType t) {
 
 // Canonical names ("f32") and common aliases ("float32"); nullopt when unknown.
 std::optional<DType> parse_dtype(std::string_view s);
+
+// numpy's kinds in promotion order: bool 0 < integers 1 < floats 2 < complex 3.
+int kind_rank(DTypeClass c);
+inline int kind_rank(DType t) {
+  return kind_rank(info(t).cls);
+}
+// The integer dtype of a signedness and a size in bytes (1, 2, 4; anything else: 8).
+DType int_dtype(bool is_signed, int bytes);
 // The list of canonical names, for error messages.
 std::string_view dtype_names();
 

@@ -8,58 +8,17 @@ namespace culua::detail {
 
 namespace {
 
-int rank(DTypeClass c) {
-  switch (c) {
-    case DTypeClass::Bool:
-      return 0;
-    case DTypeClass::Signed:
-    case DTypeClass::Unsigned:
-      return 1;
-    case DTypeClass::Float:
-      return 2;
-    case DTypeClass::Complex:
-      return 3;
-  }
-  return 0;
-}
-
-// Integer types by (signedness, bytes).
-DType int_type(bool is_signed, int bytes) {
-  if (is_signed) {
-    switch (bytes) {
-      case 1:
-        return DType::I8;
-      case 2:
-        return DType::I16;
-      case 4:
-        return DType::I32;
-      default:
-        return DType::I64;
-    }
-  }
-  switch (bytes) {
-    case 1:
-      return DType::U8;
-    case 2:
-      return DType::U16;
-    case 4:
-      return DType::U32;
-    default:
-      return DType::U64;
-  }
-}
-
 DType promote_ints(DType a, DType b) {
   const DTypeInfo& x = info(a);
   const DTypeInfo& y = info(b);
   const bool sx = x.cls == DTypeClass::Signed, sy = y.cls == DTypeClass::Signed;
-  if (sx == sy) return int_type(sx, std::max(x.itemsize, y.itemsize));
+  if (sx == sy) return int_dtype(sx, std::max(x.itemsize, y.itemsize));
   // One signed, one unsigned: a signed type wider than the unsigned one; none is wider than u64,
   // so u64 with a signed integer gives f64 (numpy's choice).
   const int us = sx ? y.itemsize : x.itemsize;
   const int si = sx ? x.itemsize : y.itemsize;
   if (us == 8) return DType::F64;
-  return int_type(true, std::max(si, us * 2));
+  return int_dtype(true, std::max(si, us * 2));
 }
 
 int float_bits(DType t) {  // significand bits, to order floats
@@ -111,12 +70,12 @@ DType complex_of(DType t) {
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
   const DTypeClass ca = info(a).cls, cb = info(b).cls;
-  const int ra = rank(ca), rb = rank(cb);
+  const int ra = kind_rank(ca), rb = kind_rank(cb);
   if (ra != rb) {
     const DType lo = ra < rb ? a : b;
     const DType hi = ra < rb ? b : a;
     const int rhi = std::max(ra, rb);
-    if (rank(info(lo).cls) == 0) return hi;  // bool meets anything
+    if (kind_rank(lo) == 0) return hi;  // bool meets anything
     if (rhi == 2) {
       // bf16 holds every i8/u8 value exactly (8 significant bits): no need to widen to f32.
       if (hi == DType::BF16 && itemsize(lo) == 1) return DType::BF16;
@@ -182,7 +141,7 @@ DType scalar_dtype(const Scalar& s) {
 }
 
 DType promote_with_scalar(DType a, const Scalar& s) {
-  const int ra = rank(info(a).cls);
+  const int ra = kind_rank(a);
   switch (s.kind) {
     case Scalar::Kind::Bool:
       return a;

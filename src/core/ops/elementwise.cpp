@@ -39,21 +39,6 @@ namespace culua::detail {
 
 namespace {
 
-int kind_rank(DType t) {
-  switch (info(t).cls) {
-    case DTypeClass::Bool:
-      return 0;
-    case DTypeClass::Signed:
-    case DTypeClass::Unsigned:
-      return 1;
-    case DTypeClass::Float:
-      return 2;
-    case DTypeClass::Complex:
-      return 3;
-  }
-  return 0;
-}
-
 DType operand_type(const Operand& o) {
   return o.array ? o.array->dtype() : scalar_dtype(o.scalar);
 }

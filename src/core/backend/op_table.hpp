@@ -1,7 +1,7 @@
 // The one table of elementwise operations. Each operation is stated once, here: its name, its
 // functor and its type rule. Every layer that lists or types them reads this file: the enums and
 // the type rules below, their names and the type checks in core/ops/elementwise.cpp, the kernels'
-// dispatch and the functors' validity in kernels/elementwise_ops.cuh (a static_assert there checks
+// dispatch and the functors in kernels/elementwise_ops.cuh (kernels/op_table_check.cpp checks
 // every functor against its row for every dtype), the Lua functions in lua/math.cpp. A new
 // operation is one line here plus its functor.
 //   X(Enum, "lua name", Functor, accepts, promote, result)

@@ -1,6 +1,7 @@
-// std for NVRTC: what culua's numeric and functor headers (core/model/numeric.hpp,
-// kernels/elementwise_ops.cuh) use of <cstdint>, <type_traits> and <limits>, for device code:
-// NVRTC has no C++ standard library. The first part of every fused kernel (fuse/prelude.hpp).
+// std for NVRTC: what culua's numeric, math and functor headers (core/model/numeric.hpp,
+// kernels/complex_math.cuh, kernels/elementwise_ops.cuh) use of <cstdint>, <type_traits> and
+// <limits>, for device code: NVRTC has no C++ standard library. The first part of every fused
+// kernel (fuse/prelude.hpp).
 #define CULUA_FUSED_KERNEL 1
 typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;
 typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t; typedef unsigned long long uint64_t;

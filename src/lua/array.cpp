@@ -13,48 +13,12 @@
 #include "core/ops/ops.hpp"
 #include "core/runtime/capture.hpp"
 #include "lua/binding.hpp"
+#include "lua/dtypes.hpp"
 #include "lua/indexing.hpp"
 
 namespace culua::detail::lua {
 
 namespace {
-
-// Trailing arguments shared by the creation functions: [dtype] [options].
-struct Trailing {
-  DType dtype = DType::F32;
-  bool has_dtype = false;
-  int opts = 0;  // stack index of the options table, 0 when absent
-};
-
-Trailing trailing(lua_State* L, int idx, std::initializer_list<const char*> allowed) {
-  Trailing t;
-  if (lua_type(L, idx) == LUA_TSTRING) {
-    t.dtype = check_dtype(L, idx);
-    t.has_dtype = true;
-    ++idx;
-  } else if (idx < lua_gettop(L) && lua_isnil(L, idx)) {
-    ++idx;  // f(shape, nil, {opts}): no dtype argument
-  }
-  if (lua_type(L, idx) == LUA_TTABLE) {
-    check_options(L, idx, allowed);
-    t.opts = idx;
-    if (get_option(L, idx, "dtype")) {
-      if (t.has_dtype)
-        option_error(idx, "dtype", ErrorKind::Value, "the dtype is also given as an argument");
-      t.dtype = as_option(idx, "dtype", [&] { return check_dtype(L, -1); });
-      t.has_dtype = true;
-      lua_pop(L, 1);
-    }
-    ++idx;
-  } else if (idx <= lua_gettop(L) && lua_isnil(L, idx)) {
-    ++idx;
-  } else if (!lua_isnone(L, idx)) {
-    type_error(L, idx, "dtype string or options table");
-  }
-  if (idx <= lua_gettop(L))
-    arg_error(idx, fmt::format("no value expected, got {}", luaL_typename(L, idx)));
-  return t;
-}
 
 Location host_location(lua_State* L, int opts) {
   return opt_boolean(L, opts, "pinned", false) ? Location::Pinned : Location::Pageable;
@@ -65,17 +29,17 @@ Location host_location(lua_State* L, int opts) {
 // cu.* creates device arrays (with stream=), cu.host.* host arrays (with pinned=).
 template <bool Host>
 struct Creation {
-  Trailing t;
+  DTypeAndOptions t;
   Location loc;
   Stream* stream;
 
   Creation(lua_State* L, int idx) {
     if constexpr (Host) {
-      t = trailing(L, idx, {"dtype", "pinned"});
+      t = check_dtype_and_options(L, idx, {"dtype", "pinned"});
       loc = host_location(L, t.opts);
       stream = nullptr;
     } else {
-      t = trailing(L, idx, {"dtype", "stream"});
+      t = check_dtype_and_options(L, idx, {"dtype", "stream"});
       loc = Location::Device;
       stream = opt_stream(L, t.opts);
     }
@@ -182,7 +146,7 @@ TableData read_table(lua_State* L, int idx) {
   return d;
 }
 
-Array array_from(lua_State* L, int idx, const Trailing& t, Location loc, Stream* s) {
+Array array_from(lua_State* L, int idx, const DTypeAndOptions& t, Location loc, Stream* s) {
   Runtime& rt = runtime(L);
   if (ArrayBox* src = test_array(L, idx)) {
     src->array.check_alive("the source array");
@@ -238,7 +202,7 @@ int l_arange(lua_State* L) {
     stop = check_real(L, 2, "stop");
     if (nums == 3) step = check_real(L, 3, "step");
   }
-  const Trailing t = trailing(L, nums + 1, {"dtype", "stream"});
+  const DTypeAndOptions t = check_dtype_and_options(L, nums + 1, {"dtype", "stream"});
   // Integer and bool arrays hold values exactly or not at all: cu.arange(0, 1, 0.1, "i32") would
   // otherwise truncate every value to 0.
   // Whole floats count as the integers they are: the range is then computed exactly in int64 (in
@@ -273,7 +237,7 @@ int l_linspace(lua_State* L) {
   const double a = check_real(L, 1, "start").as_double();
   const double b = check_real(L, 2, "stop").as_double();
   const int64_t n = as_argument(3, [&] { return check_integer(L, 3, "count"); });
-  const Trailing t = trailing(L, 4, {"dtype", "endpoint", "stream"});
+  const DTypeAndOptions t = check_dtype_and_options(L, 4, {"dtype", "endpoint", "stream"});
   Stream* s = opt_stream(L, t.opts);
   // endpoint = false (the Array API's and numpy's option): the first n of n + 1 values.
   const bool endpoint = opt_boolean(L, t.opts, "endpoint", true);

@@ -1,7 +1,8 @@
 // The Array API standard's data-type functions: cu.can_cast(from, to [, {casting=}]),
 // cu.result_type(...), cu.finfo(t), cu.iinfo(t), cu.isdtype(t, kind). A dtype is its name ("f32",
 // "float32") or an array (its dtype); results name dtypes by their canonical names. The rules are
-// the ones every operation uses (core/model/promote.hpp).
+// the ones every operation uses (core/model/promote.hpp). Also the trailing "[dtype] [options]"
+// arguments of the functions that make arrays (dtypes.hpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "core/base/error.hpp"
 #include "core/model/promote.hpp"
 #include "lua/binding.hpp"
+#include "lua/dtypes.hpp"
 
 namespace culua::detail::lua {
 
@@ -230,6 +232,37 @@ const luaL_Reg kFunctions[] = {
 };
 
 }  // namespace
+
+DTypeAndOptions check_dtype_and_options(lua_State* L, int idx,
+                                        std::initializer_list<const char*> allowed) {
+  DTypeAndOptions t;
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    t.dtype = check_dtype(L, idx);
+    t.has_dtype = true;
+    ++idx;
+  } else if (idx < lua_gettop(L) && lua_isnil(L, idx)) {
+    ++idx;  // f(shape, nil, {opts}): no dtype argument
+  }
+  if (lua_type(L, idx) == LUA_TTABLE) {
+    check_options(L, idx, allowed);
+    t.opts = idx;
+    if (get_option(L, idx, "dtype")) {
+      if (t.has_dtype)
+        option_error(idx, "dtype", ErrorKind::Value, "the dtype is also given as an argument");
+      t.dtype = as_option(idx, "dtype", [&] { return check_dtype(L, -1); });
+      t.has_dtype = true;
+      lua_pop(L, 1);
+    }
+    ++idx;
+  } else if (idx <= lua_gettop(L) && lua_isnil(L, idx)) {
+    ++idx;
+  } else if (!lua_isnone(L, idx)) {
+    type_error(L, idx, "dtype string or options table");
+  }
+  if (idx <= lua_gettop(L))
+    arg_error(idx, fmt::format("no value expected, got {}", luaL_typename(L, idx)));
+  return t;
+}
 
 void register_dtypes(lua_State* L) {
   luaL_setfuncs(L, kFunctions, 0);

@@ -1,52 +1,24 @@
 // Random numbers: cu.seed, cu.rand, cu.randn and their host variants cu.host.rand / cu.host.randn.
 #include <optional>
+#include <utility>
 
 #include "core/base/error.hpp"
 #include "core/ops/random.hpp"
 #include "lua/binding.hpp"
+#include "lua/dtypes.hpp"
 
 namespace culua::detail::lua {
 
 namespace {
 
-struct RandomArgs {
+struct RandomArgs : DTypeAndOptions {
   Shape shape;
-  DType dtype = DType::F32;
-  bool has_dtype = false;
-  int opts = 0;  // stack index of the options table, 0 when absent
 };
 
 // shape [, dtype] [, options]; a nil dtype means the default.
 RandomArgs random_args(lua_State* L, std::initializer_list<const char*> allowed) {
-  RandomArgs a;
-  a.shape = check_shape(L, 1);
-  int idx = 2;
-  if (lua_type(L, idx) == LUA_TSTRING) {
-    a.dtype = check_dtype(L, idx);
-    a.has_dtype = true;
-    ++idx;
-  } else if (idx < lua_gettop(L) && lua_isnil(L, idx)) {
-    ++idx;
-  }
-  if (lua_type(L, idx) == LUA_TTABLE) {
-    check_options(L, idx, allowed);
-    a.opts = idx;
-    if (get_option(L, idx, "dtype")) {
-      if (a.has_dtype)
-        option_error(idx, "dtype", ErrorKind::Value, "the dtype is also given as an argument");
-      a.dtype = as_option(idx, "dtype", [&] { return check_dtype(L, -1); });
-      a.has_dtype = true;
-      lua_pop(L, 1);
-    }
-    ++idx;
-  } else if (idx <= lua_gettop(L) && lua_isnil(L, idx)) {
-    ++idx;
-  } else if (!lua_isnone(L, idx)) {
-    type_error(L, idx, "dtype string or options table");
-  }
-  if (idx <= lua_gettop(L))
-    arg_error(idx, fmt::format("no value expected, got {}", luaL_typename(L, idx)));
-  return a;
+  Shape shape = check_shape(L, 1);
+  return {check_dtype_and_options(L, 2, allowed), std::move(shape)};
 }
 
 std::optional<uint64_t> opt_seed(lua_State* L, int opts) {

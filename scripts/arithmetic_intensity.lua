@@ -14,24 +14,15 @@
 --
 --   culua scripts/arithmetic_intensity.lua [rows=4000] [cols=5] [batch=100] [reps=N] [--quick] [--results]
 
-local opt, flags = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%w_]+)=(.*)$")
-  if k then
-    opt[k] = v
-  elseif a:match("^%-%-%w") then
-    flags[a:sub(3)] = true
-  else
-    error("unknown argument '" .. a .. "' (expected key=value, --quick or --results)", 0)
-  end
-end
-local results = {}
-local function result(key, value) results[#results + 1] = string.format("RESULT %s=%s", key, value) end
-local function int(key, default) return math.tointeger(tonumber(opt[key])) or default end
+local script = require "cu.script"
+local opt, flags = script.args(arg, "key=value, --quick or --results")
+local results = script.results()
 
 local gpu = cu.backend == "cuda"
-local rows, cols, batch = int("rows", 4000), int("cols", 5), int("batch", 100)
-local reps = int("reps", flags.quick and 3 or (gpu and 20 or 10))
+local rows = script.int(opt, "rows", 4000)
+local cols = script.int(opt, "cols", 5)
+local batch = script.int(opt, "batch", 100)
+local reps = script.int(opt, "reps", flags.quick and 3 or (gpu and 20 or 10))
 local device = cu.devices()[cu.device() + 1]
 
 print(string.format("arithmetic_intensity: {%d,%d} * {%d,%d,%d} f32 on the %s backend (%s)", rows, cols,
@@ -158,19 +149,19 @@ if not gpu then
   print("GPU for the real comparison.)")
 end
 
-result("h2d_bytes", h2d_bytes)
-result("d2h_bytes", d2h_bytes)
-result("flops", flops)
-result("intensity_link", string.format("%.9f", intensity_link))
-result("intensity_naive", string.format("%.9f", intensity_naive))
-result("cpu_ms", string.format("%.6f", cpu_ms))
-result("kernel_ms", string.format("%.6f", kernel_ms))
-result("pinned_ms", string.format("%.6f", pinned_ms))
-result("pageable_ms", string.format("%.6f", pageable_ms))
-result("max_diff", math.max(diff_pinned, diff_pageable))
-result("balance_link", string.format("%.3f", peak_gflops / link_gbps))
-result("ledger_h2d_bytes", ledger.h2d_bytes)
-result("ledger_d2h_bytes", ledger.d2h_bytes)
-result("ledger_pinned_bytes", ledger.pinned_bytes)
-result("ledger_pageable_bytes", ledger.pageable_bytes)
-if flags.results then print(table.concat(results, "\n")) end
+results:add("h2d_bytes", h2d_bytes)
+results:add("d2h_bytes", d2h_bytes)
+results:add("flops", flops)
+results:add("intensity_link", string.format("%.9f", intensity_link))
+results:add("intensity_naive", string.format("%.9f", intensity_naive))
+results:add("cpu_ms", string.format("%.6f", cpu_ms))
+results:add("kernel_ms", string.format("%.6f", kernel_ms))
+results:add("pinned_ms", string.format("%.6f", pinned_ms))
+results:add("pageable_ms", string.format("%.6f", pageable_ms))
+results:add("max_diff", math.max(diff_pinned, diff_pageable))
+results:add("balance_link", string.format("%.3f", peak_gflops / link_gbps))
+results:add("ledger_h2d_bytes", ledger.h2d_bytes)
+results:add("ledger_d2h_bytes", ledger.d2h_bytes)
+results:add("ledger_pinned_bytes", ledger.pinned_bytes)
+results:add("ledger_pageable_bytes", ledger.pageable_bytes)
+if flags.results then results:print() end

@@ -17,19 +17,9 @@
 --
 -- --quick: small sizes (for the tests); --results: also print machine-readable `RESULT k=v` lines.
 
-local opt, flags = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%w_]+)=(.*)$")
-  if k then
-    opt[k] = v
-  elseif a:match("^%-%-%w") then
-    flags[a:sub(3)] = true
-  else
-    error("unknown argument '" .. a .. "' (expected key=value, --quick or --results)", 0)
-  end
-end
-local results = {}
-local function result(key, value) results[#results + 1] = string.format("RESULT %s=%s", key, value) end
+local script = require "cu.script"
+local opt, flags = script.args(arg, "key=value, --quick or --results")
+local results = script.results()
 local function list(s)
   local t = {}
   for x in s:gmatch("[^,]+") do t[#t + 1] = assert(math.tointeger(tonumber(x)), "bad count " .. x) end
@@ -37,7 +27,7 @@ local function list(s)
 end
 
 local gpu = cu.backend == "cuda"
-local n = math.tointeger(tonumber(opt.n)) or (gpu and 512 or (flags.quick and 128 or 256))
+local n = script.int(opt, "n", gpu and 512 or (flags.quick and 128 or 256))
 local counts = opt.counts and list(opt.counts)
   or (flags.quick and (gpu and { 1, 10, 100, 300 } or { 1, 4, 16, 64 }))
   or (gpu and { 1, 10, 100, 300, 1000, 3000 } or { 1, 3, 10, 30, 100 })
@@ -90,14 +80,14 @@ extern "C" __global__ void matmul_tiled(const float* __restrict__ A, const float
   local err = cu.abs(c - ref):max():item() / cu.abs(ref):max():item()
   print(string.format("tiled kernel checked against cu.matmul: max relative difference %.2e", err))
   assert(err < 1e-4, "the tiled kernel disagrees with cu.matmul")
-  result("check_rel_err", string.format("%.3e", err))
+  results:add("check_rel_err", string.format("%.3e", err))
 else
   product = function() cu.matmul(a, b, { out = c, stream = s }) end
   kernel_name = "cu.matmul (OpenBLAS on the stream's worker thread: the host backend cannot run "
     .. "run-time compiled CUDA)"
 end
 print("product: " .. kernel_name)
-result("n", n)
+results:add("n", n)
 
 -- Warm-up: first launches (module loading, BLAS set-up) are not what this experiment is about.
 for _ = 1, 3 do product() end
@@ -126,7 +116,7 @@ for _, N in ipairs(counts) do
   ledger_loop, ledger_copy = l1 - l0, l2 - l1
   print(string.format("%7d %13.3f ms %13.3f ms %13.3f ms %11.3f ms %9.2fx", N, row.loop_host,
     row.copy_host, row.loop_event, row.loop_event / N, row.loop_host / row.loop_event))
-  result(string.format("N%d", N), string.format("loop_host_ms:%.6f,copy_host_ms:%.6f,loop_event_ms:%.6f",
+  results:add(string.format("N%d", N), string.format("loop_host_ms:%.6f,copy_host_ms:%.6f,loop_event_ms:%.6f",
     row.loop_host, row.copy_host, row.loop_event))
 
   -- The same loop as a graph: captured once (nothing runs then), launched once untimed (on CUDA
@@ -146,7 +136,7 @@ for _, N in ipairs(counts) do
     launch_host = (g1 - g0) * 1e3, event = ge0:elapsed(ge1) }
   g:free()
   graph_c = c:to_host()
-  result(string.format("G%d", N), string.format(
+  results:add(string.format("G%d", N), string.format(
     "nodes:%d,capture_ms:%.6f,instantiate_ms:%.6f,launch_host_ms:%.6f,graph_event_ms:%.6f",
     row.graph.nodes, row.graph.capture_ms, row.graph.instantiate_ms, row.graph.launch_host, row.graph.event))
 end
@@ -163,19 +153,19 @@ end
 -- cu.time is the packaged form of the events: it records one before and one after fn on the
 -- stream and waits for the second.
 local timed = cu.time(function() for _ = 1, rows[#rows].N do product() end end, { stream = s })
-result("cu_time_ms", string.format("%.6f", timed))
+results:add("cu_time_ms", string.format("%.6f", timed))
 -- The copy back on its own (nothing queued before it): what it costs by itself.
 local copy_ms = cu.time(function() cu.copy(hc, c, { stream = s }) end, { stream = s })
-result("copy_ms", string.format("%.6f", copy_ms))
+results:add("copy_ms", string.format("%.6f", copy_ms))
 
 -- The result is the product of the matrices uploaded at the start (reference: cu.matmul).
 local ref = cu.matmul(a, b, { stream = s }):to_host()
 local err = cu.abs(hc - ref):max():item() / cu.abs(ref):max():item()
 assert(err < 1e-4, "wrong result: relative difference " .. err)
-result("result_rel_err", string.format("%.3e", err))
+results:add("result_rel_err", string.format("%.3e", err))
 local graph_err = cu.abs(graph_c - ref):max():item() / cu.abs(ref):max():item()
 assert(graph_err < 1e-4, "wrong result from the graph: relative difference " .. graph_err)
-result("graph_result_rel_err", string.format("%.3e", graph_err))
+results:add("graph_result_rel_err", string.format("%.3e", graph_err))
 
 local last, first = rows[#rows], rows[1]
 local flops = 2.0 * n * n * n
@@ -213,8 +203,8 @@ end
 print(string.format("\nLedger at N = %d: the loop made %d launches and %d synchronizations; the copy"
   .. " back moved %d bytes device-to-host with %d implicit synchronization(s).", last.N,
   ledger_loop.launches, ledger_loop.syncs, ledger_copy.d2h_bytes, ledger_copy.implicit_syncs))
-result("ledger_loop_syncs", ledger_loop.syncs)
-result("ledger_loop_launches", ledger_loop.launches)
-result("ledger_copy_d2h_bytes", ledger_copy.d2h_bytes)
-result("ledger_copy_implicit_syncs", ledger_copy.implicit_syncs)
-if flags.results then print(table.concat(results, "\n")) end
+results:add("ledger_loop_syncs", ledger_loop.syncs)
+results:add("ledger_loop_launches", ledger_loop.launches)
+results:add("ledger_copy_d2h_bytes", ledger_copy.d2h_bytes)
+results:add("ledger_copy_implicit_syncs", ledger_copy.implicit_syncs)
+if flags.results then results:print() end

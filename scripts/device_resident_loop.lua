@@ -38,26 +38,15 @@
 --                                          [--quick] [--results] [--deltas]
 -- --deltas prints every delta as RESULT delta_<v>_k=re,im for versions A, B and D (for the tests).
 
-local opt, flags = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%w_]+)=(.*)$")
-  if k then
-    opt[k] = v
-  elseif a:match("^%-%-%w") then
-    flags[a:sub(3)] = true
-  else
-    error("unknown argument '" .. a .. "' (expected key=value, --quick, --results or --deltas)", 0)
-  end
-end
-local results = {}
-local function result(key, value) results[#results + 1] = string.format("RESULT %s=%s", key, value) end
-local function int(key, default) return math.tointeger(tonumber(opt[key])) or default end
+local script = require "cu.script"
+local opt, flags = script.args(arg, "key=value, --quick, --results or --deltas")
+local results = script.results()
 
 local gpu = cu.backend == "cuda"
-local N = int("n", flags.quick and 16 or (gpu and 512 or 64))
-local steps = int("steps", flags.quick and 20 or (gpu and 1000 or 200))
-local dt = tonumber(opt.dt) or 1e-4
-local every = int("every", flags.quick and 4 or 10)
+local N = script.int(opt, "n", flags.quick and 16 or (gpu and 512 or 64))
+local steps = script.int(opt, "steps", flags.quick and 20 or (gpu and 1000 or 200))
+local dt = script.number(opt, "dt", 1e-4)
+local every = script.int(opt, "every", flags.quick and 4 or 10)
 assert(every >= 2 and every % 2 == 0, "every= must be an even number >= 2 (D' replays a graph of two steps)")
 local NN = N * N
 local device = cu.devices()[cu.device() + 1]
@@ -480,23 +469,24 @@ per("D (graph)", D)
 per(string.format("D' (every %d)", every), Dk)
 per("D2 (two streams)", D2)
 per("G (cu.fuse replay)", G)
-result("a_d2h_bytes_per_step", A.ledger.d2h_bytes / steps)
-result("b_d2h_bytes_per_step", B.ledger.d2h_bytes / steps)
-result("b_allocs_per_step", B.ledger.allocs / steps)
-result("d_d2h_bytes_per_step", D.ledger.d2h_bytes / steps)
-result("d_allocs_per_step", D.ledger.allocs / steps)
-result("d_graph_launches_per_step", D.ledger.graph_launches / steps)
-result("d_kernel_launches_per_step", D.ledger.launches / steps)
-result("b_kernel_launches_per_step", B.ledger.launches / steps)
-result("dk_reads", Dk.ledger.d2h_calls)
-result("e_kernel_launches_per_step", E.ledger.launches / steps)
+results:add("a_d2h_bytes_per_step", A.ledger.d2h_bytes / steps)
+results:add("b_d2h_bytes_per_step", B.ledger.d2h_bytes / steps)
+results:add("b_allocs_per_step", B.ledger.allocs / steps)
+results:add("d_d2h_bytes_per_step", D.ledger.d2h_bytes / steps)
+results:add("d_allocs_per_step", D.ledger.allocs / steps)
+results:add("d_graph_launches_per_step", D.ledger.graph_launches / steps)
+results:add("d_kernel_launches_per_step", D.ledger.launches / steps)
+results:add("b_kernel_launches_per_step", B.ledger.launches / steps)
+results:add("dk_reads", Dk.ledger.d2h_calls)
+results:add("e_kernel_launches_per_step", E.ledger.launches / steps)
 -- Kernels alone: the operations queued less the copies (delta's read).
-result("e_kernels_per_step", (E.ledger.launches - E.ledger.d2h_calls - E.ledger.h2d_calls - E.ledger.d2d_calls) / steps)
-result("e_fused_groups_per_step", E.ledger.fused_groups / steps)
-result("e_fused_ops_per_step", E.ledger.fused_ops / steps)
-result("e_generated_kernels_per_step", E.ledger.fused_kernels / steps)
-result("e_compiles", E.ledger.fused_compiles)
-result("g_graph_launches_per_step", G.ledger.graph_launches / steps)
+results:add("e_kernels_per_step",
+  (E.ledger.launches - E.ledger.d2h_calls - E.ledger.h2d_calls - E.ledger.d2d_calls) / steps)
+results:add("e_fused_groups_per_step", E.ledger.fused_groups / steps)
+results:add("e_fused_ops_per_step", E.ledger.fused_ops / steps)
+results:add("e_generated_kernels_per_step", E.ledger.fused_kernels / steps)
+results:add("e_compiles", E.ledger.fused_compiles)
+results:add("g_graph_launches_per_step", G.ledger.graph_launches / steps)
 
 local gi = D.graph
 print(string.format("\nD's graph: %d nodes per step (%d for two steps), captured in %.3f ms, instantiated in %.3f ms"
@@ -560,61 +550,61 @@ if not gpu then
   print("the per-operation queueing cost, which matters only while the kernels themselves are small.)")
 end
 
-result("n", N)
-result("steps", steps)
-result("a_ms", string.format("%.6f", A.ms))
-result("b_ms", string.format("%.6f", B.ms))
-result("speedup", string.format("%.4f", A.ms / B.ms))
-result("max_delta_diff", string.format("%.6e", diff_ab))
+results:add("n", N)
+results:add("steps", steps)
+results:add("a_ms", string.format("%.6f", A.ms))
+results:add("b_ms", string.format("%.6f", B.ms))
+results:add("speedup", string.format("%.4f", A.ms / B.ms))
+results:add("max_delta_diff", string.format("%.6e", diff_ab))
 if C then
-  result("c_ms", string.format("%.6f", C.ms))
-  result("max_delta_diff_fused", string.format("%.6e", diff_ac))
+  results:add("c_ms", string.format("%.6f", C.ms))
+  results:add("max_delta_diff_fused", string.format("%.6e", diff_ac))
 end
-result("e_ms", string.format("%.6f", E.ms))
-result("e_ms_per_step", string.format("%.6f", E.ms / steps))
-result("e_speedup_vs_b", string.format("%.4f", B.ms / E.ms))
-result("max_delta_diff_fuse", string.format("%.6e", diff_be))
-result("d_ms", string.format("%.6f", D.ms))
-result("d_ms_per_step", string.format("%.6f", D.ms / steps))
-result("d_speedup_vs_b", string.format("%.4f", B.ms / D.ms))
-result("max_delta_diff_graph", string.format("%.6e", diff_bd))
-result("d_nodes", gi.nodes)
-result("d_pair_nodes", gi.pair_nodes)
-result("d_capture_ms", string.format("%.6f", gi.capture_ms))
-result("d_device_ms_per_step", string.format("%.6f", gi.device_ms))
-result("b_device_ms_per_step", string.format("%.6f", B.device_ms))
-result("d_instantiate_ms", string.format("%.6f", gi.instantiate_ms))
-result("dk_every", every)
-result("dk_ms", string.format("%.6f", Dk.ms))
-result("dk_ms_per_step", string.format("%.6f", Dk.ms / steps))
-result("dk_speedup_vs_b", string.format("%.4f", B.ms / Dk.ms))
-result("max_delta_diff_graph_every", string.format("%.6e", diff_bdk))
-result("d2_ms", string.format("%.6f", D2.ms))
-result("d2_ms_per_step", string.format("%.6f", D2.ms / steps))
-result("d2_speedup_vs_b", string.format("%.4f", B.ms / D2.ms))
-result("d2_nodes", D2.graph.nodes)
-result("d2_device_ms_per_step", string.format("%.6f", D2.graph.device_ms))
-result("max_delta_diff_graph_two_streams", string.format("%.6e", diff_bd2))
-result("f_ms", string.format("%.6f", F.ms))
-result("f_ms_per_step", string.format("%.6f", F.ms / steps))
-result("f_nodes", F.graph.nodes)
-result("f_device_ms_per_step", string.format("%.6f", F.graph.device_ms))
-result("f_speedup_vs_d", string.format("%.4f", D.ms / F.ms))
-result("max_delta_diff_graph_fuse", string.format("%.6e", diff_df))
-result("max_delta_diff_fuse_replay", string.format("%.6e", diff_fg))
-result("g_ms", string.format("%.6f", G.ms))
-result("g_ms_per_step", string.format("%.6f", G.ms / steps))
-result("e_first_call_ms", string.format("%.3f", first_e.ms))
-result("e_first_compile_ms", string.format("%.3f", first_e.compile_ms))
-result("e_first_compiles", first_e.compiles)
-result("e_first_disk_hits", first_e.disk_hits)
-result("final_delta", string.format("%.9g,%.9g", final.re, final.im))
+results:add("e_ms", string.format("%.6f", E.ms))
+results:add("e_ms_per_step", string.format("%.6f", E.ms / steps))
+results:add("e_speedup_vs_b", string.format("%.4f", B.ms / E.ms))
+results:add("max_delta_diff_fuse", string.format("%.6e", diff_be))
+results:add("d_ms", string.format("%.6f", D.ms))
+results:add("d_ms_per_step", string.format("%.6f", D.ms / steps))
+results:add("d_speedup_vs_b", string.format("%.4f", B.ms / D.ms))
+results:add("max_delta_diff_graph", string.format("%.6e", diff_bd))
+results:add("d_nodes", gi.nodes)
+results:add("d_pair_nodes", gi.pair_nodes)
+results:add("d_capture_ms", string.format("%.6f", gi.capture_ms))
+results:add("d_device_ms_per_step", string.format("%.6f", gi.device_ms))
+results:add("b_device_ms_per_step", string.format("%.6f", B.device_ms))
+results:add("d_instantiate_ms", string.format("%.6f", gi.instantiate_ms))
+results:add("dk_every", every)
+results:add("dk_ms", string.format("%.6f", Dk.ms))
+results:add("dk_ms_per_step", string.format("%.6f", Dk.ms / steps))
+results:add("dk_speedup_vs_b", string.format("%.4f", B.ms / Dk.ms))
+results:add("max_delta_diff_graph_every", string.format("%.6e", diff_bdk))
+results:add("d2_ms", string.format("%.6f", D2.ms))
+results:add("d2_ms_per_step", string.format("%.6f", D2.ms / steps))
+results:add("d2_speedup_vs_b", string.format("%.4f", B.ms / D2.ms))
+results:add("d2_nodes", D2.graph.nodes)
+results:add("d2_device_ms_per_step", string.format("%.6f", D2.graph.device_ms))
+results:add("max_delta_diff_graph_two_streams", string.format("%.6e", diff_bd2))
+results:add("f_ms", string.format("%.6f", F.ms))
+results:add("f_ms_per_step", string.format("%.6f", F.ms / steps))
+results:add("f_nodes", F.graph.nodes)
+results:add("f_device_ms_per_step", string.format("%.6f", F.graph.device_ms))
+results:add("f_speedup_vs_d", string.format("%.4f", D.ms / F.ms))
+results:add("max_delta_diff_graph_fuse", string.format("%.6e", diff_df))
+results:add("max_delta_diff_fuse_replay", string.format("%.6e", diff_fg))
+results:add("g_ms", string.format("%.6f", G.ms))
+results:add("g_ms_per_step", string.format("%.6f", G.ms / steps))
+results:add("e_first_call_ms", string.format("%.3f", first_e.ms))
+results:add("e_first_compile_ms", string.format("%.3f", first_e.compile_ms))
+results:add("e_first_compiles", first_e.compiles)
+results:add("e_first_disk_hits", first_e.disk_hits)
+results:add("final_delta", string.format("%.9g,%.9g", final.re, final.im))
 if flags.deltas then
   for k = 1, steps do
     for _, v in ipairs({ { "a", A }, { "b", B }, { "d", D } }) do
       local z = v[2].deltas[k]
-      result(string.format("delta_%s_%d", v[1], k), string.format("%.9g,%.9g", z.re, z.im))
+      results:add(string.format("delta_%s_%d", v[1], k), string.format("%.9g,%.9g", z.re, z.im))
     end
   end
 end
-if flags.results or flags.deltas then print(table.concat(results, "\n")) end
+if flags.results or flags.deltas then results:print() end

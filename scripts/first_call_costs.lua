@@ -14,20 +14,9 @@
 --
 --   culua scripts/first_call_costs.lua [side=10000] [alloc_mib=64] [children=3] [--quick] [--results]
 
-local opt, flags = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%w_]+)=(.*)$")
-  if k then
-    opt[k] = v
-  elseif a:match("^%-%-%w") then
-    flags[a:sub(3)] = true
-  else
-    error("unknown argument '" .. a .. "' (expected key=value, --quick or --results)", 0)
-  end
-end
-local results = {}
-local function result(key, value) results[#results + 1] = string.format("RESULT %s=%s", key, value) end
-local function int(key, default) return math.tointeger(tonumber(opt[key])) or default end
+local script = require "cu.script"
+local opt, flags = script.args(arg, "key=value, --quick or --results")
+local results = script.results()
 
 -- The culua binary running this script (arg[-1], or further down with options before the script).
 local function interpreter()
@@ -44,16 +33,16 @@ end
 local function clock() return cu.clock({ warn = false }) end
 
 local gpu = cu.backend == "cuda"
-local side = int("side", flags.quick and 1000 or (gpu and 10000 or 2000))
-local alloc_mib = int("alloc_mib", flags.quick and 8 or 64)
-local children = int("children", flags.quick and 2 or 3)
+local side = script.int(opt, "side", flags.quick and 1000 or (gpu and 10000 or 2000))
+local alloc_mib = script.int(opt, "alloc_mib", flags.quick and 8 or 64)
+local children = script.int(opt, "children", flags.quick and 2 or 3)
 local device = cu.devices()[cu.device() + 1]
 print(string.format("first_call_costs on the %s backend (%s)", cu.backend, device.name))
 
 local rows = {}
 local function row(name, ms, note, key)
   rows[#rows + 1] = { name = name, ms = ms, note = note }
-  if key then result(key, string.format("%.6f", ms)) end
+  if key then results:add(key, string.format("%.6f", ms)) end
 end
 
 -- 1. Context creation, in fresh processes: the first device operation against a second one.
@@ -189,8 +178,9 @@ local bad_up = cu.ne(d_page, ref):sum():item() + cu.ne(d_pin, ref):sum():item()
 local bad_down = cu.ne(back_page, h_page):sum():item() + cu.ne(back_pin, h_page):sum():item()
   + cu.ne(fresh, h_page):sum():item()
 assert(bad_up == 0 and bad_down == 0, string.format("copies differ: %d up, %d down", bad_up, bad_down))
-result("pageable_ok", cu.ne(d_page, ref):sum():item() == 0 and cu.ne(back_page, h_page):sum():item() == 0 and 1 or 0)
-result("pinned_ok", cu.ne(d_pin, ref):sum():item() == 0 and cu.ne(back_pin, h_page):sum():item() == 0 and 1 or 0)
+results:add("pageable_ok",
+  cu.ne(d_page, ref):sum():item() == 0 and cu.ne(back_page, h_page):sum():item() == 0 and 1 or 0)
+results:add("pinned_ok", cu.ne(d_pin, ref):sum():item() == 0 and cu.ne(back_pin, h_page):sum():item() == 0 and 1 or 0)
 fresh:free(); back_pin:free(); back_page:free(); d_pin:free(); ref:free()
 
 -- 5. Random numbers: generated on the host and copied, against generated on the device.
@@ -208,11 +198,11 @@ local lo, hi, mean = d_rand:min():item(), d_rand:max():item(), d_rand:mean():ite
 local same = cu.ne(d_rand, d_page):sum():item() -- d_page holds the host-generated copy
 assert(lo >= 0 and hi < 1 and math.abs(mean - 0.5) < 0.01, "device random numbers out of range")
 assert(same == 0, "host and device random numbers differ")
-result("rand_shape", table.concat(d_rand.shape, "x"))
-result("rand_min", string.format("%.9g", lo))
-result("rand_max", string.format("%.9g", hi))
-result("rand_mean", string.format("%.9g", mean))
-result("rand_host_device_mismatches", same)
+results:add("rand_shape", table.concat(d_rand.shape, "x"))
+results:add("rand_min", string.format("%.9g", lo))
+results:add("rand_max", string.format("%.9g", hi))
+results:add("rand_mean", string.format("%.9g", mean))
+results:add("rand_host_device_mismatches", same)
 
 print(string.format("\n%-46s %12s  %s", "what", "time", "why"))
 for _, r in ipairs(rows) do
@@ -229,4 +219,4 @@ if not gpu then
   print("(On the host backend there is no driver: the context, the pool and pinning cost little, and")
   print("copies are memcpy. The GPU figures are the ones this table is about.)")
 end
-if flags.results then print(table.concat(results, "\n")) end
+if flags.results then results:print() end

@@ -18,19 +18,9 @@
 -- samples per figure (the median is reported); plot: the two curves through cu.plot (gnuplot).
 -- --quick: fewer and shorter samples (for the tests); --results: machine-readable `RESULT k=v`.
 
-local opt, flags = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%w_]+)=(.*)$")
-  if k then
-    opt[k] = v
-  elseif a:match("^%-%-%w") then
-    flags[a:sub(3)] = true
-  else
-    error("unknown argument '" .. a .. "' (expected key=value, --quick or --results)", 0)
-  end
-end
-local results = {}
-local function result(key, value) results[#results + 1] = string.format("RESULT %s=%s", key, value) end
+local script = require "cu.script"
+local opt, flags = script.args(arg, "key=value, --quick or --results")
+local results = script.results()
 local function int(key, default)
   if opt[key] == nil then return default end
   return assert(math.tointeger(tonumber(opt[key])), "bad " .. key .. "=" .. opt[key])
@@ -68,8 +58,8 @@ end
 print(string.format("graphs: chains of %s, eager against a graph, on the %s backend (%s)", what, cu.backend,
   device.name))
 print(string.format("%d operations per sample, median of %d samples", launches, samples))
-result("op", op_name)
-result("counts", table.concat(counts, ","))
+results:add("op", op_name)
+results:add("counts", table.concat(counts, ","))
 
 local function median(t)
   table.sort(t)
@@ -103,9 +93,9 @@ for _, n in ipairs(counts) do
   rows[#rows + 1] = { n = n, nodes = g.nodes, eager = eager, node = node, launch = node * n,
     capture = g.capture_ms, instantiate = g.instantiate_ms, kernels = kernels }
   g:free()
-  result("nodes_" .. n, rows[#rows].nodes)
-  result("kernels_per_launch_" .. n, string.format("%g", kernels))
-  if added then result("added_" .. n, string.format("%g", added)) end
+  results:add("nodes_" .. n, rows[#rows].nodes)
+  results:add("kernels_per_launch_" .. n, string.format("%g", kernels))
+  if added then results:add("added_" .. n, string.format("%g", added)) end
 end
 
 print(string.format("\n%7s %7s %18s %16s %18s %10s %12s %14s", "chain", "nodes", "eager, us/launch",
@@ -113,12 +103,12 @@ print(string.format("\n%7s %7s %18s %16s %18s %10s %12s %14s", "chain", "nodes",
 for _, r in ipairs(rows) do
   print(string.format("%7d %7d %18.3f %16.3f %18.3f %9.1fx %9.3f ms %11.3f ms", r.n, r.nodes, r.eager, r.node,
     r.launch, r.eager / r.node, r.capture, r.instantiate))
-  result("eager_us_" .. r.n, string.format("%.6f", r.eager))
-  result("graph_us_per_node_" .. r.n, string.format("%.6f", r.node))
-  result("graph_us_per_launch_" .. r.n, string.format("%.6f", r.launch))
-  result("speedup_" .. r.n, string.format("%.4f", r.eager / r.node))
-  result("capture_ms_" .. r.n, string.format("%.6f", r.capture))
-  result("instantiate_ms_" .. r.n, string.format("%.6f", r.instantiate))
+  results:add("eager_us_" .. r.n, string.format("%.6f", r.eager))
+  results:add("graph_us_per_node_" .. r.n, string.format("%.6f", r.node))
+  results:add("graph_us_per_launch_" .. r.n, string.format("%.6f", r.launch))
+  results:add("speedup_" .. r.n, string.format("%.4f", r.eager / r.node))
+  results:add("capture_ms_" .. r.n, string.format("%.6f", r.capture))
+  results:add("instantiate_ms_" .. r.n, string.format("%.6f", r.instantiate))
 end
 
 local first, last = rows[1], rows[#rows]
@@ -145,9 +135,9 @@ if opt.plot then
       device.name), xlabel = "nodes in the chain", ylabel = "µs per operation" })
   if ok then
     print("Plot written to " .. opt.plot)
-    result("plot", opt.plot)
+    results:add("plot", opt.plot)
   else
     io.stderr:write("graphs.lua: no plot: ", tostring(why), "\n")
   end
 end
-if flags.results then print(table.concat(results, "\n")) end
+if flags.results then results:print() end

@@ -17,19 +17,9 @@
 --   culua scripts/multi_gpu.lua [arrays=10] [n=10000000] [reps=5] [inner=20] [gpus=N] [--quick]
 --                               [--results]
 
-local opt, flags = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%w_]+)=(.*)$")
-  if k then
-    opt[k] = v
-  elseif a:match("^%-%-%w") then
-    flags[a:sub(3)] = true
-  else
-    error("unknown argument '" .. a .. "' (expected key=value, --quick or --results)", 0)
-  end
-end
-local results = {}
-local function result(key, value) results[#results + 1] = string.format("RESULT %s=%s", key, value) end
+local script = require "cu.script"
+local opt, flags = script.args(arg, "key=value, --quick or --results")
+local results = script.results()
 local function int(key, default)
   local v = opt[key] and math.tointeger(tonumber(opt[key]))
   if opt[key] and not v then error(string.format("%s=%s is not an integer", key, opt[key]), 0) end
@@ -219,14 +209,14 @@ print(string.format("Check: on every G the outputs sum to 1 within %.1e and equa
     return e
   end)()))))
 
-result("arrays", count)
-result("n", n)
-result("max_gpus", max_gpus)
-result("nccl", tostring(use_nccl))
+results:add("arrays", count)
+results:add("n", n)
+results:add("max_gpus", max_gpus)
+results:add("nccl", tostring(use_nccl))
 for G, r in ipairs(rows) do
-  result("ms_" .. G, string.format("%.6f", r.ms))
-  result("resident_ms_" .. G, string.format("%.6f", r.resident_ms))
-  result("resident_speedup_" .. G, string.format("%.4f", r.resident_speedup))
-  result("speedup_" .. G, string.format("%.4f", r.speedup))
+  results:add("ms_" .. G, string.format("%.6f", r.ms))
+  results:add("resident_ms_" .. G, string.format("%.6f", r.resident_ms))
+  results:add("resident_speedup_" .. G, string.format("%.4f", r.resident_speedup))
+  results:add("speedup_" .. G, string.format("%.4f", r.speedup))
 end
-if flags.results then print(table.concat(results, "\n")) end
+if flags.results then results:print() end

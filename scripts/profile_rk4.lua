@@ -11,20 +11,11 @@
 --   culua scripts/profile_rk4.lua [n=512] [steps=50] [--quick]
 -- Prints each version's profile, then a line per version (RESULT lines for the tests).
 
-local opt, flags = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%w_]+)=(.*)$")
-  if k then
-    opt[k] = v
-  elseif a:match("^%-%-%w") then
-    flags[a:sub(3)] = true
-  else
-    error("unknown argument '" .. a .. "' (expected n=, steps= or --quick)", 0)
-  end
-end
+local script = require "cu.script"
+local opt, flags = script.args(arg, "n=, steps= or --quick")
 local gpu = cu.backend == "cuda"
-local N = math.tointeger(tonumber(opt.n)) or (flags.quick and 16 or (gpu and 512 or 64))
-local steps = math.tointeger(tonumber(opt.steps)) or (flags.quick and 4 or 50)
+local N = script.int(opt, "n", flags.quick and 16 or (gpu and 512 or 64))
+local steps = script.int(opt, "steps", flags.quick and 4 or 50)
 local NN, dt = N * N, 1e-4
 local I, MINUS_I, MINUS_2I = cu.complex(0, 1), cu.complex(0, -1), cu.complex(0, -2)
 print(string.format("profile_rk4: %d steps on two %dx%d c64 matrices, %s backend (%s)", steps, N, N, cu.backend,
@@ -159,9 +150,9 @@ local function report(name, p, d)
     "%-3s %8.3f ms device/step  busy %5.1f%% of %8.3f ms  %5d rows  top: %s (%.1f%%)",
     name, p.device_ms / steps, p.span_ms > 0 and 100 * p.busy_ms / p.span_ms or 0, p.span_ms, p.records,
     top and top.line or "-", top and 100 * top.share or 0)
-  results[#results + 1] = string.format("RESULT %s_records=%d", name, p.records)
-  results[#results + 1] = string.format("RESULT %s_operations=%d", name, p.operations)
-  results[#results + 1] = string.format("RESULT %s_delta=%.9g,%.9g", name, d.re, d.im)
+  results[#results + 1] = script.line(name .. "_records", p.records)
+  results[#results + 1] = script.line(name .. "_operations", p.operations)
+  results[#results + 1] = script.line(name .. "_delta", string.format("%.9g,%.9g", d.re, d.im))
 end
 
 local pB, dB = profile_loop("B (plain operations)", step_B)

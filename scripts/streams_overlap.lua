@@ -11,24 +11,13 @@
 --
 --   culua scripts/streams_overlap.lua [arrays=10] [n=10000000] [trace=FILE] [--quick] [--results]
 
-local opt, flags = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%w_]+)=(.*)$")
-  if k then
-    opt[k] = v
-  elseif a:match("^%-%-%w") then
-    flags[a:sub(3)] = true
-  else
-    error("unknown argument '" .. a .. "' (expected key=value, --quick or --results)", 0)
-  end
-end
-local results = {}
-local function result(key, value) results[#results + 1] = string.format("RESULT %s=%s", key, value) end
-local function int(key, default) return math.tointeger(tonumber(opt[key])) or default end
+local script = require "cu.script"
+local opt, flags = script.args(arg, "key=value, --quick or --results")
+local results = script.results()
 
 local gpu = cu.backend == "cuda"
-local count = int("arrays", 10)
-local n = int("n", flags.quick and 1 << 18 or (gpu and 10000000 or 2000000))
+local count = script.int(opt, "arrays", 10)
+local n = script.int(opt, "n", flags.quick and 1 << 18 or (gpu and 10000000 or 2000000))
 local device = cu.devices()[cu.device() + 1]
 
 -- Where the trace goes: trace=FILE, else the current directory when writable, else /tmp.
@@ -178,16 +167,16 @@ end
 print(string.format("Check: every output sums to 1 within %.1e and equals its input over the input's sum within %.1e.",
   worst_sum, worst_rel))
 
-result("arrays", count)
-result("n", n)
-result("max_sum_error", string.format("%.3e", worst_sum))
-result("max_rel_error", string.format("%.3e", worst_rel))
-result("span_shared_ms", string.format("%.6f", one.span))
-result("span_streams_ms", string.format("%.6f", many.span))
-result("speedup", string.format("%.4f", speedup))
+results:add("arrays", count)
+results:add("n", n)
+results:add("max_sum_error", string.format("%.3e", worst_sum))
+results:add("max_rel_error", string.format("%.3e", worst_rel))
+results:add("span_shared_ms", string.format("%.6f", one.span))
+results:add("span_streams_ms", string.format("%.6f", many.span))
+results:add("speedup", string.format("%.4f", speedup))
 if many_summary then
-  result("overlap_streams", string.format("%.6f", many_summary.overlap))
-  result("overlap_shared", string.format("%.6f", one_summary.overlap))
-  result("trace", trace_path)
+  results:add("overlap_streams", string.format("%.6f", many_summary.overlap))
+  results:add("overlap_shared", string.format("%.6f", one_summary.overlap))
+  results:add("trace", trace_path)
 end
-if flags.results then print(table.concat(results, "\n")) end
+if flags.results then results:print() end

@@ -23,23 +23,13 @@
 -- machine-readable `RESULT k=v` lines; --no-isolate: run the candidates in this process (the
 -- faulting candidate is then left out on a GPU: its fault would end every later candidate).
 
-local opt, flags = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%w_]+)=(.*)$")
-  if k then
-    opt[k] = v
-  elseif a:match("^%-%-%w") then
-    flags[a:sub(3)] = true
-  else
-    error("unknown argument '" .. a .. "' (expected key=value, --quick, --results or --no-isolate)", 0)
-  end
-end
-local results = {}
-local function result(key, value) results[#results + 1] = string.format("RESULT %s=%s", key, value) end
+local script = require "cu.script"
+local opt, flags = script.args(arg, "key=value, --quick, --results or --no-isolate")
+local results = script.results()
 
 local gpu = cu.backend == "cuda"
 local device = cu.devices()[cu.device() + 1]
-local n = math.tointeger(tonumber(opt.n)) or (flags.quick and (gpu and 512 or 128) or (gpu and 1024 or 512))
+local n = script.int(opt, "n", flags.quick and (gpu and 512 or 128) or (gpu and 1024 or 512))
 local bench = flags.quick and { min_samples = 3, min_time = 0.01, max_time = 0.5, hot = false }
   or { min_time = 0.2, max_time = 2 }
 
@@ -176,13 +166,13 @@ else
 end
 local counts = { ok = 0, failed = 0, rejected = 0 }
 for _, r in ipairs(tbl_mm.rows) do counts[r.status] = counts[r.status] + 1 end
-result("matmul_candidates", #tbl_mm.rows)
-result("matmul_ok", counts.ok)
-result("matmul_failed", counts.failed)
-result("matmul_rejected", counts.rejected)
-result("matmul_best", (gpu and ("TILE:" .. best_mm.TILE .. ",block:" .. best_mm.block[1] .. "x" .. best_mm.block[2])
-  or ("bands:" .. best_mm.bands .. ",streams:" .. best_mm.streams)))
-result("matmul_best_ms", string.format("%.6f", tbl_mm.best.metric))
+results:add("matmul_candidates", #tbl_mm.rows)
+results:add("matmul_ok", counts.ok)
+results:add("matmul_failed", counts.failed)
+results:add("matmul_rejected", counts.rejected)
+results:add("matmul_best", gpu and ("TILE:" .. best_mm.TILE .. ",block:" .. best_mm.block[1] .. "x" .. best_mm.block[2])
+  or ("bands:" .. best_mm.bands .. ",streams:" .. best_mm.streams))
+results:add("matmul_best_ms", string.format("%.6f", tbl_mm.best.metric))
 
 -- 2. the sum
 local m = flags.quick and (1 << 20) or (1 << 24)
@@ -224,15 +214,15 @@ if plot_file then
   local ok, why = pcall(tbl_mm.plot, tbl_mm, { file = plot_file })
   if ok then
     print("Plot written to " .. plot_file)
-    result("plot", plot_file)
+    results:add("plot", plot_file)
   else
     print("No plot: " .. tostring(why))
   end
 end
-result("sum_candidates", #tbl_sum.rows)
-result("sum_best", gpu and ("BLOCK:" .. best_sum.BLOCK .. ",per_sm:" .. best_sum.per_sm)
+results:add("sum_candidates", #tbl_sum.rows)
+results:add("sum_best", gpu and ("BLOCK:" .. best_sum.BLOCK .. ",per_sm:" .. best_sum.per_sm)
   or ("chunk:" .. best_sum.chunk))
-result("sum_best_ms", string.format("%.6f", tbl_sum.best.metric))
+results:add("sum_best_ms", string.format("%.6f", tbl_sum.best.metric))
 
 print(string.format("Fastest product: %s, %.3f ms (%.1f GFLOP/s).",
   (gpu and string.format("TILE %d, block %dx%d", best_mm.TILE, best_mm.block[1], best_mm.block[2])
@@ -245,4 +235,4 @@ if counts.failed > 0 then
   print(string.format("%d candidate(s) of the product failed (compile errors, faults) and the tuning went on.",
     counts.failed))
 end
-if flags.results then print(table.concat(results, "\n")) end
+if flags.results then results:print() end

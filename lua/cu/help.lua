@@ -487,8 +487,10 @@ local function live_tables()
       end
     end
   end
-  local testing = package.loaded["cu.testing"]
-  if type(testing) == "table" then t[#t + 1] = { prefix = "cu.testing.", tbl = testing } end
+  for _, name in ipairs({ "cu.testing", "cu.script" }) do  -- the embedded modules once required
+    local m = package.loaded[name]
+    if type(m) == "table" then t[#t + 1] = { prefix = name .. ".", tbl = m } end
+  end
   return t
 end
 

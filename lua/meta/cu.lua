@@ -138,7 +138,7 @@ function cu.error_kind(err) end
 --- err:find(...) and err:match(...)). error(err, 0) raises it again unchanged.
 ---@class cu.Error
 ---@field kind string "value", "type", "index", "out_of_memory", "released", "unsupported", "device", "fatal", "strict", "interrupted", "capture" or "limit" (a sandbox limit: docs/sandbox.md)
----@field message string the message without the position: "bad argument #2 to 'empty' (...)", "sum: the array was freed"
+---@field message string the message without the position: "bad argument #2 to 'empty' (...)", "sum: attempt to use a released array (...)"
 ---@field where? string the caller's position, "file.lua:12"; absent when unknown
 ---@field func? string the function's name, when known (always for an argument error)
 ---@field arg? integer an argument error's argument number
@@ -343,8 +343,8 @@ function Array:clone(opts) end
 function Array:fill(v, opts) end
 
 --- Frees the memory now (stream-ordered: queued work that uses it finishes first). The array and
---- its views become unusable: any later use is the error "the array was freed". Idempotent; also
---- what `<close>` does.
+--- its views become unusable: any later use raises "attempt to use a released array (...)" (kind
+--- "released"). Idempotent; also what `<close>` does.
 function Array:free() end
 
 --- The value of a one-element array (of any shape) as a Lua number, boolean or cu.complex.
@@ -3769,6 +3769,61 @@ function cu.iinfo(t) end
 ---@param kind string|string[]
 ---@return boolean
 function cu.isdtype(t, kind) end
+
+-- ## Experiment scripts
+
+--- The command line and the RESULT lines of experiment scripts (docs/guide/experiments.md):
+--- `local script = require "cu.script" ---@type cu.script`, then
+--- `local opt, flags = script.args(arg, "key=value or --quick")`.
+---@class cu.script
+local script = {}
+
+--- Splits the script's arguments into options (`key=value`: opt.key is the text "value") and flags
+--- (`--word`: flags.word is true). Any other argument raises "unknown argument 'x' (expected
+--- <expected>)".
+---@param argv string[]? the global arg (nil counts as no arguments)
+---@param expected string what the script takes, for the message: "key=value, --quick or --results"
+---@return table<string,string> opt
+---@return table<string,boolean> flags
+function script.args(argv, expected) end
+
+--- opt[key] as an integer ("1e3" is 1000); `default` when it is absent or not an integer.
+---@param opt table<string,string>
+---@param key string
+---@param default? integer
+---@return integer?
+function script.int(opt, key, default) end
+
+--- opt[key] as a number; `default` when it is absent or not a number.
+---@param opt table<string,string>
+---@param key string
+---@param default? number
+---@return number?
+function script.number(opt, key, default) end
+
+--- The line "RESULT key=value" (value as tostring writes it: format numbers first for a fixed
+--- precision).
+---@param key string
+---@param value any
+---@return string
+function script.line(key, value) end
+
+--- A new, empty list of RESULT lines.
+---@return cu.ScriptResults
+function script.results() end
+
+--- RESULT lines kept for the end of a script (script.results()), which tests read back.
+---@class cu.ScriptResults
+---@field lines string[] the lines so far, in order
+local ScriptResults = {}
+
+--- Keeps the line "RESULT key=value" (as script.line).
+---@param key string
+---@param value any
+function ScriptResults:add(key, value) end
+
+--- Prints the lines kept so far, joined by newlines, in one print.
+function ScriptResults:print() end
 
 -- ## Test helpers
 

@@ -27,8 +27,8 @@ bool overlap(const Array& a, const Array& b) {
 }
 
 void check_array(const Array& a, const char* role, size_t rank, const std::vector<int>& devices) {
-  if (!a.alive()) {
-    fail(ErrorKind::Released, "the {} of {} has been freed", role, rank_name(rank, devices));
+  if (!a.alive()) {  // the role is formatted for a released array only
+    a.check_alive(fmt::format("the {} of {}", role, rank_name(rank, devices)));
   }
   if (a.location() != Location::Device) {
     fail(ErrorKind::Value, "the {} of {} is a host array; collectives need device arrays", role,

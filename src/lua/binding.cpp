@@ -728,7 +728,7 @@ Array* opt_array(lua_State* L, int opts_idx, const char* key) {
     option_error(opts_idx, key, ErrorKind::Type,
                  fmt::format("cu.Array expected, got {}", luaL_typename(L, -1)));
   lua_pop(L, 1);
-  as_option(opts_idx, key, [&] { box->array.check_alive(key); });
+  as_option(opts_idx, key, [&] { box->array.check_alive(); });  // the option names it
   return &box->array;
 }
 

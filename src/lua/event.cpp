@@ -129,7 +129,7 @@ const luaL_Reg kMethods[] = {
 Event* test_event(lua_State* L, int idx) {
   EventBox* box = test_box(L, idx);
   if (!box) return nullptr;
-  if (!box->event) fail(ErrorKind::Released, "the event was released");
+  check_alive(box->event, "event");
   return box->event.get();
 }
 

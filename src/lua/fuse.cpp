@@ -47,10 +47,10 @@ std::vector<fuse::Span> scratch_spans(lua_State* L, int idx) {
   const auto n = static_cast<int>(lua_rawlen(L, idx));
   for (int i = 1; i <= n; ++i) {
     lua_rawgeti(L, idx, i);
-    ArrayBox* box = test_array(L, -1);
+    ArrayBox* box = test_array(L, -1);  // an array: push_scratch_option checked every entry
     lua_pop(L, 1);
-    if (!box || !box->array.alive()) {
-      fail(ErrorKind::Released, "scratch array {} of the fused function has been freed", i);
+    if (!box->array.alive()) {
+      box->array.check_alive(fmt::format("scratch array {} of the fused function", i));
     }
     spans.push_back(fuse::span_of(box->array.view()));
   }

@@ -28,7 +28,7 @@ GraphBox* test_box(lua_State* L, int idx) {
 Graph& check_graph(lua_State* L, int idx) {
   GraphBox* box = test_box(L, idx);
   if (!box) type_error(L, idx, kGraphType);
-  if (!box->graph) fail(ErrorKind::Released, "the graph was freed");
+  check_alive(box->graph, "graph");
   box->graph->check_alive();
   return *box->graph;
 }

@@ -47,7 +47,7 @@ struct TemplateBox {
 
 TemplateState& check_template(lua_State* L, int idx, const char* type) {
   auto* box = check_box<TemplateBox>(L, idx, type);
-  if (!box->t) fail(ErrorKind::Released, "cannot use a kernel template after it has been released");
+  check_alive(box->t, "kernel template");
   return *box->t;
 }
 

@@ -124,7 +124,7 @@ class Packer {
   }
 
   void pack_array(const Array& a, const std::string& place) {
-    if (!a.alive()) fail(ErrorKind::Released, "{} is a freed array", place);
+    a.check_alive(place);
     out.push_back(kArray);
     out.push_back(static_cast<char>(a.dtype()));
     out.push_back(static_cast<char>(a.location()));

@@ -31,8 +31,7 @@ CommBox* check_box_comm(lua_State* L, int idx) {
 
 Communicator& check_comm(lua_State* L, int idx) {
   CommBox* box = check_box_comm(L, idx);
-  if (!box->comm || box->comm->freed())
-    fail(ErrorKind::Released, "the communicator has been freed");
+  if (!box->comm || box->comm->freed()) fail_released("communicator");
   return *box->comm;
 }
 

@@ -24,7 +24,7 @@ struct ProfileBox {
 
 measure::ProfileReport& check_profile(lua_State* L, int idx) {
   ProfileBox* box = check_box<ProfileBox>(L, idx, kProfileType);
-  if (!box->report) fail(ErrorKind::Released, "the profile was released");
+  check_alive(box->report, "profile");
   return *box->report;
 }
 

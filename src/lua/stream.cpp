@@ -276,7 +276,7 @@ void push_stream(lua_State* L, std::shared_ptr<Stream> s) {
 Stream* test_stream(lua_State* L, int idx) {
   StreamBox* box = test_box(L, idx);
   if (!box) return nullptr;
-  if (!box->stream) fail(ErrorKind::Released, "the stream was released");
+  check_alive(box->stream, "stream");
   return box->stream.get();
 }
 

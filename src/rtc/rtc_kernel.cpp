@@ -73,7 +73,7 @@ std::string describe_argument(size_t index, const KernelParam& p) {
 
 void check_pointer_argument(const ParamType& p, const Array& a, int device,
                             const std::string& what) {
-  if (!a.alive()) fail(ErrorKind::Released, "{}: the array was freed", what);
+  a.check_alive(what);
   if (a.location() != Location::Device) {
     fail(ErrorKind::Value, "{} must be a device array, got a {} host array: call to_device() first",
          what, location_name(a.location()));

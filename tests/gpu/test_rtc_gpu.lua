@@ -263,7 +263,7 @@ extern "C" __global__ void narrow(unsigned char c, short s, unsigned u, long lon
   T.raises(function() k(cfg, 2.0, cu.rand({ 16, 16 }):transpose(), y, 256) end, "non-contiguous")
   local freed = cu.rand(256)
   freed:free()
-  T.raises(function() k(cfg, 2.0, freed, y, 256) end, "freed")
+  T.raises(function() k(cfg, 2.0, freed, y, 256) end, "released")
   T.raises(function() k(cfg, "2", x, y, 256) end, "must be a number, got string")
   T.raises(function() k(cfg, 1e39, x, y, 256) end, "overflows float")
   T.raises(function() k({ grid = 0, block = 256 }, 2.0, x, y, 256) end, "at least 1")
@@ -333,7 +333,7 @@ T.case("modules, kernels and configured kernels check self and refuse unknown fi
   bound(1.0, x, y, 256)
   T.eq(y:sum():item(), 4 * 256)
   getmetatable(m).__gc(m)
-  T.raises(function() return m.saxpy end, "cannot use a module after it has been released")
+  T.raises(function() return m.saxpy end, "attempt to use a released module")
 end)
 
 T.case("overloaded kernels are refused by name", function()

@@ -312,6 +312,19 @@ function S.raises(fn, needles, what)
   return msg
 end
 
+-- `fn` raises a cu.Error of kind "released" (an object used after its release; test_errors.lua
+-- checks the message itself); then the runtime still works. Returns the error.
+function S.raises_released(fn, what)
+  local ok, err = pcall(fn)
+  local prefix = what and (what .. ": ") or ""
+  if ok then error(prefix .. "expected a 'released' error, but the call succeeded", 2) end
+  if cu.error_kind(err) ~= "released" then
+    error(string.format("%sexpected an error of kind 'released', got %q", prefix, tostring(err)), 2)
+  end
+  S.check_runtime(what)
+  return err
+end
+
 -- Path of the culua executable: the most negative index of `arg`.
 function S.culua_path()
   local i = 0

@@ -129,6 +129,61 @@ T.case("err.kind, err.message, err.arg, err.func, err.where", function()
   T.eq(freed.func, "sum")
 end)
 
+-- The one message for every object used after its release, as liolib's "attempt to use a closed
+-- file". The other tests check only the kind ("released"); the text is checked here.
+T.case("a released object of any type: 'attempt to use a released <what>', kind released", function()
+  local hint = "free() was called on it or on a view of its memory"
+  -- The message without the position and the function's name ("sync: ").
+  local function released(fn, what)
+    local err = caught(fn)
+    T.eq(cu.error_kind(err), "released", "kind of: " .. tostring(err))
+    T.eq((err.message:gsub("^[%w_]+: ", "", 1)), "attempt to use a released " .. what)
+    return err
+  end
+
+  local a = cu.zeros({ 2, 3 })
+  local row = a[1]
+  a:free()
+  local err = released(function() return a:sum() end, "array (" .. hint .. ")")
+  T.eq(err.message, "sum: attempt to use a released array (" .. hint .. ")")
+  released(function() return row:sum() end, "array (" .. hint .. ")")
+  released(function() return cu.array(row) end, "array (the source array; " .. hint .. ")")
+  err = caught(function() return cu.sum(cu.ones(3), { out = row }) end)
+  T.eq(err.kind, "released")
+  T.eq(err.message, "bad argument #2 to 'sum' (option 'out': attempt to use a released array (" .. hint .. "))")
+
+  local s = cu.stream()
+  getmetatable(s).__close(s)
+  released(function() s:sync() end, "stream")
+
+  local e = cu.event()
+  getmetatable(e).__close(e)
+  released(function() e:sync() end, "event")
+
+  local x = cu.ones(3)
+  local g = cu.graph(function() cu.add(x, 1, { out = x }) end)
+  g:free()
+  released(function() g:launch() end, "graph")
+
+  local p = cu.profile(function() local _ = x + 1 end)
+  getmetatable(p).__gc(p)
+  released(function() return p.rows end, "profile")
+
+  local ew = cu.elementwise("f32 x -> f32 y", "y = x + 1")
+  getmetatable(ew).__gc(ew)
+  released(function() return ew.name end, "kernel template")
+
+  if cu.backend == "cuda" then
+    local m = cu.compile([[extern "C" __global__ void k(float* x) { x[0] = 1.0f; }]])
+    local k = m.k
+    getmetatable(k).__gc(k)
+    released(function() k({ grid = 1, block = 1 }, x) end, "kernel")
+    getmetatable(m).__gc(m)
+    released(function() return m.k end, "module")
+  end
+  S.check_runtime("after the released objects")
+end)
+
 T.case("a cu.Error behaves as its text", function()
   local err = caught(function() cu.zeros(3, "nope") end)
   local text = tostring(err)

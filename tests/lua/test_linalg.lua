@@ -390,7 +390,7 @@ T.case("matmul errors", function()
   S.raises(function() cu.matmul(a, 3) end, "cu.Array expected")
   local freed = cu.ones({ 3, 4 })
   freed:free()
-  S.raises(function() cu.matmul(a, freed) end, "freed")
+  S.raises_released(function() cu.matmul(a, freed) end)
 end)
 
 T.case("dot errors", function()

@@ -208,7 +208,7 @@ T.case("other errors keep their messages", function()
   raises_at(function() return cu.zeros(3) + {} end, "cu.Array or number expected, got table)")
   local a = cu.zeros(2)
   a:free()
-  T.raises(function() return a:sum() end, "freed")
+  T.raises(function() return a:sum() end, "released")
 end)
 
 T.case("an error in cu.strict's function ends strict mode", function()

@@ -178,7 +178,7 @@ T.case("allreduce errors: mismatches are raised on every rank", function()
   local freed = cu.zeros(3)
   freed:free()
   T.raises(function() cu.mpi.allreduce(rank == 1 and freed or cu.zeros(3)) end,
-    rank == 1 and "freed" or "rank 1 gave invalid arguments")
+    rank == 1 and "released" or "rank 1 gave invalid arguments")
   T.eq(cu.mpi.allreduce(1), 2, "still in step")
 end)
 

@@ -103,8 +103,8 @@ TEST_CASE("rtc: pointer arguments need live, contiguous, aligned device arrays o
              Catch::Contains("got a pinned host array"));
   Array freed = empty(rt, Shape{4}, DType::F32);
   freed.buffer()->release();
-  CHECK_THAT(error_of([&] { rtc::check_pointer_argument(f, freed, 0, "x"); }),
-             Catch::Contains("freed"));
+  CHECK(error_kind_of([&] { rtc::check_pointer_argument(f, freed, 0, "x"); }) ==
+        ErrorKind::Released);
 }
 
 TEST_CASE("rtc: parameters come from the signature probe, the mangled name, or the declaration",

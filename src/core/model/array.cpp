@@ -17,11 +17,12 @@ Array Array::wrap(std::shared_ptr<Backend> backend, void* data, const Shape& sha
   return Array(std::move(buf), dtype, Layout::contiguous(shape));
 }
 
-void Array::check_alive(const char* role) const {
-  if (!buffer_) fail(ErrorKind::Released, "{} was freed", role);
-  if (buffer_->freed()) {
-    fail(ErrorKind::Released, "{} was freed (free() on it or on a view of the same memory)", role);
-  }
+void Array::check_alive(std::string_view role) const {
+  if (alive()) return;
+  // Both come from free(): on this handle (which empties it) or on a view of the same buffer.
+  constexpr std::string_view kHint = "free() was called on it or on a view of its memory";
+  if (role.empty()) fail_released(fmt::format("array ({})", kHint));
+  fail_released(fmt::format("array ({}; {})", role, kHint));
 }
 
 void* Array::data() const {

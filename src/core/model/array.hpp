@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "core/model/buffer.hpp"
 #include "core/model/dtype.hpp"
@@ -32,8 +33,10 @@ class Array {
 
   // False for an empty handle and for views of freed memory.
   bool alive() const { return buffer_ && !buffer_->freed(); }
-  // Throws Error(Released) when !alive(); `role` names the array ("the source array").
-  void check_alive(const char* role = "the array") const;
+  // Throws Error(Released) when !alive(): "attempt to use a released array (<role>; free() was
+  // called on it or on a view of its memory)". `role` names the array's place ("the out array",
+  // "input 'x'"); without one the parentheses hold only the hint.
+  void check_alive(std::string_view role = {}) const;
 
   // Pointer to the view's first element.
   void* data() const;

@@ -155,7 +155,11 @@ GraphUpdate Graph::update(const std::function<void()>& fn) {
 }
 
 void Graph::check_alive() const {
-  if (!exec_) fail(ErrorKind::Released, "{} was freed", tag_->label);
+  if (exec_) return;
+  // "graph ('step', captured at x.lua:12)": the name and the capture site, as label_of has them.
+  std::string place = site_.empty() || name_ != site_ ? fmt::format("'{}'", name_) : std::string();
+  if (!site_.empty()) place += fmt::format("{}captured at {}", place.empty() ? "" : ", ", site_);
+  fail_released(fmt::format("graph ({})", place));
 }
 
 void Graph::launch(Stream& s, int64_t n) {

@@ -444,11 +444,12 @@ void register_linalg(lua_State* L);
 void register_fft(lua_State* L);     // cu.fft (fft.cpp)
 void register_dtypes(lua_State* L);  // can_cast, result_type, finfo, iinfo, isdtype (dtypes.cpp)
 void register_manip(lua_State* L);   // manip.cpp: the Array API's manipulation and indexing
-// Run-time kernels: cu.compile (kernel.cpp), cu.elementwise and cu.reduction (kernel_template.cpp).
+// Run-time kernels: cu.compile and modules (kernel_module.cpp), kernels and launches (kernel.cpp),
+// cu.elementwise and cu.reduction (kernel_template.cpp).
 void register_kernel(lua_State* L);
 void register_kernel_templates(lua_State* L);
 // Measurement: cu.time, cu.clock, cu.ledger, cu.strict, cu.trace, cu.range (measure.cpp); cu.bench
-// (bench.cpp); cu.sweep and cu.plot (sweep.cpp).
+// (bench.cpp); cu.sweep (sweep*.cpp) and cu.plot (sweep_results.cpp).
 void register_measure(lua_State* L);
 // cu.profile (profile.cpp); --profile's run: begin (false: it could not start, the reason
 // printed) and end (prints the tables, writes the file; false when that failed).

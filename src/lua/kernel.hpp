@@ -1,8 +1,10 @@
-// Shared by the run-time kernel bindings (kernel.cpp, kernel_template.cpp).
+// Shared by the run-time kernel bindings: modules (kernel_module.cpp), kernels and their launches
+// (kernel.cpp), kernel templates (kernel_template.cpp).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <lua.hpp>
 
@@ -40,5 +42,17 @@ std::shared_ptr<const RtcBinary> compile_checked(Runtime& rt, const RtcRequest& 
 std::shared_ptr<rtc::RtcKernel> make_kernel(std::shared_ptr<const RtcBinary> binary,
                                             const std::string& expression,
                                             const rtc::KernelDecl* decl);
+
+// Pushes a cu.Kernel for `kernel` (kernel.cpp).
+void push_kernel(lua_State* L, std::shared_ptr<rtc::RtcKernel> kernel);
+
+// The strings of the list at the top of the stack, the value of option `key` of the options table
+// at `opts`; an element that is not a string raises, naming the option and the element. Leaves the
+// stack as it was.
+std::vector<std::string> option_string_list(lua_State* L, int opts, const char* key);
+
+// cu.Module's metatable and cu.compile in the module table at -1 (kernel_module.cpp); called by
+// register_kernel.
+void register_module(lua_State* L);
 
 }  // namespace culua::detail::lua

@@ -99,16 +99,7 @@ std::vector<std::string> opt_strings(lua_State* L, int opts, const char* key) {
     option_error(opts, key, ErrorKind::Type,
                  fmt::format("table of strings expected, got {}", luaL_typename(L, -1)));
   }
-  const lua_Integer n = luaL_len(L, -1);
-  for (lua_Integer i = 1; i <= n; ++i) {
-    lua_rawgeti(L, -1, i);
-    if (lua_type(L, -1) != LUA_TSTRING) {
-      option_error(opts, key, ErrorKind::Type,
-                   fmt::format("[{}] must be a string, got {}", i, luaL_typename(L, -1)));
-    }
-    out.emplace_back(lua_tostring(L, -1));
-    lua_pop(L, 1);
-  }
+  out = option_string_list(L, opts, key);
   lua_pop(L, 1);
   return out;
 }

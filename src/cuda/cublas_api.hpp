@@ -43,9 +43,9 @@ struct CublasApi {
   decltype(&cublasGetStatusString) status_string;
 };
 
-// The library's entry points; loads libcublas.so.13 on the first call (the executable's run path,
-// then the default search, then /usr/local/cuda/lib64). Throws Error(Unsupported) saying what is
-// missing when it cannot be loaded.
+// The library's entry points; loads libcublas.so.13 on the first call (the loader's search, then
+// the toolkit's folders: toolkit_library_candidates). Throws Error(Unsupported) "matmul and dot
+// need cuBLAS (libcublas.so.13): not found (tried ...)" when it cannot be loaded.
 const CublasApi& cublas_api();
 
 }  // namespace culua::detail::cuda

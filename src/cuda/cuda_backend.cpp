@@ -3,7 +3,6 @@
 #include "core/runtime/observed_backend.hpp"
 
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +27,7 @@
 #include "core/base/error.hpp"
 #include "core/base/host_memory.hpp"
 #include "core/base/interrupt.hpp"
+#include "core/base/shared_library.hpp"
 #include "core/runtime/capture.hpp"
 #include "cuda/cublas.hpp"
 #include "cuda/cuda_check.hpp"
@@ -50,11 +50,14 @@ bool device_available(std::string* why) {
   if (e != cudaSuccess) {
     cudaGetLastError();
     if (!why) return false;
-    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-    if (!driver) {
+    // Only whether the driver's file is there: bound lazily, asked once per process.
+    static const bool driver_installed =
+        SharedLibrary::open_optional("the NVIDIA driver (libcuda.so.1)", {"libcuda.so.1"},
+                                     SharedLibrary::Binding::Lazy)
+            .loaded();
+    if (!driver_installed) {
       *why = "no NVIDIA driver is installed (libcuda.so.1 not found)";
     } else {
-      dlclose(driver);
       *why = fmt::format("{} ({})", cudaGetErrorName(e), cudaGetErrorString(e));
     }
     return false;

@@ -1,65 +1,38 @@
+// cuFFT's entry points, resolved from libcufft.so.12 on first use, and its status names.
 #include "cuda/cufft_api.hpp"
 
-#include <dlfcn.h>
-
-#include <mutex>
-#include <string>
-
-#include "core/base/error.hpp"
+#include "core/base/shared_library.hpp"
 
 namespace culua::detail::cuda {
 
 namespace {
 
-constexpr const char* kLibraries[] = {"libcufft.so.12", "/usr/local/cuda/lib64/libcufft.so.12"};
-
-template <class F>
-void resolve(void* lib, const char* symbol, F& out) {
-  void* p = dlsym(lib, symbol);
-  if (!p) fail(ErrorKind::Unsupported, "cuFFT has no symbol {}: {}", symbol, dlerror());
-  out = reinterpret_cast<F>(p);
-}
-
 CufftApi load() {
-  void* lib = nullptr;
-  std::string errors;
-  for (const char* name : kLibraries) {
-    lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (lib) break;
-    const char* e = dlerror();
-    errors += std::string(errors.empty() ? "" : "; ") + (e ? e : name);
-  }
-  if (!lib) {
-    fail(ErrorKind::Unsupported, "cannot load cuFFT (libcufft.so.12; cu.fft needs it): {}", errors);
-  }
+  const SharedLibrary lib = SharedLibrary::open(
+      "cuFFT (libcufft.so.12)", toolkit_library_candidates("libcufft.so.12"), "cu.fft needs",
+      "install the CUDA toolkit's cuFFT, or set CUDA_HOME to the toolkit");
   CufftApi api{};
-  resolve(lib, "cufftCreate", api.create);
-  resolve(lib, "cufftDestroy", api.destroy);
-  resolve(lib, "cufftSetAutoAllocation", api.set_auto_allocation);
-  resolve(lib, "cufftMakePlanMany64", api.make_plan_many_64);
-  resolve(lib, "cufftSetWorkArea", api.set_work_area);
-  resolve(lib, "cufftSetStream", api.set_stream);
-  resolve(lib, "cufftExecC2C", api.exec_c2c);
-  resolve(lib, "cufftExecZ2Z", api.exec_z2z);
-  resolve(lib, "cufftExecR2C", api.exec_r2c);
-  resolve(lib, "cufftExecD2Z", api.exec_d2z);
-  resolve(lib, "cufftExecC2R", api.exec_c2r);
-  resolve(lib, "cufftExecZ2D", api.exec_z2d);
-  resolve(lib, "cufftGetVersion", api.get_version);
-  return api;  // the library stays loaded for the life of the process
+  lib.resolve("cufftCreate", api.create);
+  lib.resolve("cufftDestroy", api.destroy);
+  lib.resolve("cufftSetAutoAllocation", api.set_auto_allocation);
+  lib.resolve("cufftMakePlanMany64", api.make_plan_many_64);
+  lib.resolve("cufftSetWorkArea", api.set_work_area);
+  lib.resolve("cufftSetStream", api.set_stream);
+  lib.resolve("cufftExecC2C", api.exec_c2c);
+  lib.resolve("cufftExecZ2Z", api.exec_z2z);
+  lib.resolve("cufftExecR2C", api.exec_r2c);
+  lib.resolve("cufftExecD2Z", api.exec_d2z);
+  lib.resolve("cufftExecC2R", api.exec_c2r);
+  lib.resolve("cufftExecZ2D", api.exec_z2d);
+  lib.resolve("cufftGetVersion", api.get_version);
+  return api;
 }
 
 }  // namespace
 
 const CufftApi& cufft_api() {
-  static std::mutex m;
-  static CufftApi api{};
-  static bool loaded = false;
-  std::lock_guard lock(m);
-  if (!loaded) {
-    api = load();
-    loaded = true;
-  }
+  // Thread-safe; a load that throws is tried again at the next call.
+  static const CufftApi api = load();
   return api;
 }
 

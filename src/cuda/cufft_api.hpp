@@ -26,9 +26,9 @@ struct CufftApi {
   decltype(&cufftGetVersion) get_version;
 };
 
-// The library's entry points; loads libcufft.so.12 on the first call (the executable's run path,
-// then the default search, then /usr/local/cuda/lib64). Throws Error(Unsupported) naming the
-// library when it cannot be loaded.
+// The library's entry points; loads libcufft.so.12 on the first call (the loader's search, then
+// the toolkit's folders: toolkit_library_candidates). Throws Error(Unsupported) "cu.fft needs
+// cuFFT (libcufft.so.12): not found (tried ...)" when it cannot be loaded.
 const CufftApi& cufft_api();
 
 // cuFFT's name for a status ("CUFFT_ALLOC_FAILED").

@@ -24,10 +24,13 @@ struct NvrtcApi {
   decltype(&::nvrtcGetPTXSize) get_ptx_size = nullptr;
   decltype(&::nvrtcGetPTX) get_ptx = nullptr;
   decltype(&::nvrtcGetLoweredName) get_lowered_name = nullptr;
-  std::string library;  // the path it was loaded from
+  std::string library;  // the file it was loaded from, links resolved
 };
 
-// Throws Error(Unsupported) naming what was tried when NVRTC cannot be loaded.
+// The library's entry points; loads libnvrtc.so.13 on the first call (the loader's search, then
+// $CUDA_HOME, $CUDA_PATH and the toolkit's folders: toolkit_library_candidates). Throws
+// Error(Unsupported) "run-time compiled kernels need NVRTC (libnvrtc.so.13): not found (tried
+// ...)" when it cannot be loaded.
 const NvrtcApi& nvrtc_api();
 
 }  // namespace culua::detail::cuda

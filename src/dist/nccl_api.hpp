@@ -33,14 +33,16 @@ struct NcclApi {
 };
 
 // The files tried, in order: $CULUA_NCCL_LIBRARY alone when set; otherwise libnccl.so.2 by the
-// default search (the executable's run path, LD_LIBRARY_PATH), then the lib64 and lib folders of
-// the CUDA toolkit culua was built with and of /usr/local/cuda.
+// default search (the engine's run path, LD_LIBRARY_PATH), then the lib64 and lib folders of
+// $CUDA_HOME, $CUDA_PATH, the CUDA toolkit culua was built with and /usr/local/cuda
+// (toolkit_library_candidates).
 std::vector<std::string> nccl_candidates();
 
 // The library's entry points; loads it on the first call and, before that, sets
 // NCCL_NVLS_ENABLE=0 unless the environment sets it (NVLink multicast stays off). Throws
-// Error(Unsupported) "cu.nccl needs libnccl.so.2 (NCCL): not found in ..." when it cannot be
-// loaded. A failed load is retried at the next call (the environment may have changed).
+// Error(Unsupported) "cu.nccl needs NCCL (libnccl.so.2): not found (tried ...) (set
+// CULUA_NCCL_LIBRARY to its file)" when it cannot be loaded. A failed load is retried at the next
+// call (the environment may have changed).
 const NcclApi& nccl_api();
 
 // Loads the library from `candidates` (no caching): what nccl_api() does, for tests.

@@ -1,6 +1,7 @@
 #include "measure/cupti_counters.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/shared_library.hpp"
 
 namespace culua::detail::measure {
 
@@ -39,7 +40,6 @@ const std::vector<std::string>& default_counter_metrics() {
 #include <cupti_range_profiler.h>
 #include <cupti_result.h>
 #include <cupti_target.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -129,25 +129,19 @@ struct Driver {
   decltype(&::cuDeviceGetName) device_get_name = nullptr;
 };
 
-template <class F>
-void resolve(void* lib, const char* symbol, F& out) {
-  void* p = dlsym(lib, symbol);
-  if (!p) fail(ErrorKind::Unsupported, "hardware counters: the CUDA driver has no {}", symbol);
-  out = reinterpret_cast<F>(p);
-}
-
 Driver load_driver() {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!lib) {
+  const SharedLibrary lib = SharedLibrary::open_optional(
+      "the CUDA driver (libcuda.so.1)", {"libcuda.so.1"}, SharedLibrary::Binding::AlreadyLoaded);
+  if (!lib.loaded()) {
     fail(ErrorKind::Unsupported,
          "hardware counters: the CUDA driver (libcuda.so.1) is not loaded in this process");
   }
   Driver d;
-  resolve(lib, "cuCtxGetCurrent", d.ctx_get_current);
-  resolve(lib, "cuCtxGetDevice", d.ctx_get_device);
-  resolve(lib, "cuDeviceGet", d.device_get);
-  resolve(lib, "cuDeviceGetName", d.device_get_name);
-  return d;  // the handle stays open: the driver stays loaded for the life of the process
+  lib.resolve("cuCtxGetCurrent", d.ctx_get_current);
+  lib.resolve("cuCtxGetDevice", d.ctx_get_device);
+  lib.resolve("cuDeviceGet", d.device_get);
+  lib.resolve("cuDeviceGetName", d.device_get_name);
+  return d;  // the library stays open: the driver stays loaded for the life of the process
 }
 
 const Driver& driver() {

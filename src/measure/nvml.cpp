@@ -1,55 +1,36 @@
+// SM clocks and clock-event reasons read through NVML (core/base/nvml_library.hpp).
 #include "measure/nvml.hpp"
 
-#include <dlfcn.h>
+#include <optional>
 
-#include <mutex>
+#include "core/base/nvml_library.hpp"
 
 namespace culua::detail::measure {
 
 namespace {
 
-// The few NVML declarations needed, so that nvml.h is not required to build.
-using NvmlReturn = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
-using NvmlDevice = void*;
-constexpr NvmlReturn kNvmlSuccess = 0;
 constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
 
+// The readings' functions; clock_info is needed, the others are absent from some drivers.
 struct NvmlApi {
-  NvmlReturn (*init)() = nullptr;
-  NvmlReturn (*handle_by_pci_bus_id)(const char*, NvmlDevice*) = nullptr;
-  NvmlReturn (*clock_info)(NvmlDevice, int, unsigned*) = nullptr;
-  NvmlReturn (*clock_reasons)(NvmlDevice, unsigned long long*) = nullptr;
-  NvmlReturn (*max_clock_info)(NvmlDevice, int, unsigned*) = nullptr;
+  nvml::Return (*clock_info)(nvml::Device, int, unsigned*) = nullptr;
+  nvml::Return (*clock_reasons)(nvml::Device, unsigned long long*) = nullptr;
+  nvml::Return (*max_clock_info)(nvml::Device, int, unsigned*) = nullptr;
 };
 
-template <class F>
-void bind(void* lib, F& f, const char* name) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-}
-
-// Loaded once per process and kept for its lifetime (never shut down or closed: nothing runs in
-// static destructors).
-const NvmlApi* nvml() {
-  static NvmlApi api;
-  static bool usable = false;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return;
-    bind(lib, api.init, "nvmlInit_v2");
-    bind(lib, api.handle_by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
-    bind(lib, api.clock_info, "nvmlDeviceGetClockInfo");
-    bind(lib, api.clock_reasons, "nvmlDeviceGetCurrentClocksEventReasons");
-    bind(lib, api.max_clock_info, "nvmlDeviceGetMaxClockInfo");
-    if (!api.clock_reasons)
-      bind(lib, api.clock_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
-    if (!api.init || !api.clock_info || api.init() != kNvmlSuccess) {
-      dlclose(lib);
-      return;
+// Resolved once per process; null when NVML is unavailable.
+const NvmlApi* nvml_api() {
+  static const std::optional<NvmlApi> api = []() -> std::optional<NvmlApi> {
+    const SharedLibrary& lib = nvml::library();
+    NvmlApi a;
+    if (!lib.find("nvmlDeviceGetClockInfo", a.clock_info)) return std::nullopt;
+    lib.find("nvmlDeviceGetMaxClockInfo", a.max_clock_info);
+    if (!lib.find("nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons)) {
+      lib.find("nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons);
     }
-    usable = true;
-  });
-  return usable ? &api : nullptr;
+    return a;
+  }();
+  return api ? &*api : nullptr;
 }
 
 }  // namespace
@@ -77,33 +58,32 @@ std::vector<std::string> clock_reason_names(uint64_t reasons) {
 }
 
 std::optional<GpuMonitor> GpuMonitor::for_pci_bus_id(const std::string& bus_id) {
-  const NvmlApi* api = nvml();
-  if (!api || bus_id.empty() || !api->handle_by_pci_bus_id) return std::nullopt;
-  NvmlDevice device = nullptr;
-  if (api->handle_by_pci_bus_id(bus_id.c_str(), &device) != kNvmlSuccess) return std::nullopt;
+  if (!nvml_api()) return std::nullopt;
+  nvml::Device device = nvml::device_by_pci_bus_id(bus_id);
+  if (!device) return std::nullopt;
   return GpuMonitor(device);
 }
 
 std::optional<unsigned> GpuMonitor::sm_clock_mhz() const {
-  const NvmlApi* api = nvml();
+  const NvmlApi* api = nvml_api();
   unsigned mhz = 0;
-  if (!api || api->clock_info(device_, kNvmlClockSm, &mhz) != kNvmlSuccess) return std::nullopt;
+  if (!api || api->clock_info(device_, kNvmlClockSm, &mhz) != nvml::kSuccess) return std::nullopt;
   return mhz;
 }
 
 std::optional<unsigned> GpuMonitor::max_sm_clock_mhz() const {
-  const NvmlApi* api = nvml();
+  const NvmlApi* api = nvml_api();
   unsigned mhz = 0;
   if (!api || !api->max_clock_info ||
-      api->max_clock_info(device_, kNvmlClockSm, &mhz) != kNvmlSuccess)
+      api->max_clock_info(device_, kNvmlClockSm, &mhz) != nvml::kSuccess)
     return std::nullopt;
   return mhz;
 }
 
 std::optional<uint64_t> GpuMonitor::clock_reasons() const {
-  const NvmlApi* api = nvml();
+  const NvmlApi* api = nvml_api();
   unsigned long long reasons = 0;
-  if (!api || !api->clock_reasons || api->clock_reasons(device_, &reasons) != kNvmlSuccess) {
+  if (!api || !api->clock_reasons || api->clock_reasons(device_, &reasons) != nvml::kSuccess) {
     return std::nullopt;
   }
   return static_cast<uint64_t>(reasons);

@@ -210,9 +210,10 @@ TEST_CASE("nccl: the loader names what it tried when libnccl.so.2 is absent") {
   const std::string m = message_of([] {
     load_nccl({"/nonexistent/libnccl.so.2", "libnccl-absent.so.2"});
   });
-  CHECK(contains(m,
-                 "cu.nccl needs libnccl.so.2 (NCCL): not found in /nonexistent/libnccl.so.2, "
-                 "libnccl-absent.so.2"));
+  CHECK(
+      contains(m, "cu.nccl needs NCCL (libnccl.so.2): not found (tried /nonexistent/libnccl.so.2"));
+  CHECK(contains(m, "; libnccl-absent.so.2"));
+  CHECK(contains(m, "(set CULUA_NCCL_LIBRARY to its file)"));
   CHECK(error_kind_of([] { load_nccl({"/nonexistent/libnccl.so.2"}); }) == ErrorKind::Unsupported);
 }
 

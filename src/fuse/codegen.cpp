@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/backend/cuda_text.hpp"
 #include "core/backend/elementwise_group.hpp"
 #include "core/backend/op_table.hpp"
 #include "core/backend/reduce_acc.hpp"
@@ -45,39 +46,7 @@ void put(std::vector<unsigned char>& block, size_t offset, const void* value, si
 }  // namespace
 
 const char* storage(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "float";
-    case DType::F64:
-      return "double";
-    case DType::F16:
-      return "half";
-    case DType::BF16:
-      return "bfloat16";
-    case DType::I8:
-      return "int8_t";
-    case DType::I16:
-      return "int16_t";
-    case DType::I32:
-      return "int32_t";
-    case DType::I64:
-      return "int64_t";
-    case DType::U8:
-      return "uint8_t";
-    case DType::U16:
-      return "uint16_t";
-    case DType::U32:
-      return "uint32_t";
-    case DType::U64:
-      return "uint64_t";
-    case DType::Bool:
-      return "bool";
-    case DType::C64:
-      return "complex64";
-    case DType::C128:
-      return "complex128";
-  }
-  return "void";
+  return cuda_type_name(t, TypeSpelling::Culua);
 }
 
 namespace {

@@ -1,7 +1,8 @@
 // cu.elementwise and cu.reduction: kernel templates in the manner of CuPy's ElementwiseKernel and
-// ReductionKernel. This file parses their signatures ("f32 x, T y -> T z"), lays out the operands
-// of a call (broadcasting, merged dimensions) and generates the CUDA source of each
-// specialization; the Lua binding compiles (cached) and launches it.
+// ReductionKernel. templates.cpp parses their signatures ("f32 x, T y -> T z") and lays out the
+// operands of a call (broadcasting, merged dimensions); template_source.cpp generates the CUDA
+// source of each specialization from text templates (rtc/text_template.hpp); the Lua binding
+// compiles (cached) and launches it.
 #pragma once
 
 #include <cstdint>

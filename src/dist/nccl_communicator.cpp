@@ -11,6 +11,7 @@
 #include "core/runtime/capture.hpp"
 #include "core/runtime/graph.hpp"
 #include "core/runtime/monitor.hpp"
+#include "core/runtime/op_scope.hpp"
 #include "cuda/scoped.hpp"
 #include "dist/nccl_api.hpp"
 
@@ -60,39 +61,6 @@ struct CurrentDevice {
     if (!scope.ok()) fail(ErrorKind::Device, "cannot make device {} current", device);
   }
   DeviceScope scope;
-};
-
-// Reports one operation to the monitor as the observed backend does
-// (core/runtime/observed_backend.cpp): counted, and seen by the trace; captured operations are
-// noted by their capture instead, and work on a stream outside the capture in progress raises.
-class OpScope {
- public:
-  OpScope(Monitor& m, Stream& s, const OpInfo& op, uint64_t bytes) : m_(m), s_(s), op_(op) {
-    if (Capture* c = s.capture()) {
-      captured_ = true;
-      c->note_op(s, op.name);
-      ++c->ledger.launches;
-      ++c->ledger.nccl_calls;
-      c->ledger.nccl_bytes += bytes;
-      return;
-    }
-    if (Capture::active()) Capture::outside(s);
-    m.queued(s);
-    ++m.ledger.nccl_calls;
-    m.ledger.nccl_bytes += bytes;
-    if (m.observer) m.observer->begin_op(op, s);
-  }
-  ~OpScope() {
-    if (!captured_ && m_.observer) m_.observer->end_op(op_, s_);
-  }
-  OpScope(const OpScope&) = delete;
-  OpScope& operator=(const OpScope&) = delete;
-
- private:
-  Monitor& m_;
-  Stream& s_;
-  OpInfo op_;
-  bool captured_ = false;
 };
 
 // Communicators collected while their work may still run (NcclCommunicator::release).
@@ -238,7 +206,14 @@ class NcclCommunicator final : public Communicator {
     ncclResult_t error = ncclSuccess;
     size_t failed_rank = 0;
     for (size_t i = 0; i < n && error == ncclSuccess; ++i) {
-      OpScope scope(rt_.monitor(), *streams[i], info, call.inputs[i].nbytes());
+      // Reported as the observed backend reports an operation, plus NCCL's calls and bytes; what
+      // cu.fuse recorded is not flushed first.
+      const uint64_t bytes = call.inputs[i].nbytes();
+      OpScope scope(rt_.monitor(), *streams[i], info, {.flush_recorded = false},
+                    [bytes](Ledger& l) {
+                      ++l.nccl_calls;
+                      l.nccl_bytes += bytes;
+                    });
       const void* in = call.inputs[i].data();
       void* out = outputs[i].data();
       auto s = static_cast<cudaStream_t>(streams[i]->native_handle());
@@ -361,7 +336,7 @@ class NcclCommunicator final : public Communicator {
 
  private:
   void check_usable() const {
-    if (freed_) fail(ErrorKind::Released, "the communicator has been freed");
+    if (freed_) fail_released("communicator");
     if (aborted_) {
       fail(ErrorKind::Device, "the communicator was aborted after an error or a timeout: {}",
            abort_reason_);

@@ -114,7 +114,7 @@ int l_searchsorted(lua_State* L) {
   Array scalar_x2;
   const Array* x2 = nullptr;
   if (ArrayBox* b = test_array(L, 2)) {
-    b->array.check_alive("x2");
+    b->array.check_alive("argument 'x2'");
     x2 = &b->array;
   } else if (is_scalar(L, 2)) {
     // A Lua number: a 0-d array of x1's kind (a weak scalar), where x1 is.

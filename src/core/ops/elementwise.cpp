@@ -1,3 +1,5 @@
+// Elementwise math: the operations' names, their types (promotion, the op table's rules),
+// broadcasting, and their launch (operands, out=, inputs that overlap the output).
 #include "core/ops/elementwise.hpp"
 #include <algorithm>
 #include <cstring>
@@ -5,6 +7,7 @@
 #include "core/backend/elementwise_call.hpp"
 #include "core/base/error.hpp"
 #include "core/model/promote.hpp"
+#include "core/ops/launcher.hpp"
 #include "core/ops/ops.hpp"
 
 namespace culua::detail {
@@ -71,14 +74,6 @@ StridedView broadcast_view(const Array& a, const Shape& out) {
   return v;
 }
 
-bool overlaps(const Array& a, const Array& b) {
-  if (a.buffer() != b.buffer()) return false;
-  const auto sa = static_cast<int64_t>(itemsize(a.dtype()));
-  const auto sb = static_cast<int64_t>(itemsize(b.dtype()));
-  return a.layout().extent_begin() * sa < b.layout().extent_end() * sb &&
-         b.layout().extent_begin() * sb < a.layout().extent_end() * sa;
-}
-
 // Does writing element i of out only ever read element i of `in` (safe in place)?
 bool same_elements(const Array& out, const StridedView& in) {
   if (out.dtype() != in.dtype || out.data() != in.data) return false;
@@ -90,56 +85,21 @@ bool same_elements(const Array& out, const StridedView& in) {
   return true;
 }
 
-// Runs an elementwise call over `arrays` (inputs then output, all alive).
-// The array operands of one operation (at most three: where), without a heap allocation.
-class Inputs {
+// The launcher of elementwise operations: its operands (at most three: where) checked alive and on
+// one side and device, its out= array checked or a new one made, and inputs that overlap the
+// output in another layout copied first.
+class ElementwiseLauncher : public Launcher {
  public:
-  Inputs(std::initializer_list<const Array*> arrays) {
-    for (const Array* a : arrays) push(a);
-  }
-  void push(const Array* a) { a_[n_++] = a; }
-  const Array* const* begin() const { return a_; }
-  const Array* const* end() const { return a_ + n_; }
-
- private:
-  const Array* a_[3] = {};
-  size_t n_ = 0;
-};
-
-class Launcher {
- public:
-  Launcher(Runtime& rt, Inputs inputs, Stream* stream) : rt_(rt), inputs_(inputs), stream_(stream) {
-    for (const Array* a : inputs_) {
-      a->check_alive("an operand");
-      const bool host = is_host(a->location());
-      if (!first_) {
-        first_ = a;
-        host_ = host;
-        continue;
-      }
-      if (host != host_) {
-        fail(ErrorKind::Value,
-             "operands are on the device and on the host; move them to one side first "
-             "(call to_device() on the host array, or to_host() on the device one)");
-      }
-      if (!host && a->device() != first_->device()) {
-        fail(ErrorKind::Value, "operands are on devices {} and {}; copy one with cu.copy first",
-             first_->device(), a->device());
-      }
-    }
-    if (!first_) fail(ErrorKind::Type, "at least one operand must be an array");
-    if (!host_) s_ = &stream_for(rt_, *first_, stream_);
-  }
+  ElementwiseLauncher(Runtime& rt, ArrayList<3> inputs, Stream* stream)
+      : Launcher(rt, placed(inputs), stream, "host array math"), inputs_(inputs) {}
 
   // The output: `out` (checked) or a new array.
   Array output(const Shape& shape, DType result, const Array* out) {
-    if (!out) {
-      return empty(rt_, shape, result, host_ ? Location::Pageable : Location::Device, s_);
-    }
+    if (!out) return empty(shape, result);
     out->check_alive("the out array");
-    if (is_host(out->location()) != host_ || (!host_ && out->device() != first_->device())) {
+    if (is_host(out->location()) != host() || (!host() && out->device() != first().device())) {
       fail(ErrorKind::Value, "the out array must be where the operands are ({})",
-           host_ ? "host" : fmt::format("device {}", first_->device()));
+           host() ? "host" : fmt::format("device {}", first().device()));
     }
     if (!(out->shape() == shape)) {
       fail(ErrorKind::Value, "out has shape {} but the result has shape {}", out->shape().str(),
@@ -153,7 +113,7 @@ class Launcher {
   StridedView input_view(const Array& a, const Shape& shape, const Array& out) {
     StridedView v = broadcast_view(a, shape);
     if (overlaps(a, out) && !same_elements(out, v)) {
-      temporaries_.push_back(clone(rt_, a, s_));
+      temporaries_.push_back(clone(runtime(), a, stream()));
       v = broadcast_view(temporaries_.back(), shape);
     }
     return v;
@@ -161,30 +121,44 @@ class Launcher {
 
   void run(const ElementwiseCall& c, const Array& out) {
     if (out.size() == 0) return;
-    if (host_) {
-      for (const Array* a : inputs_) wait_host_access(rt_, *a->buffer(), "host array math");
-      wait_host_access(rt_, *out.buffer(), "host array math");
-      rt_.host_math().elementwise(c);
-      return;
-    }
-    for (const Array* a : inputs_) a->buffer()->record_use(*s_);
-    for (const Array& t : temporaries_) t.buffer()->record_use(*s_);
-    out.buffer()->record_use(*s_);
-    rt_.backend().elementwise(c, *s_);
+    wait(inputs_, out);
+    Launcher::run(c, inputs_, temporaries_, out);
   }
 
  private:
-  Runtime& rt_;
-  Inputs inputs_;
-  Stream* stream_;
-  Stream* s_ = nullptr;
-  const Array* first_ = nullptr;
-  bool host_ = false;
+  // The first operand and its side, once every operand is alive and all are on one side and
+  // device.
+  static Side placed(const ArrayList<3>& inputs) {
+    const Array* first = nullptr;
+    bool host = false;
+    for (const Array* a : inputs) {
+      a->check_alive("an operand");
+      const bool on_host = is_host(a->location());
+      if (!first) {
+        first = a;
+        host = on_host;
+        continue;
+      }
+      if (on_host != host) {
+        fail(ErrorKind::Value,
+             "operands are on the device and on the host; move them to one side first "
+             "(call to_device() on the host array, or to_host() on the device one)");
+      }
+      if (!on_host && a->device() != first->device()) {
+        fail(ErrorKind::Value, "operands are on devices {} and {}; copy one with cu.copy first",
+             first->device(), a->device());
+      }
+    }
+    if (!first) fail(ErrorKind::Type, "at least one operand must be an array");
+    return {first, host};
+  }
+
+  ArrayList<3> inputs_;
   std::vector<Array> temporaries_;
 };
 
 void set_operand(ElementOperand& o, const Operand& x, DType compute, const Shape& shape,
-                 Launcher& l, const Array& out) {
+                 ElementwiseLauncher& l, const Array& out) {
   if (x.array) {
     o.view = l.input_view(*x.array, shape, out);
   } else {
@@ -194,8 +168,8 @@ void set_operand(ElementOperand& o, const Operand& x, DType compute, const Shape
   }
 }
 
-Inputs arrays_of(std::initializer_list<const Operand*> ops) {
-  Inputs v{};
+ArrayList<3> arrays_of(std::initializer_list<const Operand*> ops) {
+  ArrayList<3> v{};
   for (const Operand* o : ops) {
     if (o->array) v.push(o->array);
   }
@@ -274,7 +248,7 @@ ElementwiseTypes unary_types(UnaryOp op, DType a) {
 
 Array binary(Runtime& rt, BinaryOp op, const Operand& a, const Operand& b, const Array* out,
              Stream* stream) {
-  Launcher l(rt, arrays_of({&a, &b}), stream);
+  ElementwiseLauncher l(rt, arrays_of({&a, &b}), stream);
   const ElementwiseTypes types = binary_types(op, a, b);
   const Shape shape =
       broadcast_shapes(a.array ? a.array->shape() : Shape{}, b.array ? b.array->shape() : Shape{});
@@ -296,7 +270,7 @@ Array binary(Runtime& rt, BinaryOp op, const Operand& a, const Operand& b, const
 }
 
 Array unary(Runtime& rt, UnaryOp op, const Array& a, const Array* out, Stream* stream) {
-  Launcher l(rt, {&a}, stream);
+  ElementwiseLauncher l(rt, {&a}, stream);
   const ElementwiseTypes types = unary_types(op, a.dtype());
   ElementwiseCall c;
   c.kind = ElementwiseCall::Kind::Unary;
@@ -331,7 +305,7 @@ Array clip(Runtime& rt, const Array& x, const Operand* lo, const Operand* hi, co
 
 Array where(Runtime& rt, const Operand& cond, const Operand& x, const Operand& y, const Array* out,
             Stream* stream) {
-  Launcher l(rt, arrays_of({&cond, &x, &y}), stream);
+  ElementwiseLauncher l(rt, arrays_of({&cond, &x, &y}), stream);
   const DType t = common_type(x, y);
   const Shape s1 = broadcast_shapes(cond.array ? cond.array->shape() : Shape{},
                                     x.array ? x.array->shape() : Shape{});

@@ -1,3 +1,5 @@
+// Fourier transforms: each as batches of 1-D transforms along one axis (the input cropped or
+// padded, converted and made contiguous first), the norms, the shifts and the frequencies.
 #include "core/ops/fft.hpp"
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include "core/base/error.hpp"
 #include "core/model/promote.hpp"
 #include "core/ops/elementwise.hpp"
+#include "core/ops/launcher.hpp"
 #include "core/ops/ops.hpp"
 
 namespace culua::detail {
@@ -14,7 +17,7 @@ namespace culua::detail {
 namespace {
 
 void check_device_array(const Array& a) {
-  a.check_alive("the array");
+  a.check_alive();
   if (is_host(a.location())) {
     fail(ErrorKind::Value,
          "a device array expected; this is a {} host array: call to_device() first",
@@ -36,7 +39,8 @@ struct Transform {
 };
 
 Array run_transform(Runtime& rt, const Transform& t, const Array& a, int axis, Stream* stream) {
-  Stream& s = stream_for(rt, a, stream);
+  const Launcher l(rt, a, stream);  // device arrays only
+  Stream* s = l.stream();
   const int last = a.ndim() - 1;
   FftCall call;
   call.kind = t.kind;
@@ -60,31 +64,29 @@ Array run_transform(Runtime& rt, const Transform& t, const Array& a, int axis, S
   } else {
     Shape in_shape = lx.dims();
     in_shape.dims[static_cast<size_t>(last)] = need;
-    in = empty(rt, in_shape, in_dtype, Location::Device, &s);
+    in = l.empty(in_shape, in_dtype);
     if (keep < need) {
       const Array pad = in.with_layout(in.layout().narrow(last, keep, need - keep));
-      fill(rt, pad, Scalar::integer(0), &s);
+      fill(rt, pad, Scalar::integer(0), s);
     }
     if (keep > 0 && x.size() > 0) {
-      copy(rt, in.with_layout(in.layout().narrow(last, 0, keep)), x, &s);
+      copy(rt, in.with_layout(in.layout().narrow(last, 0, keep)), x, s);
     }
-    if (t.conj_in) unary(rt, UnaryOp::Conj, in, &in, &s);
+    if (t.conj_in) unary(rt, UnaryOp::Conj, in, &in, s);
   }
 
   Shape out_shape = lx.dims();
   out_shape.dims[static_cast<size_t>(last)] = call.out_row();
-  Array out = empty(rt, out_shape, call.out_dtype(), Location::Device, &s);
+  Array out = l.empty(out_shape, call.out_dtype());
   call.batch = out_shape.numel() / call.out_row();
   if (call.batch > 0) {
     call.in = in.data();
     call.out = out.data();
-    in.buffer()->record_use(s);
-    out.buffer()->record_use(s);
-    rt.backend().fft(call, s);
-    if (t.scale != 1) binary(rt, BinaryOp::Mul, out, Scalar::real(t.scale), &out, &s);
-    if (t.conj_out) unary(rt, UnaryOp::Conj, out, &out, &s);
+    l.queue(call, in, out);
+    if (t.scale != 1) binary(rt, BinaryOp::Mul, out, Scalar::real(t.scale), &out, s);
+    if (t.conj_out) unary(rt, UnaryOp::Conj, out, &out, s);
   }
-  if (axis != last) out = contiguous(rt, out.with_layout(out.layout().transpose(axis, last)), &s);
+  if (axis != last) out = contiguous(rt, out.with_layout(out.layout().transpose(axis, last)), s);
   return out;
 }
 
@@ -223,7 +225,7 @@ Array fftn(Runtime& rt, FftFunction f, const Array& a, const std::vector<int>& a
 
 Array fftshift(Runtime& rt, const Array& a, const std::vector<int>& axes, bool inverse,
                Stream* stream) {
-  a.check_alive("the array");
+  a.check_alive();
   Stream* alloc_on = a.location() == Location::Device ? &stream_for(rt, a, stream) : nullptr;
   Array x = a;
   bool copied = false;

@@ -1,3 +1,5 @@
+// Gathers and scatters: index checks and conversion, the views of take, take_along_axis and put,
+// their launch with the out-of-range flag read back, and boolean masks.
 #include "core/ops/gather.hpp"
 
 #include <cstring>
@@ -5,6 +7,7 @@
 #include "core/backend/backend.hpp"
 #include "core/backend/gather_call.hpp"
 #include "core/base/error.hpp"
+#include "core/ops/launcher.hpp"
 #include "core/ops/manip.hpp"
 #include "core/ops/ops.hpp"
 
@@ -46,25 +49,27 @@ StridedView view_of(const Array& a, const Layout& l) {
   return a.with_layout(l).view();
 }
 
+// Where the calls on `data` run.
+Launcher place_of(Runtime& rt, const Array& data, Stream* stream) {
+  return Launcher(rt, data, stream, "a host gather");
+}
+
 // Runs one call; raises for the first out-of-range index the kernel saw.
-void run(Runtime& rt, GatherCall call, const Array& data, const Array& other, const Array& index,
-         Stream* stream) {
+void run(const Launcher& l, GatherCall call, const Array& data, const Array& other,
+         const Array& index) {
   if (call.other.size == 0) return;
   int64_t bad[2] = {0, 0};
-  if (is_host(data.location())) {
-    wait_host_access(rt, *data.buffer(), "a host gather");
-    wait_host_access(rt, *other.buffer(), "a host gather");
-    wait_host_access(rt, *index.buffer(), "a host gather");
+  if (l.host()) {
+    l.wait(data, other, index);
     call.bad = bad;
-    rt.host_math().gather(call);
+    l.run(call);
   } else {
-    Stream& s = stream_for(rt, data, stream);
-    Array flag = full(rt, Shape{2}, DType::I64, Scalar::integer(0), Location::Device, &s);
+    // The kernel's flag and first bad index, read back after it.
+    Array flag =
+        full(l.runtime(), Shape{2}, DType::I64, Scalar::integer(0), Location::Device, l.stream());
     call.bad = static_cast<int64_t*>(flag.data());
-    for (const Array* x : {&data, &other, &index, const_cast<const Array*>(&flag)})
-      x->buffer()->record_use(s);
-    rt.backend().gather(call, s);
-    const std::vector<unsigned char> bytes = read_contiguous(rt, flag);
+    l.run(call, data, other, index, flag);
+    const std::vector<unsigned char> bytes = read_contiguous(l.runtime(), flag);
     std::memcpy(bad, bytes.data(), sizeof bad);
   }
   if (bad[0]) {
@@ -194,17 +199,17 @@ Array take(Runtime& rt, const Array& a, const Array& index, std::optional<int> a
   const Array flat = reshape(rt, idx, Shape{idx.size()}, stream);
   Shape gathered = a.shape();
   gathered.dims[static_cast<size_t>(*axis)] = idx.size();
-  Stream* alloc_on = is_host(a.location()) ? nullptr : &stream_for(rt, a, stream);
-  Array out = empty(rt, gathered, a.dtype(), a.location(), alloc_on);
+  const Launcher l = place_of(rt, a, stream);
+  Array out = empty(rt, gathered, a.dtype(), a.location(), l.stream());
   if (out.size() > 0 && a.layout().shape[static_cast<size_t>(*axis)] == 0) {
     // Nothing to index into: every index is out of range.
     fail(ErrorKind::Index, "index {} is out of range for axis {} of size 0",
          read_element(rt, flat.with_layout(flat.layout().select(0))).str(), *axis + 1);
   }
-  run(rt,
+  run(l,
       make_call(GatherCall::Mode::Gather, *axis, a, a.layout(), out, out.layout(), flat,
                 index_along(flat, gathered, *axis)),
-      a, out, flat, stream);
+      a, out, flat);
   return view_as(out, result);
 }
 
@@ -243,12 +248,12 @@ Array take_along_axis(Runtime& rt, const Array& a, const Array& index, int axis,
       index_l.strides[u] = 0;
     }
   }
-  Stream* alloc_on = is_host(a.location()) ? nullptr : &stream_for(rt, a, stream);
-  Array out = empty(rt, shape, a.dtype(), a.location(), alloc_on);
+  const Launcher l = place_of(rt, a, stream);
+  Array out = empty(rt, shape, a.dtype(), a.location(), l.stream());
   if (out.size() > 0 && a.layout().shape[static_cast<size_t>(axis)] == 0)
     fail(ErrorKind::Index, "indices are out of range for axis {} of size 0", axis + 1);
-  run(rt, make_call(GatherCall::Mode::Gather, axis, a, data_l, out, out.layout(), idx, index_l), a,
-      out, idx, stream);
+  run(l, make_call(GatherCall::Mode::Gather, axis, a, data_l, out, out.layout(), idx, index_l), a,
+      out, idx);
   return out;
 }
 
@@ -269,10 +274,9 @@ void put(Runtime& rt, const Array& a, const Array& index, const Array& values, i
   const Layout v_l = broadcast_layout(v.layout(), target);
   const Layout i_l = index_along(flat, target, axis);
   // Every index is checked before the first write.
-  run(rt, make_call(GatherCall::Mode::Check, axis, a, a.layout(), v, v_l, flat, i_l), a, v, flat,
-      stream);
-  run(rt, make_call(GatherCall::Mode::Scatter, axis, a, a.layout(), v, v_l, flat, i_l), a, v, flat,
-      stream);
+  const Launcher l = place_of(rt, a, stream);
+  run(l, make_call(GatherCall::Mode::Check, axis, a, a.layout(), v, v_l, flat, i_l), a, v, flat);
+  run(l, make_call(GatherCall::Mode::Scatter, axis, a, a.layout(), v, v_l, flat, i_l), a, v, flat);
 }
 
 Array mask_read(Runtime& rt, const Array& a, const Array& mask, Stream* stream) {

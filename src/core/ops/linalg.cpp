@@ -1,3 +1,5 @@
+// Matrix products: matmul's checks, scale factors, operand forms and batch strides for BLAS, and
+// dot; both launched on the first operand's device.
 #include "core/ops/linalg.hpp"
 
 #include <algorithm>
@@ -8,19 +10,12 @@
 #include "core/backend/blas_call.hpp"
 #include "core/base/error.hpp"
 #include "core/model/promote.hpp"
+#include "core/ops/launcher.hpp"
 #include "core/ops/ops.hpp"
 
 namespace culua::detail {
 
 namespace {
-
-bool overlaps(const Array& a, const Array& b) {
-  if (a.buffer() != b.buffer()) return false;
-  const auto sa = static_cast<int64_t>(itemsize(a.dtype()));
-  const auto sb = static_cast<int64_t>(itemsize(b.dtype()));
-  return a.layout().extent_begin() * sa < b.layout().extent_end() * sb &&
-         b.layout().extent_begin() * sb < a.layout().extent_end() * sa;
-}
 
 void check_device(const Array& a, const char* role) {
   if (is_host(a.location())) {
@@ -216,7 +211,7 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
 
   if (o.out) {
     const Array& out = *o.out;
-    out.check_alive("out");
+    out.check_alive("the out array");
     check_device(out, "out");
     check_same_device(a, out, "out");
     check_out_dtype(t, out.dtype());
@@ -236,31 +231,26 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
     check_int_range(K, "dimension");
   }
 
-  Stream& s = stream_for(rt, a, o.stream);
-  // An out= of another dtype (same kind or wider) receives the result converted, as numpy's.
-  const bool direct_out = o.out && o.out->dtype() == t;
+  const Launcher l(rt, a, o.stream);  // device arrays only
+  Stream* s = l.stream();
+  // An out= of another dtype (same kind or wider) receives the result converted, as numpy's (out
+  // overlapping the operands was refused above).
+  const Destination dest(o.out, t, std::nullopt, {});
   if (o.out && o.out->size() == 0) return *o.out;
-  Array result = direct_out ? *o.out : empty(rt, shape, t, Location::Device, &s);
+  Array result = dest.array(l, shape);
   if (result.size() == 0) return result;
-  const auto finished = [&]() -> Array {
-    if (o.out && !direct_out) {
-      copy(rt, *o.out, result, &s);
-      return *o.out;
-    }
-    return result;
-  };
   const bool reads_out = call.beta[0] != 0 || call.beta[1] != 0;
   if (K == 0 && !reads_out) {
-    fill(rt, result, Scalar::integer(0), &s);
-    return finished();
+    fill(rt, result, Scalar::integer(0), s);
+    return dest.finish(rt, result, s);
   }
-  if (o.out && !direct_out && reads_out) copy(rt, result, *o.out, &s);
+  if (o.out && !dest.direct() && reads_out) copy(rt, result, *o.out, s);
 
   // Operands of another dtype are converted (contiguous temporaries), then used as any other.
   Array ac = a, bc = b;
   if (a.dtype() != t || b.dtype() != t) {
-    if (a.dtype() != t) ac = astype(rt, a, t, &s);
-    if (b.dtype() != t) bc = astype(rt, b, t, &s);
+    if (a.dtype() != t) ac = astype(rt, a, t, s);
+    if (b.dtype() != t) bc = astype(rt, b, t, s);
     la = as_matrices(ac.layout(), true, o.ta);
     lb = as_matrices(bc.layout(), false, o.tb);
     batch_strides(false);
@@ -270,7 +260,7 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
   Array av = ac.with_layout(la), bv = bc.with_layout(lb);
   MatrixForm fa = form_of(la), fb = form_of(lb);
   if (!fa.ok) {
-    av = contiguous(rt, av, &s);
+    av = contiguous(rt, av, s);
     fa = form_of(av.layout());
     for (int d = 0, da = nbatch - na; d < na; ++d) {
       const auto i = static_cast<size_t>(d);
@@ -278,7 +268,7 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
     }
   }
   if (!fb.ok) {
-    bv = contiguous(rt, bv, &s);
+    bv = contiguous(rt, bv, s);
     fb = form_of(bv.layout());
     for (int d = 0, db = nbatch - nb; d < nb; ++d) {
       const auto i = static_cast<size_t>(d);
@@ -327,11 +317,8 @@ Array matmul(Runtime& rt, const Array& a, const Array& b, const MatmulOptions& o
   }
   call.batch_ndim = n;
 
-  av.buffer()->record_use(s);
-  bv.buffer()->record_use(s);
-  result.buffer()->record_use(s);
-  rt.backend().matmul(call, s);
-  return finished();
+  l.queue(call, av, bv, result);
+  return dest.finish(rt, result, s);
 }
 
 Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out, Stream* stream) {
@@ -355,7 +342,7 @@ Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out, Stream*
          y.shape().str());
   }
   if (out) {
-    out->check_alive("out");
+    out->check_alive("the out array");
     check_device(*out, "out");
     check_same_device(x, *out, "out");
     if (out->dtype() != t) {
@@ -372,10 +359,10 @@ Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out, Stream*
   const bool host_blas = rt.kind() == BackendKind::Host && !is_integer(t);
   if (host_blas) check_int_range(n, "length");
 
-  Stream& s = stream_for(rt, x, stream);
-  Array result = out ? *out : empty(rt, Shape{}, t, Location::Device, &s);
+  const Launcher l(rt, x, stream);  // device arrays only
+  Array result = out ? *out : l.empty(Shape{}, t);
   if (n == 0) {
-    fill(rt, result, Scalar::integer(0), &s);
+    fill(rt, result, Scalar::integer(0), l.stream());
     return result;
   }
   // BLAS needs positive increments (that fit an int on the host); others are copied.
@@ -386,7 +373,7 @@ Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out, Stream*
       return v;
     }
     *inc = 1;
-    return clone(rt, v, &s);
+    return clone(rt, v, l.stream());
   };
   DotCall call;
   call.dtype = t;
@@ -396,10 +383,7 @@ Array dot(Runtime& rt, const Array& x, const Array& y, const Array* out, Stream*
   call.x = xv.data();
   call.y = yv.data();
   call.result = result.data();
-  xv.buffer()->record_use(s);
-  yv.buffer()->record_use(s);
-  result.buffer()->record_use(s);
-  rt.backend().dot(call, s);
+  l.queue(call, xv, yv, result);
   return result;
 }
 

@@ -1,6 +1,8 @@
+// Random arrays: the global seed and offset, the dtype check, and the launch of a fill.
 #include "core/ops/random.hpp"
 
 #include "core/base/error.hpp"
+#include "core/ops/launcher.hpp"
 #include "core/ops/ops.hpp"
 #include "core/runtime/capture.hpp"
 
@@ -42,18 +44,14 @@ void random_fill(Runtime& rt, RandomDistribution dist, const Array& out, Stream*
     c.offset = state.offset;
   }
   if (out.size() > 0) {
-    if (is_host(out.location())) {
-      wait_host_access(rt, *out.buffer(), "filling a host array");
-      rt.host_math().random(c);
-    } else {
-      Stream& s = stream_for(rt, out, stream);
-      out.buffer()->record_use(s);
-      // In a graph, each launch draws new numbers: the counter advances per launch.
-      if (Capture* capture = s.capture()) {
-        c.offset_base = capture->random_counter(random_blocks(out.dtype(), out.size()));
-      }
-      rt.backend().random(c, s);
+    const Launcher l(rt, out, stream, "filling a host array");
+    l.wait(out);
+    l.record(out);
+    // In a graph, each launch draws new numbers: the counter advances per launch.
+    if (Capture* capture = l.host() ? nullptr : l.stream()->capture()) {
+      c.offset_base = capture->random_counter(random_blocks(out.dtype(), out.size()));
     }
+    l.run(c);  // out's use is recorded above, before the capture's counter
   }
   // Advanced only once the work is queued: a failed call consumes nothing.
   if (!seed) rt.random_state().offset += random_blocks(out.dtype(), out.size());

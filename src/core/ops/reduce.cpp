@@ -1,9 +1,12 @@
+// Reductions: the result's shape and dtype, the reduced axes as one strided run (or gathered),
+// and the launch of full and axis reductions.
 #include "core/ops/reduce.hpp"
 
 #include <algorithm>
 
 #include "core/base/error.hpp"
 #include "core/model/promote.hpp"
+#include "core/ops/launcher.hpp"
 #include "core/ops/ops.hpp"
 
 namespace culua::detail {
@@ -22,15 +25,6 @@ bool defined_when_empty(ReduceOp op) {
     default:
       return true;
   }
-}
-
-// Do the memory ranges that two views touch overlap?
-bool overlaps(const Array& a, const Array& b) {
-  if (a.buffer() != b.buffer() || a.size() == 0 || b.size() == 0) return false;
-  const auto sa = static_cast<int64_t>(itemsize(a.dtype()));
-  const auto sb = static_cast<int64_t>(itemsize(b.dtype()));
-  return a.layout().extent_begin() * sa < b.layout().extent_end() * sb &&
-         b.layout().extent_begin() * sb < a.layout().extent_end() * sa;
 }
 
 // `v` without dimension `dim`.
@@ -259,67 +253,23 @@ Array reduce(Runtime& rt, ReduceOp op, const Array& input, const ReduceOptions& 
     fail(ErrorKind::Value, "{} of an empty {} is undefined ({} has no identity value)", op_name(op),
          all ? "array" : (nred > 1 ? "set of axes" : "axis"), op_name(op));
   }
-  const bool host = is_host(a.location());
-  if (out) {
-    if (!(out->shape() == shape)) {
-      fail(ErrorKind::Value, "out has shape {} but the result of {} has shape {}",
-           out->shape().str(), op_name(op), shape.str());
-    }
-    if (is_host(out->location()) != host) {
-      fail(ErrorKind::Value,
-           "out is a {} array but the input is a {} array: both must be on the device or both on "
-           "the host",
-           location_name(out->location()), location_name(a.location()));
-    }
-    if (!host && out->device() != a.device()) {
-      fail(ErrorKind::Value, "out is on device {} but the input is on device {}", out->device(),
-           a.device());
-    }
-  }
+  if (out) check_out_place(*out, shape, a, op_name(op));
   // The kernels write the result's own dtype and never into memory they read.
   const bool cast = final_dtype && *final_dtype != rtype;
-  const bool direct =
-      out && out->dtype() == rtype && !cast && !overlaps(*out, a) && !overlaps(*out, input);
+  const Destination dest(out, rtype, cast ? final_dtype : std::nullopt, {&a, &input});
   std::optional<AxisRun> run;  // axis reductions: holds a gathered temporary while it is read
-  if (!all) {
-    run = reduced_run(rt, a, reduced, stream);
-    if (host && run->src.buffer() != a.buffer()) {
-      wait_host_access(rt, *run->src.buffer(), "a host reduction");
-    }
-  }
-  const auto make_call = [&](const Array& result) {
+  if (!all) run = reduced_run(rt, a, reduced, stream);
+  Launcher l(rt, a, stream, "a host reduction");
+  if (run && run->src.buffer() != a.buffer()) l.wait(run->src);
+  l.wait(a, out);
+  Array result = dest.array(l, shape);
+  if (result.size() > 0) {
     ReduceCall c =
         all ? full_call(op, a, result) : axis_call(op, *run, reduced, opt.keepdims, result);
     c.correction = opt.correction;
-    return c;
-  };
-  const auto finish = [&](Array result, Stream* s) {
-    if (cast) result = astype(rt, result, *final_dtype, s);
-    if (out && !direct) {
-      copy(rt, *out, result, s);
-      return *out;
-    }
-    return result;
-  };
-
-  if (host) {
-    wait_host_access(rt, *a.buffer(), "a host reduction");
-    if (out) wait_host_access(rt, *out->buffer(), "a host reduction");
-    Array result = direct ? *out : empty(rt, shape, rtype, Location::Pageable);
-    if (result.size() > 0) rt.host_math().reduce(make_call(result));
-    return finish(result, nullptr);
+    l.run(c, a, run ? &run->src : nullptr, result);
   }
-
-  Stream& s = stream_for(rt, a, stream);
-  Array result = direct ? *out : empty(rt, shape, rtype, Location::Device, &s);
-  if (result.size() > 0) {
-    const ReduceCall call = make_call(result);
-    a.buffer()->record_use(s);
-    if (run) run->src.buffer()->record_use(s);
-    result.buffer()->record_use(s);
-    rt.backend().reduce(call, s);
-  }
-  return finish(result, &s);
+  return dest.finish(rt, result, l.stream());
 }
 
 }  // namespace culua::detail

@@ -1,3 +1,5 @@
+// Sorting, searching and sets: the calls of sort, argsort, nonzero, unique and searchsorted, and
+// count_nonzero through the reductions.
 #include "core/ops/sort.hpp"
 
 #include <algorithm>
@@ -5,6 +7,7 @@
 #include "core/backend/sort_call.hpp"
 #include "core/base/error.hpp"
 #include "core/model/promote.hpp"
+#include "core/ops/launcher.hpp"
 #include "core/ops/ops.hpp"
 #include "core/ops/reduce.hpp"
 
@@ -12,37 +15,11 @@ namespace culua::detail {
 
 namespace {
 
-// Where a call runs: on the calling thread for host arrays, else on a stream of the array's
-// device.
-struct Place {
-  bool host = false;
-  Stream* stream = nullptr;  // device arrays
-  Location loc = Location::Device;
-};
-
-Place place_of(Runtime& rt, const Array& a, Stream* stream) {
-  Place p;
-  p.host = is_host(a.location());
-  if (p.host) {
-    wait_host_access(rt, *a.buffer(), "a host sort");
-    p.loc = Location::Pageable;
-  } else {
-    p.stream = &stream_for(rt, a, stream);
-  }
-  return p;
-}
-
-Array make(Runtime& rt, const Place& p, const Shape& shape, DType dtype) {
-  return empty(rt, shape, dtype, p.loc, p.stream);
-}
-
-void run(Runtime& rt, const Place& p, const SortCall& c, std::initializer_list<const Array*> used) {
-  if (p.host) {
-    rt.host_math().sort(c);
-    return;
-  }
-  for (const Array* a : used) a->buffer()->record_use(*p.stream);
-  rt.backend().sort(c, *p.stream);
+// Where a sorting call runs (core/ops/launcher.hpp): a host input is waited for at once.
+Launcher place_of(Runtime& rt, const Array& a, Stream* stream) {
+  Launcher l(rt, a, stream, "a host sort");
+  l.wait(a);
+  return l;
 }
 
 void check_axis(const Array& a, int axis) {
@@ -59,19 +36,19 @@ void sort_impl(Runtime& rt, const Array& a, int axis, bool descending, Stream* s
                Array* values, Array* positions) {
   a.check_alive();
   check_axis(a, axis);
-  const Place p = place_of(rt, a, stream);
+  const Launcher l = place_of(rt, a, stream);
   const int last = a.ndim() - 1;
   const Shape shape = a.shape();
-  if (values) *values = make(rt, p, shape, a.dtype());
-  if (positions) *positions = make(rt, p, shape, DType::I64);
+  if (values) *values = l.empty(shape, a.dtype());
+  if (positions) *positions = l.empty(shape, DType::I64);
   if (a.size() == 0) return;
   // The rows to sort, contiguous, the axis last.
   const Array moved = axis == last ? a : a.with_layout(a.layout().transpose(axis, last));
-  const Array keys = contiguous(rt, moved, p.stream);
+  const Array keys = contiguous(rt, moved, l.stream());
   const Shape mshape = moved.shape();
   Array vout, pout;
-  if (values) vout = axis == last ? *values : make(rt, p, mshape, a.dtype());
-  if (positions) pout = axis == last ? *positions : make(rt, p, mshape, DType::I64);
+  if (values) vout = axis == last ? *values : l.empty(mshape, a.dtype());
+  if (positions) pout = axis == last ? *positions : l.empty(mshape, DType::I64);
   SortCall c;
   c.op = SortOp::Sort;
   c.dtype = a.dtype();
@@ -81,11 +58,13 @@ void sort_impl(Runtime& rt, const Array& a, int axis, bool descending, Stream* s
   c.in = keys.data();
   c.out = values ? vout.data() : nullptr;
   c.out_index = positions ? static_cast<int64_t*>(pout.data()) : nullptr;
-  run(rt, p, c, {&keys, values ? &vout : &keys, positions ? &pout : &keys});
+  l.run(c, keys, values ? &vout : nullptr, positions ? &pout : nullptr);
   if (axis == last) return;
-  if (values) copy(rt, values->with_layout(values->layout().transpose(axis, last)), vout, p.stream);
+  if (values) {
+    copy(rt, values->with_layout(values->layout().transpose(axis, last)), vout, l.stream());
+  }
   if (positions) {
-    copy(rt, positions->with_layout(positions->layout().transpose(axis, last)), pout, p.stream);
+    copy(rt, positions->with_layout(positions->layout().transpose(axis, last)), pout, l.stream());
   }
 }
 
@@ -153,10 +132,10 @@ std::vector<Array> nonzero(Runtime& rt, const Array& a, Stream* stream) {
   }
   const Array total = count_nonzero(rt, a, {}, true, false, stream);
   const int64_t count = read_count(rt, total);
-  const Place p = place_of(rt, a, stream);
-  Array coords = make(rt, p, Shape{a.ndim(), count}, DType::I64);
+  const Launcher l = place_of(rt, a, stream);
+  Array coords = l.empty(Shape{a.ndim(), count}, DType::I64);
   if (count > 0) {
-    const Array in = contiguous(rt, a, p.stream);
+    const Array in = contiguous(rt, a, l.stream());
     SortCall c;
     c.op = SortOp::Nonzero;
     c.dtype = a.dtype();
@@ -166,7 +145,7 @@ std::vector<Array> nonzero(Runtime& rt, const Array& a, Stream* stream) {
     c.in = in.data();
     c.out_index = static_cast<int64_t*>(coords.data());
     c.count = count;
-    run(rt, p, c, {&in, &coords});
+    l.run(c, in, coords);
   }
   std::vector<Array> out;
   for (int d = 0; d < a.ndim(); ++d) {
@@ -178,21 +157,21 @@ std::vector<Array> nonzero(Runtime& rt, const Array& a, Stream* stream) {
 UniqueResult unique(Runtime& rt, const Array& a, bool counts, bool indices, bool inverse,
                     Stream* stream) {
   a.check_alive();
-  const Place p = place_of(rt, a, stream);
+  const Launcher l = place_of(rt, a, stream);
   const int64_t n = a.size();
-  const Array flat = reshape(rt, a, Shape{n}, p.stream);
+  const Array flat = reshape(rt, a, Shape{n}, l.stream());
   const bool perm = indices || inverse;
   Array sorted, positions;
-  sort_impl(rt, flat, 0, false, p.stream, &sorted, perm ? &positions : nullptr);
+  sort_impl(rt, flat, 0, false, l.stream(), &sorted, perm ? &positions : nullptr);
   UniqueResult r;
-  Array values = make(rt, p, Shape{n}, a.dtype());
+  Array values = l.empty(Shape{n}, a.dtype());
   Array cnt, first, inv;
-  if (counts) cnt = make(rt, p, Shape{n}, DType::I64);
-  if (indices) first = make(rt, p, Shape{n}, DType::I64);
-  if (inverse) inv = make(rt, p, Shape{n}, DType::I64);
+  if (counts) cnt = l.empty(Shape{n}, DType::I64);
+  if (indices) first = l.empty(Shape{n}, DType::I64);
+  if (inverse) inv = l.empty(Shape{n}, DType::I64);
   int64_t k = 0;
   if (n > 0) {
-    Array total = make(rt, p, Shape{}, DType::I64);
+    Array total = l.empty(Shape{}, DType::I64);
     SortCall c;
     c.op = SortOp::Unique;
     c.dtype = a.dtype();
@@ -204,14 +183,13 @@ UniqueResult unique(Runtime& rt, const Array& a, bool counts, bool indices, bool
     c.out_index = indices ? static_cast<int64_t*>(first.data()) : nullptr;
     c.out_inverse = inverse ? static_cast<int64_t*>(inv.data()) : nullptr;
     c.out_count = static_cast<int64_t*>(total.data());
-    run(rt, p, c,
-        {&sorted, perm ? &positions : &sorted, &values, counts ? &cnt : &values,
-         indices ? &first : &values, inverse ? &inv : &values, &total});
+    l.run(c, sorted, perm ? &positions : nullptr, values, counts ? &cnt : nullptr,
+          indices ? &first : nullptr, inverse ? &inv : nullptr, total);
     k = read_count(rt, total);
   }
   // The first k elements, in arrays of their own (the rest of the room is given back).
   const auto head = [&](const Array& x) {
-    return clone(rt, x.with_layout(x.layout().narrow(0, 0, k)), p.stream);
+    return clone(rt, x.with_layout(x.layout().narrow(0, 0, k)), l.stream());
   };
   r.values = head(values);
   if (counts) r.counts = head(cnt);
@@ -222,8 +200,8 @@ UniqueResult unique(Runtime& rt, const Array& a, bool counts, bool indices, bool
 
 Array searchsorted(Runtime& rt, const Array& x1, const Array& x2, bool right, const Array* sorter,
                    Stream* stream) {
-  x1.check_alive("x1");
-  x2.check_alive("x2");
+  x1.check_alive("argument 'x1'");
+  x2.check_alive("argument 'x2'");
   if (sorter) sorter->check_alive("the sorter");
   if (x1.ndim() != 1) {
     fail(ErrorKind::Value, "x1 must be a 1-d array, got a {}-d array", x1.ndim());
@@ -247,25 +225,26 @@ Array searchsorted(Runtime& rt, const Array& x1, const Array& x2, bool right, co
     }
   }
   const DType t = promote_types(x1.dtype(), x2.dtype());
-  const Place p = place_of(rt, x1, stream);
+  const Launcher l = place_of(rt, x1, stream);
+  Stream* const s = l.stream();
   if (is_host(x2.location())) wait_host_access(rt, *x2.buffer(), "a host searchsorted");
   Array perm;
   if (sorter && sorter->size() > 0) {
-    perm = astype(rt, *sorter, DType::I64, p.stream);
+    perm = astype(rt, *sorter, DType::I64, s);
     const int64_t lo =
-        read_element(rt, reduce(rt, ReduceOp::Min, perm, std::nullopt, false, nullptr, p.stream)).i;
+        read_element(rt, reduce(rt, ReduceOp::Min, perm, std::nullopt, false, nullptr, s)).i;
     const int64_t hi =
-        read_element(rt, reduce(rt, ReduceOp::Max, perm, std::nullopt, false, nullptr, p.stream)).i;
+        read_element(rt, reduce(rt, ReduceOp::Max, perm, std::nullopt, false, nullptr, s)).i;
     if (lo < 1 || hi > x1.size()) {
       fail(ErrorKind::Value,
            "the sorter's positions must lie in 1..{} (1-based positions in x1), got {}..{}",
            x1.size(), lo, hi);
     }
   }
-  Array result = make(rt, p, x2.shape(), DType::I64);
+  Array result = l.empty(x2.shape(), DType::I64);
   if (x2.size() == 0) return result;
-  const Array a = x1.dtype() == t ? contiguous(rt, x1, p.stream) : astype(rt, x1, t, p.stream);
-  const Array v = x2.dtype() == t ? contiguous(rt, x2, p.stream) : astype(rt, x2, t, p.stream);
+  const Array a = x1.dtype() == t ? contiguous(rt, x1, s) : astype(rt, x1, t, s);
+  const Array v = x2.dtype() == t ? contiguous(rt, x2, s) : astype(rt, x2, t, s);
   SortCall c;
   c.op = SortOp::Searchsorted;
   c.dtype = t;
@@ -276,7 +255,7 @@ Array searchsorted(Runtime& rt, const Array& x1, const Array& x2, bool right, co
   c.in2 = v.data();
   c.perm = perm.buffer() ? static_cast<const int64_t*>(perm.data()) : nullptr;
   c.out_index = static_cast<int64_t*>(result.data());
-  run(rt, p, c, {&a, &v, perm.buffer() ? &perm : &a, &result});
+  l.run(c, a, v, perm.buffer() ? &perm : nullptr, result);
   return result;
 }
 

@@ -1,3 +1,5 @@
+// The observing wrappers of the backend, its run-time kernels and the host math: each operation
+// reported to the monitor (an OpScope around every call that queues work), with its name and bytes.
 #include "core/runtime/observed_backend.hpp"
 
 #include "core/backend/elementwise_group.hpp"
@@ -11,6 +13,7 @@
 #include "core/backend/scan_call.hpp"
 #include "core/backend/sort_call.hpp"
 #include "core/runtime/capture.hpp"
+#include "core/runtime/op_scope.hpp"
 #include "core/runtime/sandbox.hpp"
 
 namespace culua::detail {
@@ -54,9 +57,6 @@ Ledger& ledger_for(Monitor& m, Stream& s) {
   return m.ledger;
 }
 
-// Reports one operation to the monitor: counted and remembered always, observed when a trace runs.
-// Captured operations are only noted by their capture (they run at the graph's launches); during a
-// capture, an operation on a stream outside it raises (it would run now, not in the graph).
 // The bytes an elementwise call reads and writes (its output and array inputs).
 uint64_t elementwise_bytes(const ElementwiseCall& c) {
   uint64_t bytes = view_bytes(c.out);
@@ -65,37 +65,6 @@ uint64_t elementwise_bytes(const ElementwiseCall& c) {
   }
   return bytes;
 }
-
-class OpScope {
- public:
-  OpScope(Monitor& m, Stream& s, const OpInfo& op, bool count = true) : m_(m), s_(s), op_(op) {
-    m.flush_recorded();  // recorded elementwise operations run first (cu.fuse)
-    if (Capture* c = s.capture()) {
-      captured_ = true;
-      c->note_op(s, op.name);
-      ++c->ledger.launches;
-      return;
-    }
-    if (Capture::active()) Capture::outside(s);
-    if (count) {
-      m.queued(s);
-    } else {
-      m.queued_uncounted(s);
-    }
-    if (m.observer) m.observer->begin_op(op, s);
-  }
-  ~OpScope() {
-    if (!captured_ && m_.observer) m_.observer->end_op(op_, s_);
-  }
-  OpScope(const OpScope&) = delete;
-  OpScope& operator=(const OpScope&) = delete;
-
- private:
-  Monitor& m_;
-  Stream& s_;
-  const OpInfo& op_;
-  bool captured_ = false;
-};
 
 class ObservedFunction final : public RtcFunction {
  public:
@@ -319,7 +288,7 @@ class ObservedBackend final : public Backend {
   // graph (core/runtime/graph.cpp), not as one more operation.
   void launch_graph(GraphExec& exec, Stream& s, const char* name) override {
     const OpInfo op{name, OpCategory::Other, 0};
-    OpScope scope(*m_, s, op, false);
+    OpScope scope(*m_, s, op, {.counted = false});
     inner_->launch_graph(exec, s, name);
   }
 

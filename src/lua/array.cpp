@@ -580,11 +580,9 @@ bool push_property(lua_State* L, const Array& a, const char* key) {
 int a_index(lua_State* L) {
   ArrayBox* box = test_array(L, 1);
   if (!box) type_error(L, 1, kArrayType);
+  // Methods first: a:free() and friends should cost one table lookup here.
+  if (push_upvalue_method(L)) return 1;
   if (lua_type(L, 2) == LUA_TSTRING) {
-    // Methods first: a:free() and friends should cost one table lookup here.
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-    lua_pop(L, 1);
     if (push_property(L, box->array, lua_tostring(L, 2))) return 1;
     fail(ErrorKind::Index, "cu.Array has no field or method '{}'", lua_tostring(L, 2));
   }

@@ -88,6 +88,16 @@ inline void set_metatable(lua_State* L, const char* type) {
 }
 
 // t[key] = v for the table on top of the stack (results made of plain fields).
+// For an __index whose methods table is its first upvalue: when the key (index 2) is a string
+// naming a method, pushes it and returns true; otherwise leaves the stack as it was.
+inline bool push_upvalue_method(lua_State* L) {
+  if (lua_type(L, 2) != LUA_TSTRING) return false;
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return true;
+  lua_pop(L, 1);
+  return false;
+}
+
 inline void set_number(lua_State* L, const char* key, double v) {
   lua_pushnumber(L, v);
   lua_setfield(L, -2, key);

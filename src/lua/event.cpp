@@ -99,11 +99,7 @@ int e_tostring(lua_State* L) {
 
 int e_index(lua_State* L) {
   if (!test_box(L, 1)) type_error(L, 1, kEventType);
-  if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-    lua_pop(L, 1);
-  }
+  if (push_upvalue_method(L)) return 1;
   Event& e = check_event(L, 1);
   const char* key = lua_tostring(L, 2);
   const std::string_view k = key ? key : "";

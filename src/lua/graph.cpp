@@ -200,11 +200,7 @@ void push_string(lua_State* L, const std::string& s) {
 int g_index(lua_State* L) {
   GraphBox* box = test_box(L, 1);
   if (!box) type_error(L, 1, kGraphType);
-  if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-    lua_pop(L, 1);
-  }
+  if (push_upvalue_method(L)) return 1;
   const char* key = lua_tostring(L, 2);
   const std::string_view k = key ? key : "";
   if (k == "freed") {

@@ -307,11 +307,7 @@ int c_tostring(lua_State* L) {
 
 int c_index(lua_State* L) {
   CommBox* box = check_box_comm(L, 1);
-  if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-    lua_pop(L, 1);
-  }
+  if (push_upvalue_method(L)) return 1;
   const char* key = lua_tostring(L, 2);
   const std::string_view k = key ? key : "";
   if (k == "freed") {

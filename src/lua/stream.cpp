@@ -222,11 +222,7 @@ int s_tostring(lua_State* L) {
 
 int s_index(lua_State* L) {
   if (!test_box(L, 1)) type_error(L, 1, kStreamType);
-  if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_pushvalue(L, 2);
-    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-    lua_pop(L, 1);
-  }
+  if (push_upvalue_method(L)) return 1;
   Stream& s = check_stream(L, 1);
   const char* key = lua_tostring(L, 2);
   const std::string_view k = key ? key : "";

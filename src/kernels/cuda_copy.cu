@@ -169,44 +169,6 @@ bool dispatch_precompiled(DType to, DType from, F&& f) {
 
 // --- casts with both dtypes chosen at run time ------------------------------------------------
 
-// Calls f(type_tag<T>{}) with the element type of `t`, in device code (dispatch() of dtype.hpp is
-// host code).
-template <class F>
-__device__ inline void dispatch_device(DType t, F&& f) {
-  switch (t) {
-    case DType::F32:
-      return f(type_tag<float>{});
-    case DType::F64:
-      return f(type_tag<double>{});
-    case DType::F16:
-      return f(type_tag<half>{});
-    case DType::BF16:
-      return f(type_tag<bfloat16>{});
-    case DType::I8:
-      return f(type_tag<int8_t>{});
-    case DType::I16:
-      return f(type_tag<int16_t>{});
-    case DType::I32:
-      return f(type_tag<int32_t>{});
-    case DType::I64:
-      return f(type_tag<int64_t>{});
-    case DType::U8:
-      return f(type_tag<uint8_t>{});
-    case DType::U16:
-      return f(type_tag<uint16_t>{});
-    case DType::U32:
-      return f(type_tag<uint32_t>{});
-    case DType::U64:
-      return f(type_tag<uint64_t>{});
-    case DType::Bool:
-      return f(type_tag<bool>{});
-    case DType::C64:
-      return f(type_tag<complex64>{});
-    case DType::C128:
-      return f(type_tag<complex128>{});
-  }
-}
-
 // Elements per group in cast_dynamic: a thread converts 4 consecutive elements per step, read and
 // written as one vector when the element is at most 4 bytes and the pointer is aligned for it.
 constexpr int kGroup = 4;
@@ -214,7 +176,7 @@ constexpr int kGroup = 4;
 // Stores x (a source element as loaded, load_t<From>) converted to `to` at out[i].
 template <class From>
 __device__ inline void store_as(DType to, void* out, int64_t i, load_t<From> x) {
-  dispatch_device(to, [&](auto tag) {
+  dispatch(to, [&](auto tag) {
     using To = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<To, From>) static_cast<To*>(out)[i] = cast_one<To, From>(x);
   });
@@ -225,7 +187,7 @@ __device__ inline void store_as(DType to, void* out, int64_t i, load_t<From> x) 
 template <class From>
 __device__ inline void store_group_as(DType to, void* out, int64_t i0, const load_t<From>* x,
                                       bool vector) {
-  dispatch_device(to, [&](auto tag) {
+  dispatch(to, [&](auto tag) {
     using To = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<To, From>) {
       VecN<To, kGroup> r;
@@ -285,7 +247,7 @@ __device__ __noinline__ void cast_dynamic_from(DynamicCast c) {
 
 // Contiguous source and destination, any pair of dtypes.
 __global__ void __launch_bounds__(kBlock) cast_dynamic(DynamicCast c) {
-  dispatch_device(c.from, [&](auto tag) {
+  dispatch(c.from, [&](auto tag) {
     using From = typename decltype(tag)::type;
     cast_dynamic_from<From>(c);
   });
@@ -307,7 +269,7 @@ __global__ void __launch_bounds__(kBlock) cast_dynamic_strided(DynamicStrided c)
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < c.n;
        i += stride) {
     const int64_t src = c.in_idx(i), dst = c.out_idx(i);
-    dispatch_device(c.from, [&](auto tag) {
+    dispatch(c.from, [&](auto tag) {
       using From = typename decltype(tag)::type;
       store_as<From>(c.to, c.out, dst, static_cast<const load_t<From>*>(c.in)[src]);
     });

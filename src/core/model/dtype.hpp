@@ -110,9 +110,14 @@ constexpr DType dtype_of() {
   }
 }
 
-// Calls f(type_tag<T>{}) with the C++ element type of `t`.
+// Calls f(type_tag<T>{}) with the C++ element type of `t`: in host code, and in device code with a
+// device function (the CUDA kernels' run-time dtype switches). nv_exec_check_disable: an
+// instantiation with a host-only f is host code only, which nvcc would otherwise warn about.
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable
+#endif
 template <class F>
-decltype(auto) dispatch(DType t, F&& f) {
+CULUA_HD decltype(auto) dispatch(DType t, F&& f) {
   switch (t) {
     case DType::F32:
       return f(type_tag<float>{});

@@ -202,12 +202,14 @@ class NcclCommunicator final : public Communicator {
     // 580.159); the sum is the same value by another path.
     const ncclRedOp_t red_op = size_ == 1 && call.op == ReduceOp::Avg ? ncclSum : to_nccl(call.op);
     CurrentDevice current(devices_[0]);
+    // What cu.fuse recorded runs first (the collective may read it), once, outside NCCL's group.
+    rt_.monitor().flush_recorded();
     check(api_, api_.group_start(), "ncclGroupStart");
     ncclResult_t error = ncclSuccess;
     size_t failed_rank = 0;
     for (size_t i = 0; i < n && error == ncclSuccess; ++i) {
-      // Reported as the observed backend reports an operation, plus NCCL's calls and bytes; what
-      // cu.fuse recorded is not flushed first.
+      // Reported as the observed backend reports an operation, plus NCCL's calls and bytes (what
+      // cu.fuse recorded ran above, before the group).
       const uint64_t bytes = call.inputs[i].nbytes();
       OpScope scope(rt_.monitor(), *streams[i], info, {.flush_recorded = false},
                     [bytes](Ledger& l) {

@@ -188,15 +188,16 @@ end)
 
 T.case("inside cu.fuse a collective reads what was recorded before it", function()
   local comm <close> = cu.nccl.comm({ 0 })
-  local n = 100000
+  local n = 1000
   local x = cu.arange(n, "f32")
   local f = cu.fuse(function(a)
     local y = a * 2 + 1  -- recorded, not yet run
     return comm:allreduce(y)
   end)
-  local r = f(x)
-  T.eq(r:sum():item(), 2 * (n * (n - 1) / 2) + n)
-  T.eq(r[n], 2 * (n - 1) + 1)
+  local r = f(x):totable()
+  for i = 1, n do
+    if r[i] ~= 2 * (i - 1) + 1 then error(string.format("element %d is %s, expected %d", i, r[i], 2 * i - 1)) end
+  end
 end)
 
 T.case("data movement takes any dtype; reductions refuse what NCCL lacks", function()

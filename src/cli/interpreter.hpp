@@ -9,6 +9,10 @@
 
 namespace culua::detail::cli {
 
+// The name that starts every message of the program, as lua.c's progname: argv[0] as invoked
+// (a path when run through one), "culua" when argv[0] is missing or empty (main sets it).
+extern const char* progname;
+
 // Calls the function below `nargs` arguments on the stack, with a traceback handler (unless
 // `traceback` is false) and SIGINT interrupting it. Leaves `nresults` results (or the error
 // message).

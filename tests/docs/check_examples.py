@@ -2,7 +2,7 @@
 """Runs the examples of README.md and docs/**/*.md and compares what they print.
 
     check_examples.py --culua build/culua                  ctest docs.examples (host backend)
-    check_examples.py --culua gpu-build/culua --backend cuda   tests/run_gpu_tests.sh
+    check_examples.py --culua gpu-build/culua --backend cuda   ctest docs.examples.cuda (label gpu)
     check_examples.py --list                               each block and what is done with it
     check_examples.py --self-test --culua build/culua      the checker on made-up pages
 
@@ -14,7 +14,7 @@ The convention (docs/development.md, "Examples in the documentation"):
     <!-- fragment -->     not run: a signature list or a partial snippet (names from nowhere,
                           [optional] notation);
     <!-- gpu -->          needs a GPU (cu.compile, cu.elementwise, NCCL): run only with
-                          --backend cuda (tests/run_gpu_tests.sh); here its syntax is checked;
+                          --backend cuda (docs.examples.cuda); here its syntax is checked;
     <!-- mpi=N -->        run under mpirun with N ranks (tests/mpi/run.sh); with --backend cuda
                           only on a machine with N GPUs (one GPU per rank, as NCCL needs);
     <!-- devices=N -->    needs N devices: CULUA_HOST_DEVICES=N on the host backend, skipped on a
@@ -427,6 +427,12 @@ def main():
         args.culua = os.path.abspath(args.culua)
     if args.self_test:
         return self_test(args)
+    if args.backend == "cuda" and not args.list:
+        # Exit 69 (ctest: skipped) where the CUDA backend cannot start, as culua itself does.
+        p = subprocess.run([args.culua, "--backend", "cuda", "-e", ""], capture_output=True)
+        if p.returncode == 69:
+            print("skip: no GPU (culua --backend cuda exits 69)")
+            return 69
     return check(args)
 
 

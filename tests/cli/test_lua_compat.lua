@@ -122,7 +122,9 @@ T.case("-E ignores LUA_INIT and the path variables: the default paths, as with n
   local path, cpath = out:match("^(.-)\t(.-)\n$")
   T.truthy(path and not path:find("xxx") and path:find("lua", 1, true), out)
   T.truthy(cpath and not cpath:find("xxx") and cpath:find("lua", 1, true), out)
-  T.eq(run(script, { env = "env -i" }), out)
+  -- No environment but the loader's path (a carried build finds its libraries through it).
+  local loader = os.getenv("LD_LIBRARY_PATH")
+  T.eq(run(script, { env = "env -i" .. (loader and " LD_LIBRARY_PATH=" .. q(loader) or "") }), out)
 end)
 
 T.case("';;' in LUA_PATH stands for the default path", function()

@@ -10,7 +10,9 @@
 // b, {out = c})` is culua's own work (scripts/bench/alloc_profile.lua). Built without CUDA (no
 // NVRTC), "compiling" only names the kernels of the source: the parameter types come from the
 // declarations (the fallback of rtc::resolve_params); templates are refused. The launch path after
-// the compile is the same.
+// the compile is the same. The state is the program's: its allocator (lua/lua_heap) and its
+// collector in generational mode; --incremental-gc keeps Lua's default mode (counts before
+// 2026-11-30 were taken in it).
 #include <lua.hpp>
 
 #include <cstdio>
@@ -28,6 +30,7 @@
 #include "cuda/rtc.hpp"
 #endif
 #include "lua/cu_module.hpp"
+#include "lua/lua_heap.hpp"
 
 namespace {
 
@@ -191,20 +194,28 @@ int traceback(lua_State* L) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool null_device = argc > 1 && std::strcmp(argv[1], "--null-device") == 0;
-  if (null_device) {
+  bool null_device = false, incremental = false;
+  while (argc > 1 && (std::strcmp(argv[1], "--null-device") == 0 ||
+                      std::strcmp(argv[1], "--incremental-gc") == 0)) {
+    (std::strcmp(argv[1], "--null-device") == 0 ? null_device : incremental) = true;
     --argc;
     ++argv;
   }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: culua-launch-profile [--null-device] SCRIPT [ARGS...]\n");
+    std::fprintf(
+        stderr,
+        "usage: culua-launch-profile [--null-device] [--incremental-gc] SCRIPT [ARGS...]\n");
     return 2;
   }
   culua::detail::Runtime rt(culua::detail::backends::engines(),
                             std::make_shared<ProfileBackend>(null_device));
   int status = 0;
   {
+    // The program's state: its allocator and its collector's mode (src/cli), unless told.
+    culua::detail::lua::LuaHeap heap;
     lua_State* L = luaL_newstate();
+    heap.install(L);
+    if (!incremental) lua_gc(L, LUA_GCGEN, 0, 0);
     luaL_openlibs(L);
     culua::detail::lua::open_cu(L, rt);
     lua_setglobal(L, "cu");

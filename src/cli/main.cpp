@@ -23,6 +23,7 @@
 #include "dist/mpi.hpp"
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"
+#include "lua/lua_heap.hpp"
 #include "lua/sandbox.hpp"
 
 namespace culua::detail::cli {
@@ -177,11 +178,13 @@ int main(int argc, char** argv) {
     box->enable_watchdog(2);  // a C function past the time limit ends the process 2 s later
     inv.sandbox = box.get();
   }
+  lua::LuaHeap heap;  // outlives the state
   lua_State* L = luaL_newstate();
   if (!L) {
     std::fprintf(stderr, "%s: cannot create the Lua state: not enough memory\n", cli::progname);
     return 1;
   }
+  heap.install(L);
   lua_gc(L, LUA_GCSTOP);
   lua_pushcfunction(L, cli::protected_main);
   lua_pushlightuserdata(L, &inv);

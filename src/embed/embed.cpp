@@ -18,6 +18,7 @@
 #include "core/version.hpp"
 #include "lua/binding.hpp"
 #include "lua/cu_module.hpp"
+#include "lua/lua_heap.hpp"
 #include "lua/sandbox.hpp"
 
 namespace culua {
@@ -330,6 +331,7 @@ struct Runtime::Impl {
   std::string error_kind;  // of the latest error when it is a cu.Error (err.kind)
   // Options::sandbox: destroyed after the state (its allocator serves the state).
   std::unique_ptr<d::lua::Sandbox> sandbox;
+  d::lua::LuaHeap heap;    // the state's allocator, destroyed after it
   bool limit_hit = false;  // an entry ended by a sandbox limit (queued work may still run)
 
   ~Impl() {
@@ -612,6 +614,7 @@ Runtime::Runtime(const Options& options) : impl_(std::make_unique<Impl>()) {
   });
   impl_->L = luaL_newstate();
   if (!impl_->L) throw Error("cannot create the Lua state: not enough memory");
+  impl_->heap.install(impl_->L);
   lua_gc(impl_->L, LUA_GCGEN, 0, 0);
   const bool all_libs = options.open_libs;
   protect(*impl_, [&](lua_State* L) {

@@ -401,6 +401,12 @@ int a_free(lua_State* L) {
     }
     box->array.reset();
   }
+  // An empty handle needs no finalizer: the collector then frees the userdata without a call.
+  const Context& ctx = context(L);
+  if (ctx.released_array_mt_ref != LUA_NOREF) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx.released_array_mt_ref);
+    lua_setmetatable(L, 1);
+  }
   return 0;
 }
 
@@ -682,9 +688,12 @@ void push_array(lua_State* L, Array a) {
 }
 
 ArrayBox* test_array(lua_State* L, int idx) {
-  void* p = lua_touserdata(L, idx);
-  if (!p || !has_metatable(L, idx, context(L).array_mt)) return nullptr;
-  return static_cast<ArrayBox*>(p);
+  if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return nullptr;
+  const void* mt = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  const Context& ctx = context(L);
+  if (mt != ctx.array_mt && mt != ctx.released_array_mt) return nullptr;
+  return static_cast<ArrayBox*>(lua_touserdata(L, idx));
 }
 
 Array& check_array(lua_State* L, int idx) {
@@ -715,6 +724,26 @@ void register_array(lua_State* L) {
   luaL_setfuncs(L, kModuleFunctions, 0);
   luaL_newlib(L, kHostFunctions);
   lua_setfield(L, -2, "host");
+}
+
+void register_released_array(lua_State* L) {
+  // Every field of the array metatable but __gc (the same __name: still a cu.Array to messages,
+  // and to cu.help), after every type has added its metamethods.
+  lua_rawgetp(L, LUA_REGISTRYINDEX, kArrayType);
+  lua_newtable(L);
+  lua_pushnil(L);
+  while (lua_next(L, -3) != 0) {
+    if (lua_type(L, -2) == LUA_TSTRING && std::strcmp(lua_tostring(L, -2), "__gc") == 0) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+  context(L).released_array_mt = lua_topointer(L, -1);
+  context(L).released_array_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pop(L, 1);
 }
 
 }  // namespace culua::detail::lua

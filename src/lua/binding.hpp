@@ -39,6 +39,10 @@ struct Context {
   Runtime* rt = nullptr;
   const void* array_mt = nullptr;
   int array_mt_ref = LUA_NOREF;  // the array metatable's registry reference (new_array)
+  // The metatable free() gives an array: the array one without __gc, so that the collector has no
+  // finalizer to call for a released array (a Lua call it would make for every array freed).
+  const void* released_array_mt = nullptr;
+  int released_array_mt_ref = LUA_NOREF;
   const void* stream_mt = nullptr;
   uint64_t script_streams = 0;  // streams made by cu.stream and not yet released (the sandbox caps)
   const void* event_mt = nullptr;
@@ -439,6 +443,8 @@ void push_ledger(lua_State* L, const Ledger& l);
 
 // Registration of each type: metatables and the functions they add to the module table at -1.
 void register_array(lua_State* L);
+// After every type's registration: the metatable of released arrays (free() sets it).
+void register_released_array(lua_State* L);
 void register_stream(lua_State* L);
 void register_event(lua_State* L);
 void register_graph(lua_State* L);

@@ -306,6 +306,7 @@ void open_cu(lua_State* L, Runtime& rt, const RunOptions& options) {
   register_device_use(L);
   register_mpi(L);
   register_error(L);
+  register_released_array(L);
   const luaL_Reg functions[] = {{"devices", entry<l_devices>},       {"device", entry<l_device>},
                                 {"use_device", entry<l_use_device>}, {"sync", entry<l_sync>},
                                 {"sleep", entry<l_sleep>},           {nullptr, nullptr}};

@@ -3,6 +3,7 @@
 // this file reads the Lua arguments, allocates outputs, compiles each specialization once and
 // launches it.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -24,14 +25,22 @@ namespace {
 inline constexpr char kElementwiseType[] = "cu.ElementwiseKernel";
 inline constexpr char kReductionType[] = "cu.ReductionKernel";
 
+// A script line that launched a specialization, for the message of an asynchronous fault.
+struct Site {
+  char text[256] = {};
+  const char* source = nullptr;
+  int line = -1;  // -2: no script line (called from C)
+  LaunchSite launch{text, 0};
+};
+
 struct Specialization {
   std::shared_ptr<rtc::RtcKernel> main;    // culua_elementwise, or culua_reduce_block
   std::shared_ptr<rtc::RtcKernel> thread;  // culua_reduce_thread
   std::shared_ptr<rtc::RtcKernel> finish;  // culua_reduce_finish
-  char site[256] = {};
-  const char* site_source = nullptr;
-  int site_line = -1;
-  LaunchSite launch_site{site, 0};
+  // The last few lines that launched it: lines that take turns (the stages of a loop's step)
+  // format their text once.
+  std::array<Site, 4> sites;
+  size_t next_site = 0;
 };
 
 struct TemplateState : rtc::KernelTemplate {
@@ -39,6 +48,12 @@ struct TemplateState : rtc::KernelTemplate {
   std::map<std::string, std::shared_ptr<Specialization>> specializations;
   int cache_hits = 0, cache_misses = 0;  // of the specializations' compiles
   double compile_ms = 0;                 // spent compiling them (cache lookups for hits)
+  // Elementwise: the last call's plan and specialization, reused by a call of the same
+  // fingerprint (rtc::elementwise_fingerprint), as the calls of a loop are; `fingerprint` is the
+  // current call's, kept for its capacity.
+  std::vector<int64_t> fingerprint, last_fingerprint;
+  rtc::ElementwisePlan last_plan;
+  std::shared_ptr<Specialization> last;
 };
 
 struct TemplateBox {
@@ -124,6 +139,7 @@ int l_elementwise(lua_State* L) {
   t->options = opt_strings(L, 3, "options");
   t->origins["body"] = find_origin(L, t->body);
   t->origins["preamble"] = find_origin(L, t->bodies.preamble);
+  runtime(L).backend().warm_compiler();  // its first call compiles, or loads from the disk
   push_template(L, std::move(t), kElementwiseType);
   return 1;
 }
@@ -155,6 +171,7 @@ int l_reduction(lua_State* L) {
                                                                      : t->bodies.preamble;
     t->origins[part] = find_origin(L, text);
   }
+  runtime(L).backend().warm_compiler();
   push_template(L, std::move(t), kReductionType);
   return 1;
 }
@@ -191,6 +208,8 @@ Call read_call(lua_State* L, const TemplateState& t, std::initializer_list<const
   if (c.opts) check_options(L, c.opts, options);
   rtc::require_run_time_kernels(runtime(L).backend());
   c.stream = c.opts ? opt_stream(L, c.opts) : nullptr;
+  c.inputs.reserve(t.sig.inputs.size());
+  c.outputs.reserve(t.sig.outputs.size());
   int device = -1;
   for (int k = 0; k < nin; ++k) {
     const rtc::TemplateParam& p = t.sig.inputs[static_cast<size_t>(k)];
@@ -198,7 +217,7 @@ Call read_call(lua_State* L, const TemplateState& t, std::initializer_list<const
     o.idx = 2 + k;
     if (ArrayBox* box = test_array(L, o.idx)) {
       o.array = box->array;
-      o.array.check_alive(("input '" + p.name + "'").c_str());
+      o.array.check_alive(p.role);
       if (o.array.location() != Location::Device) {
         fail(ErrorKind::Value, "input '{}' is a host array: call to_device() first", p.name);
       }
@@ -226,10 +245,14 @@ Call read_call(lua_State* L, const TemplateState& t, std::initializer_list<const
     const int out = lua_gettop(L);
     const size_t nout = t.sig.outputs.size();
     std::vector<int> idx;
+    idx.reserve(nout);
     if (test_array(L, out)) {
       idx.push_back(out);
     } else if (lua_type(L, out) == LUA_TTABLE) {
-      for (lua_Integer i = 1; i <= luaL_len(L, out); ++i) {
+      // One more than wanted is enough to tell a wrong count.
+      const lua_Integer len = std::min(luaL_len(L, out), static_cast<lua_Integer>(nout) + 1);
+      luaL_checkstack(L, static_cast<int>(len), "out=");
+      for (lua_Integer i = 1; i <= len; ++i) {
         lua_rawgeti(L, out, i);
         idx.push_back(lua_gettop(L));
       }
@@ -245,7 +268,7 @@ Call read_call(lua_State* L, const TemplateState& t, std::initializer_list<const
       Operand o;
       o.idx = idx[k];
       o.array = box->array;
-      o.array.check_alive(("out '" + p.name + "'").c_str());
+      o.array.check_alive(p.role);
       if (o.array.location() != Location::Device) {
         fail(ErrorKind::Value, "out '{}' is a host array: outputs must be device arrays", p.name);
       }
@@ -285,6 +308,7 @@ Stream& call_stream(Runtime& rt, Call& c) {
 // The operands as the planning sees them: inputs, then outputs.
 std::vector<rtc::CallOperand> call_operands(const Call& c) {
   std::vector<rtc::CallOperand> out;
+  out.reserve(c.inputs.size() + c.outputs.size());
   for (const auto* list : {&c.inputs, &c.outputs}) {
     for (const Operand& o : *list) {
       rtc::CallOperand r;
@@ -332,20 +356,25 @@ std::vector<std::shared_ptr<rtc::RtcKernel>> compile_template(
   return out;
 }
 
-void note_site(lua_State* L, Specialization& s, const TemplateState& t) {
+const LaunchSite& note_site(lua_State* L, Specialization& s, const TemplateState& t) {
   lua_Debug ar;
-  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
-    if (ar.source != s.site_source || ar.currentline != s.site_line) {
-      std::snprintf(s.site, sizeof s.site, "%s '%s' launched at %s:%d", t.name.c_str(),
-                    t.signature_text.c_str(), ar.short_src, ar.currentline);
-      s.site_source = ar.source;
-      s.site_line = ar.currentline;
-      s.launch_site.version = ++context(L).launch_site_version;
-    }
-  } else if (!s.site[0]) {
-    std::snprintf(s.site, sizeof s.site, "%s '%s'", t.name.c_str(), t.signature_text.c_str());
-    s.launch_site.version = ++context(L).launch_site_version;
+  const bool known = lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar);
+  const char* source = known ? ar.source : nullptr;
+  const int line = known ? ar.currentline : -2;
+  for (Site& site : s.sites) {
+    if (site.line == line && site.source == source) return site.launch;
   }
+  Site& site = s.sites[s.next_site++ % s.sites.size()];
+  if (known) {
+    std::snprintf(site.text, sizeof site.text, "%s '%s' launched at %s:%d", t.name.c_str(),
+                  t.signature_text.c_str(), ar.short_src, ar.currentline);
+  } else {
+    std::snprintf(site.text, sizeof site.text, "%s '%s'", t.name.c_str(), t.signature_text.c_str());
+  }
+  site.source = source;
+  site.line = line;
+  site.launch.version = ++context(L).launch_site_version;
+  return site.launch;
 }
 
 void launch(Runtime& rt, rtc::RtcKernel& k, const LaunchDims& d, Stream& s,
@@ -393,23 +422,29 @@ int elementwise_call(lua_State* L) {
   }
   Stream& s = call_stream(rt, c);
   const std::vector<rtc::CallOperand> operands = call_operands(c);
-  const rtc::ElementwisePlan plan = rtc::plan_elementwise(t, operands, c.shape, c.types);
-  if (plan.n == 0) return push_outputs(L, c);
-
-  std::shared_ptr<Specialization>& sp = t.specializations[plan.key];
-  if (!sp) {
-    auto fresh = std::make_shared<Specialization>();
-    fresh->main =
-        compile_template(L, t, rtc::elementwise_source(t, plan), {rtc::kElementwiseKernel})[0];
-    sp = std::move(fresh);
+  rtc::elementwise_fingerprint(operands, c.shape, t.fingerprint);
+  if (!t.last || t.fingerprint != t.last_fingerprint) {
+    rtc::ElementwisePlan plan = rtc::plan_elementwise(t, operands, c.shape, c.types);
+    if (plan.n == 0) return push_outputs(L, c);
+    std::shared_ptr<Specialization>& sp = t.specializations[plan.key];
+    if (!sp) {
+      auto fresh = std::make_shared<Specialization>();
+      fresh->main =
+          compile_template(L, t, rtc::elementwise_source(t, plan), {rtc::kElementwiseKernel})[0];
+      sp = std::move(fresh);
+    }
+    t.last_plan = std::move(plan);
+    t.last = sp;
+    t.last_fingerprint.swap(t.fingerprint);
   }
-  rtc::RtcKernel& k = *sp->main;
+  const rtc::ElementwisePlan& plan = t.last_plan;
+  Specialization& sp = *t.last;
+  rtc::RtcKernel& k = *sp.main;
   rtc::ArgumentWriter w{k};
   rtc::write_elementwise_arguments(w, t, plan, operands);
   record_uses(c, s);
   const DeviceInfo& info = k.on_device(rt.backend(), s.device()).info;
-  note_site(L, *sp, t);
-  launch(rt, k, rtc::elementwise_dims(plan, info), s, sp->launch_site);
+  launch(rt, k, rtc::elementwise_dims(plan, info), s, note_site(L, sp, t));
   return push_outputs(L, c);
 }
 
@@ -499,13 +534,13 @@ int reduction_call(lua_State* L) {
   rtc::write_reduction_arguments(w, t, plan, rl, operands, partial_data);
   record_uses(c, s);
   if (rl.splits > 1) partial.buffer()->record_use(s);
-  note_site(L, *sp, t);
-  launch(rt, k, rl.main, s, sp->launch_site);
+  const LaunchSite& site = note_site(L, *sp, t);
+  launch(rt, k, rl.main, s, site);
   if (rl.splits > 1) {
     rtc::RtcKernel& fk = *sp->finish;
     rtc::ArgumentWriter fw{fk};
     rtc::write_reduction_finish_arguments(fw, t, plan, rl, operands, partial_data);
-    launch(rt, fk, rl.finish, s, sp->launch_site);
+    launch(rt, fk, rl.finish, s, site);
   }
   return push_outputs(L, c);
 }

@@ -1,10 +1,9 @@
 #include "rtc/template_plan.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "core/base/error.hpp"
 #include "rtc/arguments.hpp"
@@ -39,8 +38,8 @@ std::optional<std::string> default_reduction_post(const TemplateSignature& sig) 
 }
 
 void TypeBindings::bind(const TemplateParam& p, DType t, const char* what) {
-  if (!p.placeholder()) {
-    if (*parse_dtype(p.type) != t) {
+  if (const std::optional<DType> fixed = p.dtype()) {
+    if (*fixed != t) {
       fail(ErrorKind::Type, "{} '{}' must be a {} array, got {} (convert with :astype(\"{}\"))",
            what, p.name, p.type, name(t), p.type);
     }
@@ -54,7 +53,7 @@ void TypeBindings::bind(const TemplateParam& p, DType t, const char* what) {
 }
 
 DType TypeBindings::resolve(const TemplateParam& p, const char* what) const {
-  if (!p.placeholder()) return *parse_dtype(p.type);
+  if (const std::optional<DType> fixed = p.dtype()) return *fixed;
   auto it = bound_.find(p.type);
   if (it == bound_.end()) {
     fail(ErrorKind::Value,
@@ -69,8 +68,12 @@ RtcRequest template_request(const KernelTemplate& t, const std::string& source,
                             const std::vector<std::string>& kernels) {
   RtcRequest r;
   r.source = source + kSignatureProbeSource;
+  if (std::string key = template_key_source(source); !key.empty()) {
+    r.key_source = std::move(key) + kSignatureProbeSource;
+  }
   r.name = t.reduction ? "culua_reduction.cu" : "culua_elementwise.cu";
-  r.options = t.options;
+  r.options.assign(std::begin(kTemplateOptions), std::end(kTemplateOptions));
+  r.options.insert(r.options.end(), t.options.begin(), t.options.end());
   for (const auto& k : kernels) {
     r.name_expressions.push_back(k);
     r.name_expressions.push_back(signature_probe(k));
@@ -86,8 +89,8 @@ void ArgumentWriter::put(const void* value, size_t size) {
   std::memcpy(k_.slot(next_++), value, size);
 }
 
-void ArgumentWriter::scalar(const Scalar& v, DType t, const std::string& name) {
-  const std::string what = "input '" + name + "'";
+void ArgumentWriter::scalar(const Scalar& v, DType t, const TemplateParam& p) {
+  const std::string_view what = p.role;
   if (is_complex(t)) {
     const Scalar re = Scalar::real(v.kind == Scalar::Kind::Complex ? v.re : v.as_double());
     const Scalar im = Scalar::real(v.kind == Scalar::Kind::Complex ? v.im : 0.0);
@@ -129,7 +132,7 @@ void write_operands(ArgumentWriter& w, const KernelTemplate& t,
     if (!o.scalar) w.put(o.view.data);
   }
   for (size_t i = 0; i < t.sig.inputs.size(); ++i) {
-    if (operands[i].scalar) w.scalar(operands[i].value, spec[i].dtype, t.sig.inputs[i].name);
+    if (operands[i].scalar) w.scalar(operands[i].value, spec[i].dtype, t.sig.inputs[i]);
   }
 }
 
@@ -145,6 +148,8 @@ ElementwisePlan plan_elementwise(const KernelTemplate& t, const std::vector<Call
   plan.n = checked_numel(shape, 1);
   ElementwiseSpec& spec = plan.spec;
   std::vector<StridedView>& views = plan.views;
+  spec.operands.reserve(operands.size());
+  views.reserve(operands.size());
   for (size_t k = 0; k < operands.size(); ++k) {
     const CallOperand& o = operands[k];
     const TemplateParam& p = param_of(t, k);
@@ -196,12 +201,42 @@ ElementwisePlan plan_elementwise(const KernelTemplate& t, const std::vector<Call
     }
     spec.index32 = max_offset < (int64_t{1} << 31);
   }
+  // The key: a few appends, not a format (it is built on every call).
+  plan.key.reserve(8 * spec.operands.size() + 8);
   for (const auto& o : spec.operands) {
-    plan.key += fmt::format("{}{}{}{},", name(o.dtype), o.scalar ? "s" : "", o.raw ? "r" : "",
-                            o.load ? "l" : "");
+    plan.key += name(o.dtype);
+    if (o.scalar) plan.key += 's';
+    if (o.raw) plan.key += 'r';
+    if (o.load) plan.key += 'l';
+    plan.key += ',';
   }
-  plan.key += fmt::format("v{}d{}{}", spec.vector, spec.ndim, spec.index32 ? "i" : "");
+  plan.key += 'v';
+  plan.key += std::to_string(spec.vector);
+  plan.key += 'd';
+  plan.key += std::to_string(spec.ndim);
+  if (spec.index32) plan.key += 'i';
   return plan;
+}
+
+void elementwise_fingerprint(const std::vector<CallOperand>& operands, const Shape& shape,
+                             std::vector<int64_t>& out) {
+  out.clear();
+  out.push_back(shape.ndim);
+  for (int d = 0; d < shape.ndim; ++d) out.push_back(shape[d]);
+  for (const CallOperand& o : operands) {
+    // A scalar's dtype is the signature's, or a placeholder's that the arrays' dtypes bind.
+    if (o.scalar) {
+      out.push_back(-1);
+      continue;
+    }
+    const StridedView& v = o.view;
+    out.push_back(static_cast<int64_t>(v.dtype) | static_cast<int64_t>(v.ndim) << 8 |
+                  static_cast<int64_t>(reinterpret_cast<uintptr_t>(v.data) % 16) << 16);
+    for (int d = 0; d < v.ndim; ++d) {
+      out.push_back(v.shape[d]);
+      out.push_back(v.strides[d]);
+    }
+  }
 }
 
 std::string elementwise_source(const KernelTemplate& t, const ElementwisePlan& plan) {
@@ -285,7 +320,9 @@ ReductionPlan plan_reduction(const KernelTemplate& t, const std::vector<CallOper
     spec.acc = spec.operands[nin].dtype;
     if (spec.acc == DType::F16 || spec.acc == DType::BF16) spec.acc = DType::F32;
   } else {
-    const TemplateParam acc{"acc", t.acc, false};
+    TemplateParam acc;
+    acc.name = "acc";
+    acc.type = t.acc;
     spec.acc = types.resolve(acc, "accumulator");
   }
   for (size_t k = 0; k < nin && plan.first_array < 0; ++k) {
@@ -296,11 +333,19 @@ ReductionPlan plan_reduction(const KernelTemplate& t, const std::vector<CallOper
   spec.reduced = static_cast<int>(plan.layout.reduced_sizes.size());
   for (int64_t v : plan.layout.kept_sizes) plan.outputs *= v;
   for (int64_t v : plan.layout.reduced_sizes) plan.length *= v;
-  plan.key = fmt::format("acc{},", name(spec.acc));
+  plan.key = "acc";
+  plan.key += name(spec.acc);
+  plan.key += ',';
   for (const auto& o : spec.operands) {
-    plan.key += fmt::format("{}{}{},", name(o.dtype), o.scalar ? "s" : "", o.raw ? "r" : "");
+    plan.key += name(o.dtype);
+    if (o.scalar) plan.key += 's';
+    if (o.raw) plan.key += 'r';
+    plan.key += ',';
   }
-  plan.key += fmt::format("k{}r{}", spec.kept, spec.reduced);
+  plan.key += 'k';
+  plan.key += std::to_string(spec.kept);
+  plan.key += 'r';
+  plan.key += std::to_string(spec.reduced);
   return plan;
 }
 
@@ -373,7 +418,7 @@ void write_reduction_finish_arguments(ArgumentWriter& w, const KernelTemplate& t
   for (size_t i = nin; i < operands.size(); ++i) w.put(operands[i].view.data);
   for (size_t i = 0; i < nin; ++i) {
     if (operands[i].scalar) {
-      w.scalar(operands[i].value, plan.spec.operands[i].dtype, t.sig.inputs[i].name);
+      w.scalar(operands[i].value, plan.spec.operands[i].dtype, t.sig.inputs[i]);
     }
   }
   w.put(static_cast<long long>(plan.outputs));

@@ -69,8 +69,9 @@ inline constexpr const char* kElementwiseKernel = "culua_elementwise";
 inline constexpr const char* kReductionKernels[3] = {"culua_reduce_block", "culua_reduce_thread",
                                                      "culua_reduce_finish"};
 
-// What NVRTC compiles for one specialization: `source` with the signature probe appended, the
-// template's options, and each kernel with its probe as name expressions.
+// What NVRTC compiles for one specialization: `source` with the signature probe appended,
+// kTemplateOptions then the template's options, and each kernel with its probe as name
+// expressions; in the kernel cache's key the complex prelude stands as its hash.
 RtcRequest template_request(const KernelTemplate& t, const std::string& source,
                             const std::vector<std::string>& kernels);
 
@@ -84,8 +85,8 @@ class ArgumentWriter {
   void put(const T& v) {
     put(&v, sizeof(T));
   }
-  // A scalar input `name` of dtype `t` (complex: real, then imaginary part).
-  void scalar(const Scalar& v, DType t, const std::string& name);
+  // The value of scalar input `p` as dtype `t` (complex: real, then imaginary part).
+  void scalar(const Scalar& v, DType t, const TemplateParam& p);
   // Throws unless every parameter was written.
   void done();
 
@@ -108,6 +109,12 @@ struct ElementwisePlan {
 // of scalar inputs.
 ElementwisePlan plan_elementwise(const KernelTemplate& t, const std::vector<CallOperand>& operands,
                                  const Shape& shape, const TypeBindings& types);
+// What a plan depends on besides the data pointers and the scalars' values: the call's shape,
+// each operand's kind and dtype, each array's shape, strides and address modulo 16 (the vector
+// loads). Calls of one template with equal fingerprints have equal plans, so that a binding may
+// keep the last plan; `out` is overwritten (its capacity reused).
+void elementwise_fingerprint(const std::vector<CallOperand>& operands, const Shape& shape,
+                             std::vector<int64_t>& out);
 std::string elementwise_source(const KernelTemplate& t, const ElementwisePlan& plan);
 // A grid of 256-thread blocks over the elements, at most what the device runs at once.
 LaunchDims elementwise_dims(const ElementwisePlan& plan, const DeviceInfo& device);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/model/dtype.hpp"
+#include "rtc/template_prelude.hpp"
 #include "rtc/templates.hpp"
 #include "rtc/text_template.hpp"
 
@@ -17,6 +18,14 @@ namespace culua::detail::rtc {
 namespace {
 
 // ---- Shared by both kinds of kernel
+
+// The complex prelude (rtc/template_prelude.hpp) under a file name of its own, so that compiler
+// messages about it say where they come from; then the generated file's numbering resumes. It is
+// the first text of the source (template_key_source finds it there).
+constexpr std::string_view kComplexHead = R"(#line 1 "culua_complex.cuh"
+)";
+constexpr std::string_view kComplexTail = R"(#line ${next_line} "${file}"
+)";
 
 // Headers and the load/store helpers every template kernel uses; f16 and bf16 are loaded as float
 // and stored rounded to nearest.
@@ -78,7 +87,10 @@ std::string code_lines(std::string_view code) {
   return s;
 }
 
-void add_prelude(std::string& s, const std::vector<OperandSpec>& ops, DType acc) {
+// Complex values are cuda::std::complex: culua's own (the complex prelude), unless the preamble
+// brings in libcu++ itself (any <cuda/std/...> header), whose complex then serves as before.
+void add_prelude(std::string& s, const std::vector<OperandSpec>& ops, DType acc,
+                 std::string_view preamble, std::string_view file) {
   bool half = false, bfloat = false, complex = false;
   auto note = [&](DType t) {
     half = half || t == DType::F16;
@@ -87,10 +99,16 @@ void add_prelude(std::string& s, const std::vector<OperandSpec>& ops, DType acc)
   };
   for (const OperandSpec& o : ops) note(o.dtype);
   note(acc);
+  const bool libcu = complex && preamble.find("cuda/std/") != std::string_view::npos;
+  if (complex && !libcu) {
+    s += kComplexHead;
+    s += kComplexPrelude;
+    fill_into(s, kComplexTail, {{"file", file}});
+  }
   std::string includes;
   if (half) includes += "#include <cuda_fp16.h>\n";
   if (bfloat) includes += "#include <cuda_bf16.h>\n";
-  if (complex) includes += "#include <cuda/std/complex>\n";
+  if (libcu) includes += "#include <cuda/std/complex>\n";
   fill_into(s, kPrelude,
             {{"includes", includes},
              {"half_helpers", half ? kHalfHelpers : ""},
@@ -350,7 +368,7 @@ std::string elementwise_source(const TemplateSignature& sig, const ElementwiseSp
   }
 
   std::string s;
-  add_prelude(s, spec.operands, DType::F32);
+  add_prelude(s, spec.operands, DType::F32, preamble, "culua_elementwise.cu");
   add_preamble(s, preamble, "culua_elementwise.cu");
   fill_into(s, kElementwise,
             {{"operands", operands},
@@ -628,7 +646,7 @@ std::string reduction_source(const TemplateSignature& sig, const ReductionSpec& 
   }
 
   std::string s;
-  add_prelude(s, spec.operands, spec.acc);
+  add_prelude(s, spec.operands, spec.acc, b.preamble, "culua_reduction.cu");
   add_preamble(s, b.preamble, "culua_reduction.cu");
   fill_into(s, kReductionFunctions,
             {{"acc", value_type(spec.acc)},
@@ -654,6 +672,16 @@ std::string reduction_source(const TemplateSignature& sig, const ReductionSpec& 
              {"output_pointer_params", pointer_params(outputs)},
              {"output_pointers", typed_pointers(outputs)}});
   return s;
+}
+
+std::string template_key_source(const std::string& source) {
+  const std::string_view head = kComplexHead, prelude = kComplexPrelude;
+  const std::string_view text = source;
+  if (text.substr(0, head.size()) != head || text.substr(head.size(), prelude.size()) != prelude) {
+    return {};
+  }
+  return std::string("culua template; complex prelude sha256 ") + kComplexPreludeHash + "\n" +
+         source.substr(head.size() + prelude.size());
 }
 
 }  // namespace culua::detail::rtc

@@ -70,6 +70,8 @@ void parse_list(std::string_view text, std::vector<TemplateParam>& out, bool out
     if (p.raw && outputs) {
       fail(ErrorKind::Value, "signature '{}': outputs cannot be raw ('{}')", whole, p.name);
     }
+    p.fixed = parse_dtype(p.type);
+    p.role = (outputs ? "out '" : "input '") + p.name + "'";
     out.push_back(std::move(p));
   }
 }
@@ -77,7 +79,7 @@ void parse_list(std::string_view text, std::vector<TemplateParam>& out, bool out
 }  // namespace
 
 bool TemplateParam::placeholder() const {
-  return !parse_dtype(type).has_value();
+  return !dtype().has_value();
 }
 
 TemplateSignature parse_template_signature(std::string_view text, bool reduction) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,12 @@ struct TemplateParam {
   std::string type;  // a dtype name, or a placeholder such as "T" bound at call time
   bool raw = false;  // `raw f32 x`: the body gets the pointer and indexes it itself
   bool placeholder() const;
+  // Set by parse_template_signature, so that a call parses and formats nothing: the dtype of a
+  // fixed type, and the parameter for messages ("input 'x'", "out 'z'").
+  std::optional<DType> fixed;
+  std::string role;
+  // `type` as a dtype (nullopt for a placeholder).
+  std::optional<DType> dtype() const { return fixed ? fixed : parse_dtype(type); }
 };
 
 struct TemplateSignature {
@@ -34,6 +41,8 @@ TemplateSignature parse_template_signature(std::string_view text, bool reduction
 
 // The C++ storage type of a dtype in generated code ("float", "__half",
 // "cuda::std::complex<float>") and the type the body sees (f16 and bf16 are computed as float).
+// cuda::std::complex is the complex prelude's (rtc/template_prelude.hpp, rtc/nvrtc/complex.cuh),
+// or libcu++'s when the preamble names a <cuda/std/...> header.
 std::string storage_type(DType t);
 std::string value_type(DType t);
 
@@ -64,6 +73,15 @@ struct ElementwiseSpec {
 // strides in elements.
 std::string elementwise_source(const TemplateSignature& sig, const ElementwiseSpec& spec,
                                std::string_view body, std::string_view preamble);
+
+// What stands for a generated source in the kernel cache's key (RtcRequest::key_source): the
+// complex prelude replaced by its hash when the source starts with it, else "" (the source
+// itself).
+std::string template_key_source(const std::string& source);
+
+// NVRTC options of every template compile, before the template's own: the complex prelude's std
+// shims hold constexpr functions without __device__.
+inline constexpr const char* kTemplateOptions[] = {"-default-device"};
 
 struct ReductionSpec {
   std::vector<OperandSpec> operands;  // inputs, then outputs

@@ -7,6 +7,11 @@ local function maxdiff(a, b)
   return cu.abs(a:astype("f64") - b:astype("f64")):max():item()
 end
 
+-- The largest |a - b| of two complex arrays.
+local function cmaxdiff(a, b)
+  return cu.abs(a:astype("c128") - b:astype("c128")):max():item()
+end
+
 T.case("z = 2*x + y is exact against the built-in operations", function()
   local f = cu.elementwise("f32 x, f32 y -> f32 z", "z = 2*x + y")
   for _, n in ipairs({ 1, 3, 4, 5, 1000, 1 << 20, (1 << 20) + 3 }) do
@@ -46,6 +51,28 @@ T.case("broadcasting, scalars and views", function()
   local narrow = cu.rand({ 10, 40 }, "f64"):narrow(2, 3, 33)
   T.eq(maxdiff(f(narrow, row, 3), narrow * 3 + row), 0, "narrowed view")
   T.raises(function() f(cu.ones({ 3, 4 }, "f64"), cu.ones({ 5 }, "f64"), 1) end, "broadcast")
+end)
+
+-- A call laid out as the previous one (dtypes, shapes, strides, alignment) reuses its plan; any
+-- difference plans again. A misaligned view after an aligned one of the same shape must not take
+-- the 16-byte vector loads (the device would fault on them).
+T.case("repeated calls reuse the plan of the same layout only", function()
+  local f = cu.elementwise("T x, T y -> T z", "z = x - y")
+  local big = cu.rand(4097)
+  local a, b = big:narrow(1, 1, 4096), big:narrow(1, 2, 4096) -- b starts 4 bytes into a vector
+  local y = cu.rand(4096)
+  local m = cu.rand({ 64, 64 })
+  local ad, yd = a:astype("f64"), y:astype("f64")
+  for round = 1, 2 do
+    T.eq(maxdiff(f(a, y), a - y), 0, "aligned, round " .. round)
+    T.eq(maxdiff(f(b, y), b - y), 0, "misaligned, round " .. round)
+    T.eq(maxdiff(f(b, y), b - y), 0, "misaligned again, round " .. round)
+    T.eq(maxdiff(f(a, y), a - y), 0, "aligned again, round " .. round)
+    T.eq(maxdiff(f(m, m:transpose()), m - m:transpose()), 0, "strided, round " .. round)
+    T.eq(maxdiff(f(ad, yd), ad - yd), 0, "f64, round " .. round)
+    T.eq(maxdiff(f(a, 0.5), a - 0.5), 0, "a scalar, round " .. round)
+  end
+  T.eq(f.specializations, 5, "vector, scalar, strided, f64 and scalar-operand specializations")
 end)
 
 T.case("several outputs, out= and in-place updates", function()
@@ -91,6 +118,105 @@ T.case("f16, bf16 and complex values", function()
   local ci = cu.elementwise("c128 x -> f64 r", "r = cuda::std::abs(x)")
   local xz = cu.rand(64, "c128")
   T.truthy(maxdiff(ci(xz), cu.abs(xz)) < 1e-14, "complex abs")
+end)
+
+-- Complex values are culua's own cuda::std::complex (the complex prelude, not libcu++): the same
+-- arithmetic and functions as the built-in operations.
+T.case("complex arithmetic and functions equal the built-in operations", function()
+  local n = 3001
+  for _, dt in ipairs({ "c64", "c128" }) do
+    local tol = dt == "c64" and 1e-6 or 1e-14
+    local x = (cu.rand(n, dt) - cu.complex(0.5, 0.5)) * 4
+    local y = (cu.rand(n, dt) - cu.complex(0.5, 0.5)) * 4
+    -- Without contraction into fma, products and quotients round as the built-in kernels' do.
+    local arith = cu.elementwise(dt .. " x, " .. dt .. " y -> " .. dt .. " s, " .. dt .. " d, " .. dt .. " p, "
+      .. dt .. " q, " .. dt .. " c", "s = x + y; d = x - y; p = x * y; q = x / y; c = cuda::std::conj(x)",
+      { options = { "--fmad=false" } })
+    local s, d, p, q, c = arith(x, y)
+    T.eq(p.dtype, dt)
+    T.eq(cmaxdiff(s, x + y), 0, dt .. " +")
+    T.eq(cmaxdiff(d, x - y), 0, dt .. " -")
+    T.eq(cmaxdiff(p, x * y), 0, dt .. " *")
+    T.eq(cmaxdiff(q, x / y), 0, dt .. " /")
+    T.eq(cmaxdiff(c, cu.conj(x)), 0, dt .. " conj")
+    for _, fn in ipairs({ "exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos",
+      "atan", "asinh", "acosh", "atanh", "log10" }) do
+      local f = cu.elementwise(dt .. " x -> " .. dt .. " y", "y = " .. fn .. "(x)", { options = { "--fmad=false" } })
+      local ref = cu[fn](x)
+      local err = cmaxdiff(f(x), ref) / cu.abs(ref):max():item()
+      T.truthy(err <= tol, string.format("%s %s: relative error %g", dt, fn, err))
+    end
+    local real = dt == "c64" and "f32" or "f64"
+    local parts = cu.elementwise(dt .. " x -> " .. real .. " a, " .. real .. " r, " .. real .. " i, " .. real .. " m",
+      "a = abs(x); r = x.real() + real(x); i = x.imag() - imag(x) + arg(x); m = norm(x)")
+    local a, r, i, m = parts(x)
+    T.truthy(maxdiff(a, cu.abs(x)) <= tol * 4, dt .. " abs")
+    T.truthy(maxdiff(r, cu.real(x) * 2) <= tol * 4, dt .. " real")
+    T.truthy(maxdiff(i, cu.atan2(cu.imag(x), cu.real(x))) <= tol * 8, dt .. " arg")
+    T.truthy(maxdiff(m, cu.real(x) ^ 2 + cu.imag(x) ^ 2) <= tol * 16, dt .. " norm")
+    -- pow of a whole exponent is the built-in's repeated product; polar and mixed real operands.
+    local misc = cu.elementwise(dt .. " x, " .. real .. " h -> " .. dt .. " p, " .. dt .. " e",
+      "p = pow(x, 3) ; e = 2 * x + h - x * 0.5 + cuda::std::polar(h, h)")
+    local p3, e = misc(x, 0.75)
+    T.truthy(cmaxdiff(p3, x ^ 3) <= tol * 64, dt .. " pow")
+    local polar = cu.complex(0.75 * math.cos(0.75), 0.75 * math.sin(0.75))
+    T.truthy(cmaxdiff(e, x * 1.5 + 0.75 + polar) <= tol * 16, dt .. " mixed real operands and polar")
+  end
+end)
+
+T.case("the RK4 stage of version C (scripts/device_resident_loop.lua) against the built-in operations", function()
+  local N = 128
+  local F, G = cu.rand({ N, N }, "c64"), cu.rand({ N, N }, "c64")
+  local X, Y = cu.rand({ N, N }, "c64"), cu.rand({ N, N }, "c64")
+  local aF, aG = cu.rand({ N, N }, "c64"), cu.rand({ N, N }, "c64")
+  local d, h, w = cu.complex(0.9, 0.2), 0.05, 0.025
+  local stage = cu.elementwise(
+    "c64 F, c64 G, c64 X, c64 Y, c64 aF, c64 aG, c64 d, f32 h, f32 w -> c64 Xn, c64 Yn, c64 bF, c64 bG", [[
+const cuda::std::complex<float> I(0.0f, 1.0f);
+const cuda::std::complex<float> kF = -2.0f * I * X - I * d * (2.0f * Y - 1.0f);
+const cuda::std::complex<float> kG = -I * (cuda::std::conj(d) * X - d * cuda::std::conj(X));
+Xn = F + h * kF; Yn = G + h * kG; bF = aF + w * kF; bG = aG + w * kG;
+]], { name = "rk4_stage" })
+  local Xn, Yn, bF, bG = stage(F, G, X, Y, aF, aG, d, h, w)
+  local I = cu.complex(0, 1)
+  local kF = X * cu.complex(0, -2) - (Y * 2 - 1) * (I * d)
+  local kG = (X * d:conj() - cu.conj(X) * d) * cu.complex(0, -1)
+  T.truthy(cmaxdiff(Xn, F + kF * h) < 1e-5, "Xn")
+  T.truthy(cmaxdiff(Yn, G + kG * h) < 1e-5, "Yn")
+  T.truthy(cmaxdiff(bF, aF + kF * w) < 1e-5, "bF")
+  T.truthy(cmaxdiff(bG, aG + kG * w) < 1e-5, "bG")
+  -- A cold compile (a source no cache has seen): NVRTC without libcu++ takes tens of milliseconds.
+  local cold = cu.elementwise("c64 x, c64 y -> c64 z",
+    string.format("z = x * y + cuda::std::exp(x); // %d %d", os.time(), math.random(1 << 30)))
+  T.truthy(cmaxdiff(cold(X, Y), X * Y + cu.exp(X)) < 1e-5, "cold")
+  local info = cold.info
+  print(string.format("  cold compile of a complex template: %.1f ms (cache %s)", info.compile_ms,
+    info.cache_misses == 1 and "miss" or "hit"))
+  T.eq(info.cache_misses, 1)
+  T.truthy(info.compile_ms < 500, string.format("a complex template compiled in %.0f ms", info.compile_ms))
+end)
+
+T.case("complex reductions, and libcu++'s complex when the preamble asks for it", function()
+  local x = cu.rand({ 64, 1000 }, "c64") - cu.complex(0.5, 0.5)
+  local sumsq = cu.reduction("c64 x -> f64 y", { map = "norm(cuda::std::complex<double>(x))", reduce = "a + b",
+    identity = 0, acc = "f64" })
+  local ref = (cu.abs(x:astype("c128")) ^ 2):sum({ axis = 2 })
+  T.truthy(maxdiff(sumsq(x, { axis = 2 }), ref) < 1e-9, "sum of |x|^2 by rows")
+  local csum = cu.reduction("T x -> T y", { reduce = "a + b", identity = 0, acc = "c128" })
+  local total = csum(x)
+  local want = x:astype("c128"):sum():item()
+  -- The c128 accumulator assigned to the c64 output (post's y = a narrows, as std::complex's =).
+  T.eq(total.dtype, "c64")
+  T.near(total:item().re, want.re, 1e-4)
+  T.near(total:item().im, want.im, 1e-4)
+  local mx = cu.reduction("c128 x -> c128 y", { reduce = "abs(a) >= abs(b) ? a : b", identity = 0 })
+  local z = cu.rand(5000, "c128")
+  T.near(cu.abs(mx(z)):item(), cu.abs(z):max():item(), 0)
+  -- libcu++ itself in the preamble: its complex, as before the complex prelude.
+  local lib = cu.elementwise("c64 x -> c64 z", "z = cuda::std::exp(x) * x",
+    { preamble = "#include <cuda/std/complex>" })
+  local v = x:narrow(1, 1, 4)
+  T.truthy(cmaxdiff(lib(v), cu.exp(v) * v) < 1e-5, "libcu++")
 end)
 
 T.case("raw inputs index the array themselves: a 3-point stencil", function()

@@ -111,6 +111,8 @@ T.case("a sandboxed kernel computes; include and include paths are refused", fun
     print("template", h(cu.ones(8)):sum():item())
     local half = cu.elementwise("f16 x -> f16 y", "y = x + x")
     print("half", half(cu.ones(8, "f16")):astype("f32"):sum():item())
+    local cx = cu.elementwise("c64 x -> c64 y", "y = x * cuda::std::complex<float>(0, 2)")
+    print("complex", cx(cu.ones(8, "c64")):sum():item())
   ]], "--max-time 60")
   T.eq(code, 0, out)
   T.truthy(out:find("maxdiff\t0.0\n", 1, true), out)
@@ -121,6 +123,7 @@ T.case("a sandboxed kernel computes; include and include paths are refused", fun
   T.eq(out:find("root:", 1, true), nil, out)
   T.truthy(out:find("template\t16.0", 1, true), out)
   T.truthy(out:find("half\t16.0", 1, true), out) -- culua's own #include <cuda_fp16.h> is allowed
+  T.truthy(out:find("complex\t0+16j", 1, true), out) -- the complex prelude holds no include
 end)
 
 T.case("the quota caps device memory", function()

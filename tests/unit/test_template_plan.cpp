@@ -238,3 +238,59 @@ TEST_CASE("template plan: reductions over the contiguous axis split long rows",
   CHECK(slot_value<void*>(*finish, 0) == static_cast<void*>(y));
   CHECK(slot_value<long long>(*finish, 3) == 48);
 }
+
+TEST_CASE("template plan: calls of one layout have one fingerprint", "[rtc][template_plan]") {
+  alignas(16) float x[64] = {};
+  alignas(16) float y[64] = {};
+  alignas(16) double w[64] = {};
+  auto fp = [](const std::vector<rtc::CallOperand>& ops, const Shape& shape) {
+    std::vector<int64_t> out = {42};  // overwritten, not appended to
+    rtc::elementwise_fingerprint(ops, shape, out);
+    return out;
+  };
+  const Shape s{4, 8};
+  const auto base =
+      fp({array(x, DType::F32, s), scalar(Scalar::real(1)), array(y, DType::F32, s)}, s);
+  // Other data of the same alignment and other scalar values: the same plan.
+  CHECK(base ==
+        fp({array(y, DType::F32, s), scalar(Scalar::real(-3)), array(x + 32, DType::F32, s)}, s));
+  // Anything the plan depends on differs.
+  CHECK(base != fp({array(x + 1, DType::F32, s), scalar(Scalar::real(1)), array(y, DType::F32, s)},
+                   s));  // 4 bytes past 16: no vector loads
+  CHECK(base != fp({array(x, DType::F32, s), array(w, DType::F32, s), array(y, DType::F32, s)}, s));
+  CHECK(base != fp({array(w, DType::F64, s), scalar(Scalar::real(1)), array(y, DType::F32, s)}, s));
+  CHECK(base !=
+        fp({array(x, DType::F32, s, {1, 4}), scalar(Scalar::real(1)), array(y, DType::F32, s)},
+           s));  // transposed strides
+  const Shape t{8, 4};
+  CHECK(base != fp({array(x, DType::F32, t), scalar(Scalar::real(1)), array(y, DType::F32, t)}, t));
+  const Shape b{1, 8};  // x broadcast along the rows
+  CHECK(base != fp({array(x, DType::F32, b), scalar(Scalar::real(1)), array(y, DType::F32, s)}, s));
+}
+
+TEST_CASE("template plan: the compile request of a complex specialization",
+          "[rtc][template_plan]") {
+  rtc::KernelTemplate t = rtc::elementwise_template("c64 x -> c64 z", "z = x * x");
+  t.options = {"--fmad=false"};
+  alignas(16) float x[8] = {};
+  alignas(16) float z[8] = {};
+  const std::vector<rtc::CallOperand> ops = {array(x, DType::C64, Shape{4}),
+                                             array(z, DType::C64, Shape{4})};
+  const rtc::ElementwisePlan plan = rtc::plan_elementwise(t, ops, Shape{4}, rtc::TypeBindings{});
+  const std::string src = rtc::elementwise_source(t, plan);
+  const RtcRequest r = rtc::template_request(t, src, {rtc::kElementwiseKernel});
+  // The complex prelude's shims need -default-device; the template's own options follow.
+  CHECK(r.options == std::vector<std::string>{"-default-device", "--fmad=false"});
+  CHECK(r.source == src + rtc::kSignatureProbeSource);
+  // In the cache's key the prelude is its hash: a short key, the kernel's own text in full.
+  CHECK(r.key_source.size() < src.size() / 4);
+  CHECK_THAT(r.key_source, Catch::StartsWith("culua template; complex prelude sha256 "));
+  CHECK_THAT(r.key_source, Catch::Contains("z = x * x"));
+  // A real specialization keeps its source as the key.
+  rtc::KernelTemplate real = rtc::elementwise_template("f32 x -> f32 z", "z = x * x");
+  const std::vector<rtc::CallOperand> rops = {array(x, DType::F32, Shape{8}),
+                                              array(z, DType::F32, Shape{8})};
+  const std::string rsrc = rtc::elementwise_source(
+      real, rtc::plan_elementwise(real, rops, Shape{8}, rtc::TypeBindings{}));
+  CHECK(rtc::template_request(real, rsrc, {rtc::kElementwiseKernel}).key_source.empty());
+}

@@ -5,6 +5,7 @@
 #include "helpers.hpp"
 
 #include <functional>
+#include <iterator>
 #include <string>
 
 #include "rtc/rtc_kernel.hpp"
@@ -213,6 +214,7 @@ bool compiles(const std::string& source, const std::vector<std::string>& kernels
   RtcRequest r;
   r.source = source + rtc::kSignatureProbeSource;
   r.use_cache = false;
+  r.options.assign(std::begin(rtc::kTemplateOptions), std::end(rtc::kTemplateOptions));
   for (const auto& k : kernels) {
     r.name_expressions.push_back(k);
     r.name_expressions.push_back(rtc::signature_probe(k));
@@ -264,15 +266,6 @@ TEST_CASE("templates: generated elementwise and reduction sources compile", "[rt
     if (!compiles(src, {"culua_elementwise"})) WARN("NVRTC is not available: not compiled");
 #endif
   }
-  const auto csig = rtc::parse_template_signature("c64 x, c64 w -> c64 z", false);
-  rtc::ElementwiseSpec cs;
-  cs.operands = operands({{DType::C64, ""}, {DType::C64, "s"}, {DType::C64, ""}});
-  cs.vector = 2;
-  const std::string csrc = rtc::elementwise_source(csig, cs, "z = x * w", "");
-  CHECK_THAT(csrc, Catch::Contains("#include <cuda/std/complex>"));
-#ifdef CULUA_HAVE_CUDA
-  compiles(csrc, {"culua_elementwise"});
-#endif
 
   const auto rsig = rtc::parse_template_signature("T x, f32 y -> T r", true);
   rtc::ReductionSpec rs;
@@ -287,4 +280,99 @@ TEST_CASE("templates: generated elementwise and reduction sources compile", "[rt
 #ifdef CULUA_HAVE_CUDA
   compiles(rsrc, {"culua_reduce_block", "culua_reduce_thread", "culua_reduce_finish"});
 #endif
+}
+
+namespace {
+
+// What user code of cu.elementwise and cu.reduction does with complex values: the whole interface
+// of std::complex the complex prelude gives (rtc/nvrtc/complex.cuh), the documented spellings
+// (cuda::std::conj, cuda::std::abs) and the RK4 stages of scripts/device_resident_loop.lua.
+constexpr const char* kComplexBody = R"(
+const cuda::std::complex<float> I(0.0f, 1.0f);
+const cuda::std::complex<float> kF = -2.0f * I * x - I * w * (2.0f * x - 1.0f);
+const cuda::std::complex<float> kG = -I * (cuda::std::conj(w) * x - w * cuda::std::conj(x));
+cuda::std::complex<float> t = kF + h * kG;
+t += 1; t -= 2.0f; t *= w; t /= 3; t = t / x + 2 * t - t * 0.5;
+t.real(t.real() + real(x)); t.imag(t.imag() - imag(x));
+const float m = abs(t) + cuda::std::abs(t) + arg(t) + norm(t) + cuda::std::sqrt(h) + cuda::std::abs(h);
+t = t + conj(t) + proj(t) + cuda::std::polar(m, 0.5f) + cuda::std::polar(2.0f);
+t = t + exp(t) + log(t) + log10(t) + sqrt(t) + sin(t) + cos(t) + tan(t) + asin(t) + acos(t)
+  + atan(t) + sinh(t) + cosh(t) + tanh(t) + asinh(t) + acosh(t) + atanh(t);
+t = pow(t, x) + pow(t, 2.0f) + pow(2.0f, t) + cuda::std::pow(t, 3.0f);
+const cuda::std::complex<double> wide = t;
+const cuda::std::complex<double> d = wide * t + cuda::std::exp(wide);
+z = static_cast<cuda::std::complex<float>>(d) + (t == x ? 1.0f : 0.0f) + (t != 0.0f ? I : -I);
+if (cuda::std::isnan(z.real()) || !cuda::std::isfinite(h)) z = cuda::std::complex<float>(cuda::std::numeric_limits<float>::max());
+)";
+
+}  // namespace
+
+TEST_CASE("templates: complex operands compile with culua's complex, not libcu++",
+          "[rtc][template]") {
+  const auto sig = rtc::parse_template_signature("c64 x, c64 w, f32 h -> c64 z", false);
+  rtc::ElementwiseSpec flat;
+  flat.operands =
+      operands({{DType::C64, ""}, {DType::C64, "s"}, {DType::F32, "s"}, {DType::C64, ""}});
+  flat.vector = 2;
+  rtc::ElementwiseSpec strided = flat;
+  strided.vector = 1;
+  strided.ndim = 2;
+  // f16 and bf16 beside complex: CUDA's headers after the complex prelude's std shims.
+  rtc::ElementwiseSpec half = flat;
+  half.operands =
+      operands({{DType::C64, ""}, {DType::C64, "s"}, {DType::F16, ""}, {DType::C64, ""}});
+  rtc::ElementwiseSpec bfloat = half;
+  bfloat.operands[2].dtype = DType::BF16;
+  for (const auto* spec : {&flat, &strided, &half, &bfloat}) {
+    const std::string src = rtc::elementwise_source(sig, *spec, kComplexBody, "");
+    CHECK_THAT(src, Catch::StartsWith("#line 1 \"culua_complex.cuh\""));
+    CHECK_THAT(src, !Catch::Contains("cuda/std/"));
+    // A sandboxed compile refuses "include" anywhere but culua's own CUDA header lines.
+    std::string rest = src;
+    for (const char* allowed : {"#include <cuda_fp16.h>\n", "#include <cuda_bf16.h>\n"}) {
+      if (const size_t at = rest.find(allowed); at != std::string::npos) {
+        rest.erase(at, std::string(allowed).size());
+      }
+    }
+    CHECK_THAT(rest, !Catch::Contains("include"));
+    // In the kernel cache's key the prelude is its hash: equal for equal sources, the kernel's
+    // own text after it.
+    const std::string key = rtc::template_key_source(src);
+    CHECK_THAT(key, Catch::StartsWith("culua template; complex prelude sha256 "));
+    CHECK(key.size() < 20000);
+    CHECK_THAT(key, Catch::Contains("extern \"C\" __global__ void culua_elementwise("));
+#ifdef CULUA_HAVE_CUDA
+    if (!compiles(src, {"culua_elementwise"})) WARN("NVRTC is not available: not compiled");
+#endif
+  }
+  // Real operands: no prelude, the source stands for itself in the key.
+  const auto rsig = rtc::parse_template_signature("f32 x -> f32 y", false);
+  rtc::ElementwiseSpec real;
+  real.operands = operands({{DType::F32, ""}, {DType::F32, ""}});
+  const std::string rsrc = rtc::elementwise_source(rsig, real, "y = x", "");
+  CHECK_THAT(rsrc, !Catch::Contains("culua_complex"));
+  CHECK(rtc::template_key_source(rsrc).empty());
+
+  // A reduction over complex values, a complex accumulator of another width.
+  const auto qsig = rtc::parse_template_signature("c64 x -> c128 y", true);
+  rtc::ReductionSpec rs;
+  rs.operands = operands({{DType::C64, ""}, {DType::C128, ""}});
+  rs.acc = DType::C128;
+  rs.kept = 1;
+  rs.reduced = 1;
+  const rtc::ReductionBodies bodies{"x * conj(x) + cuda::std::complex<double>(abs(x))", "a + b",
+                                    "y = a / (double)n", "0", ""};
+  const std::string qsrc = rtc::reduction_source(qsig, rs, bodies);
+  CHECK_THAT(qsrc, Catch::StartsWith("#line 1 \"culua_complex.cuh\""));
+  CHECK_THAT(qsrc, !Catch::Contains("cuda/std/"));
+#ifdef CULUA_HAVE_CUDA
+  compiles(qsrc, {"culua_reduce_block", "culua_reduce_thread", "culua_reduce_finish"});
+#endif
+
+  // A preamble that brings in libcu++ itself keeps libcu++'s complex (the two cannot coexist).
+  const std::string lsrc =
+      rtc::elementwise_source(sig, flat, "z = x * w + h", "#include <cuda/std/complex>\n");
+  CHECK_THAT(lsrc, Catch::StartsWith("#include <cuda/std/complex>"));
+  CHECK_THAT(lsrc, !Catch::Contains("culua_complex"));
+  CHECK(rtc::template_key_source(lsrc).empty());
 }

@@ -2,8 +2,11 @@
 
 #include "cuda/cufft_api.hpp"
 
+#include <algorithm>
+
 #include "core/backend/fft_call.hpp"
 #include "core/base/error.hpp"
+#include "core/runtime/capture.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/scoped.hpp"
 
@@ -52,7 +55,55 @@ Cufft::Cufft(std::shared_ptr<Health> health) : health_(std::move(health)) {}
 
 Cufft::~Cufft() {
   if (health_->poisoned.load()) return;  // the context is unusable: nothing can be released
+  for (WorkArea& a : areas_) free_area(a);
   for (Plan& p : plans_) destroy(p);
+}
+
+void Cufft::free_area(WorkArea& a) noexcept {
+  // In stream order on the area's own stream, after every transform queued there (the stream is
+  // still alive: the cache holds it). Errors are ignored: at exit the context may already be gone.
+  const DeviceScope scope(a.stream->device(), std::nothrow);
+  if (!scope.ok()) return;
+  const RelaxedCaptureMode relaxed;
+  if (cudaFreeAsync(a.ptr, static_cast<cudaStream_t>(a.stream->native_handle())) != cudaSuccess) {
+    cudaGetLastError();
+  }
+  a.ptr = nullptr;
+  ++stats_.work_frees;
+}
+
+void Cufft::release_dropped_streams(const Stream* current) noexcept {
+  for (size_t i = 0; i < areas_.size();) {
+    WorkArea& a = areas_[i];
+    // use_count() == 1: nobody but the cache holds the stream, so nothing can queue on it again.
+    if (a.stream.get() == current || a.stream.use_count() != 1) {
+      ++i;
+      continue;
+    }
+    free_area(a);
+    std::swap(a, areas_.back());
+    areas_.pop_back();  // the stream goes with its last reference
+  }
+}
+
+void* Cufft::work_area(Stream& s, size_t bytes, cudaMemPool_t pool) {
+  const auto it = std::find_if(areas_.begin(), areas_.end(),
+                               [&](const WorkArea& a) { return a.stream.get() == &s; });
+  if (it != areas_.end() && it->bytes >= bytes) return it->ptr;
+  std::shared_ptr<Stream> keep = s.weak_from_this().lock();
+  if (!keep) return nullptr;
+  if (it != areas_.end()) {
+    // Grown: the old area is freed first, in order on the same stream, so that the new one can
+    // reuse its memory; plans bound to it are bound again when next used (their pointer differs).
+    free_area(*it);
+    areas_.erase(it);
+  }
+  void* p = nullptr;
+  CULUA_CUDA_CHECK(*health_, cudaMallocFromPoolAsync(&p, bytes, pool,
+                                                     static_cast<cudaStream_t>(s.native_handle())));
+  ++stats_.work_allocations;
+  areas_.push_back(WorkArea{std::move(keep), p, bytes});
+  return p;
 }
 
 void Cufft::destroy(Plan& p) noexcept {
@@ -136,21 +187,49 @@ void Cufft::execute(const FftCall& c, Stream& s, cudaMemPool_t pool) {
   key.batch = c.batch;
   key.idist = c.in_row();
   key.odist = c.out_row();
-  const bool capturing = stream_capturing(stream);
+  Capture* const capture = s.capture();
+  const bool capturing = capture || stream_capturing(stream);
+  // Nothing is freed while this thread captures (CUDA refuses stream-ordered frees then).
+  const bool any_capture = capturing || Capture::active();
+  if (!any_capture) release_dropped_streams(&s);
   Plan& p = plan(key, capturing);
-  CULUA_CUFFT_CHECK(cufft_api().set_stream(p.handle, stream));
   void* work = nullptr;
+  void* own_work = nullptr;  // allocated for this call alone, freed after it
   if (p.work > 0) {
-    CULUA_CUDA_CHECK(*health_, cudaMallocFromPoolAsync(&work, p.work, pool, stream));
+    if (capture) {
+      // Lives as long as the graph (the capture allocates it outside the captured work).
+      work = capture->scratch(s, p.work);
+    } else if (!any_capture) {
+      work = work_area(s, p.work, pool);
+    }
+    if (!work) {
+      // A capture culua does not run (an embedding application's), or a stream that no
+      // shared_ptr holds: in stream order around the call, as graph memory nodes under capture.
+      CULUA_CUDA_CHECK(*health_, cudaMallocFromPoolAsync(&own_work, p.work, pool, stream));
+      work = own_work;
+    }
   }
-  struct FreeWork {  // the work area goes back to the pool after the transform, in stream order
+  struct FreeWork {  // the call's own work area goes back to the pool after it, in stream order
     void* p;
     cudaStream_t s;
     ~FreeWork() {
       if (p) cudaFreeAsync(p, s);
     }
-  } free_work{work, stream};
-  CULUA_CUFFT_CHECK(cufft_api().set_work_area(p.handle, work));
+  } free_work{own_work, stream};
+  if (!p.stream_bound || p.bound_stream != stream) {
+    p.stream_bound = false;  // until the call succeeds
+    CULUA_CUFFT_CHECK(cufft_api().set_stream(p.handle, stream));
+    p.bound_stream = stream;
+    p.stream_bound = true;
+    ++stats_.stream_bindings;
+  }
+  if (!p.work_bound || p.bound_work != work) {
+    p.work_bound = false;
+    CULUA_CUFFT_CHECK(cufft_api().set_work_area(p.handle, work));
+    p.bound_work = work;
+    p.work_bound = true;
+    ++stats_.work_area_bindings;
+  }
   const cufftHandle h = p.handle;
   switch (static_cast<cufftType>(key.type)) {
     case CUFFT_C2C:
@@ -187,6 +266,9 @@ FftPlanStats Cufft::stats() {
   std::lock_guard lock(mutex_);
   FftPlanStats s = stats_;
   s.plans = plans_.size();
+  s.work_areas = areas_.size();
+  s.work_bytes = 0;
+  for (const WorkArea& a : areas_) s.work_bytes += a.bytes;
   return s;
 }
 

@@ -21,10 +21,11 @@
 //
 // The hot cases skip the key pass (docs/design.md, "Precompiled kernels"): ascending sorts and
 // argsorts of i32 and i64 in one or a few rows sort the elements themselves (CUB orders signed
-// integers), and ascending sorts of f32 and f64 without positions sort the floats (sort_floats).
-// So the CUB radix sorts compiled are: the six key types u32, u64, i32, i64, f32, f64 alone or with
-// int64 positions or (u32, u64) their own bits as payload, ascending only; rows of more than 2^31
-// elements through the u32/u64 keys with positions.
+// integers), ascending sorts of f32 and f64 without positions sort the floats (sort_floats), and
+// ascending argsorts of f32 and f64 sort the floats read through numpy's key (NumpyFloat). So the
+// CUB radix sorts compiled are: the key types u32, u64, i32, i64, f32, f64 alone, u32, u64, i32,
+// i64 and the NumpyFloat of f32 and f64 with int64 positions, (u32, u64) with their own bits as
+// payload, ascending only; rows of more than 2^31 elements through the u32/u64 keys with positions.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -103,17 +104,32 @@ constexpr uint64_t inf_bits() {
   }
 }
 
-// numpy's order of a float as an unsigned key of its width (see the top of the file).
+// numpy's order of a float as an unsigned key of its width (see the top of the file), from the
+// float's bits.
 template <class T, class U>
-__device__ U float_key(T x) {
-  U b;
-  memcpy(&b, &x, sizeof(U));
+__host__ __device__ inline U float_bits_key(U b) {
   constexpr U sign = U(U(1) << (sizeof(U) * 8 - 1));
   const U mag = U(b & U(~sign));
   if (mag > U(inf_bits<T>())) return U(~U(0));  // NaN: after +inf
   if (mag == 0) return sign;                    // -0.0 and 0.0
   return (b & sign) ? U(~b) : U(b | sign);
 }
+
+template <class T, class U>
+__device__ U float_key(T x) {
+  U b;
+  memcpy(&b, &x, sizeof(U));
+  return float_bits_key<T, U>(b);
+}
+
+// An f32 or f64 as the key of CUB's radix sort in numpy's order: sort_cuda_cub.cu gives CUB
+// float_bits_key as the key's bit twiddle, applied as the sort loads each key, so an argsort sorts
+// the floats themselves (no key pass). The sorted keys come out with -0.0 as 0.0 and every NaN as
+// one NaN: only the positions are used.
+template <class F>
+struct NumpyFloat {
+  typename unsigned_of<sizeof(F)>::type bits;
+};
 
 // The key type of an element type: 32 bits, or 64 for 8-byte elements.
 template <class T>
@@ -335,6 +351,10 @@ cudaError_t radix_sort(const SortCall& c, const Launch& l) {
   }
   if constexpr (kDirectFloats<T>) {
     if (direct && !c.out_index) return sort_floats<T>(t, c, l);
+    if (direct) {
+      return sort_positions<T, NumpyFloat<T>>(t, c, l, reinterpret_cast<const NumpyFloat<T>*>(in),
+                                              key_bits<T>());
+    }
   }
   using K = key_of<T>;
   K* keys = nullptr;

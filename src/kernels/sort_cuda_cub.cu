@@ -12,6 +12,35 @@
 
 #include "kernels/sort_cuda.cuh"
 
+// numpy's order of f32 and f64 keys (sort_cuda.cuh's NumpyFloat) as CUB's bit twiddle of the key
+// type: TwiddleIn gives the key that is sorted, TwiddleOut a float with that key (the sorted keys
+// are a scratch copy, read back only by the next radix pass). Specializing NumericTraits is how
+// CUB takes the twiddle of a key type of its own (cub/util_type.cuh); the sort's tuning is that of
+// any key of the same size.
+CUB_NAMESPACE_BEGIN
+template <class F>
+struct NumericTraits<culua::detail::kernels::cuda::sort_detail::NumpyFloat<F>> {
+  using UnsignedBits = decltype(culua::detail::kernels::cuda::sort_detail::NumpyFloat<F>::bits);
+  static constexpr UnsignedBits HIGH_BIT = UnsignedBits(UnsignedBits(1) << (sizeof(F) * 8 - 1));
+  // Raw keys: -inf (the smallest key) and a NaN (the largest, the key of every NaN).
+  static constexpr UnsignedBits LOWEST_KEY =
+      UnsignedBits(HIGH_BIT | culua::detail::kernels::cuda::sort_detail::inf_bits<F>());
+  static constexpr UnsignedBits MAX_KEY = UnsignedBits(UnsignedBits(~UnsignedBits(0)) ^ HIGH_BIT);
+
+  static _CCCL_HOST_DEVICE _CCCL_FORCEINLINE UnsignedBits TwiddleIn(UnsignedBits b) {
+    return culua::detail::kernels::cuda::sort_detail::float_bits_key<F, UnsignedBits>(b);
+  }
+  static _CCCL_HOST_DEVICE _CCCL_FORCEINLINE UnsignedBits TwiddleOut(UnsignedBits k) {
+    if (k == UnsignedBits(~UnsignedBits(0))) return MAX_KEY;  // a NaN
+    return (k & HIGH_BIT) ? UnsignedBits(k ^ HIGH_BIT) : UnsignedBits(~k);
+  }
+
+ private:
+  friend struct detail::is_primitive_impl;
+  static constexpr bool is_primitive = false;
+};
+CUB_NAMESPACE_END
+
 namespace culua::detail::kernels::cuda::sort_detail {
 
 namespace {
@@ -89,6 +118,8 @@ CULUA_SORT_ROWS(int32_t, int64_t);
 CULUA_SORT_ROWS(int64_t, int64_t);
 CULUA_SORT_ROWS(float, void);
 CULUA_SORT_ROWS(double, void);
+CULUA_SORT_ROWS(NumpyFloat<float>, int64_t);
+CULUA_SORT_ROWS(NumpyFloat<double>, int64_t);
 // Keys: any rows; with positions any length.
 CULUA_SORT_ROWS(uint32_t, void);
 CULUA_SORT_ROWS(uint64_t, void);

@@ -1,11 +1,12 @@
 // The CUB kernels of sorting, searching and sets (kernels/sort_cuda*.cu) against a plain C++
 // reference (std::stable_sort with numpy's order, kernels/sort_order.cuh), every element type:
 // sort and argsort of one row, a few long rows (one CUB call each) and many rows (segmented),
-// ascending and descending, sizes beyond one CUB tile, ties, NaN of both signs, -0.0 and
-// infinities; nonzero, unique (values, counts, first positions, inverse) and searchsorted (both
-// sides, with a sorter). Then event-timed figures of 2^26 f32 and i32 keys (argument 1: log2 n,
-// default 26; 0 skips them). Exits 1 on a mismatch, 69 without a GPU. Built with the CUDA tree
-// (culua_sort_cub_check, ctest gpu.sort_cub_check), or with the CUDA toolkit alone:
+// ascending and descending, sizes beyond one CUB tile, ties, NaN of both signs and several
+// payloads, -0.0 and infinities; nonzero, unique (values, counts, first positions, inverse) and
+// searchsorted (both sides, with a sorter). Then event-timed figures of 2^26 f32 and i32 keys
+// (argument 1: log2 n, default 26; 0 skips them). Exits 1 on a mismatch, 69 without a GPU. Built
+// with the CUDA tree (culua_sort_cub_check, ctest gpu.sort_cub_check), or with the CUDA toolkit
+// alone:
 //   nvcc -std=c++17 -arch=sm_90 -O2 --expt-relaxed-constexpr -Isrc tests/gpu/sort_cub_check.cu
 //     src/kernels/sort_cuda*.cu -o sort_cub_check
 #include <cuda_runtime.h>
@@ -78,7 +79,21 @@ T pick() {
   } else if constexpr (std::is_floating_point_v<T>) {
     const T v[] = {T(-1),       T(0),         T(-0.0), T(2),   T(NAN), -T(NAN),
                    T(INFINITY), -T(INFINITY), T(3.5),  T(1e3), T(-7),  T(0.25)};
-    return v[k];
+    T x = v[k];
+    if (k == 4 || k == 5) {
+      // NaNs of other payloads too (a quiet one, a signaling one): numpy's order has every NaN
+      // equal, so they keep their input order, whatever CUB makes of their bits.
+      using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+      constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
+      const U inf = sizeof(T) == 4 ? U(0x7F800000u) : U(0x7FF0000000000000ull);
+      U b;
+      std::memcpy(&b, &x, sizeof b);
+      const int p = d(rng) % 3;
+      if (p == 1) b |= U(1);
+      if (p == 2) b = U((b & sign) | inf | U(1));
+      std::memcpy(&x, &b, sizeof b);
+    }
+    return x;
   } else {
     const int64_t v[] = {-7, -1, 0, 1, 2, 3, 100, 5, 2, 1, 0, -3};
     return static_cast<T>(std::is_signed_v<T> ? v[k] : (v[k] < 0 ? -v[k] : v[k]));

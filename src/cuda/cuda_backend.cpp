@@ -218,6 +218,11 @@ class CudaBackend final : public Backend {
       case Location::Device: {
         // The hot path of every allocation: no device switch is needed to allocate from a pool.
         DeviceState& d = ready_state(device);
+        if (CudaStream* small = small_blocks_of(stream, bytes, device)) {
+          if (void* kept = small->take_small(bytes)) return kept;
+        }
+        // Every small block has its class's size, whichever stream frees it (and keeps it).
+        if (bytes > 0 && bytes <= CudaStream::kSmallMax) bytes = CudaStream::small_size(bytes);
         cudaStream_t s = stream ? cu(*stream) : cu(*default_stream(device));
         const DeviceScope scope(device, *health_);
         void* p = nullptr;
@@ -243,6 +248,9 @@ class CudaBackend final : public Backend {
     switch (loc) {
       case Location::Device: {
         if (health_->poisoned.load()) return;  // the context is gone; nothing can be freed
+        if (CudaStream* small = small_blocks_of(stream, bytes, device)) {
+          if (small->keep_small(p, bytes)) return;
+        }
         cudaStream_t s = stream ? cu(*stream) : nullptr;
         if (!s) {
           try {
@@ -447,7 +455,8 @@ class CudaBackend final : public Backend {
   }
 
   // cuFFT's plans may be created under capture (relaxed mode: they allocate and copy their
-  // twiddle factors); the transform's work area comes from the device's pool, in stream order.
+  // twiddle factors); the transform's work area is the stream's own, kept by cuda/cufft (the
+  // capture's scratch under capture).
   void fft(const FftCall& c, Stream& s) override {
     health_->check_usable();
     health_->note_op(c.name());
@@ -626,6 +635,24 @@ class CudaBackend final : public Backend {
   };
 
   static cudaStream_t cu(Stream& s) { return static_cast<cudaStream_t>(s.native_handle()); }
+  // The stream whose kept small blocks serve (or take back) a device block of `bytes` on
+  // `device`: one of this backend's streams of that device, not capturing (a capture records
+  // its allocations and frees as graph nodes; one begun outside culua, through the embedding
+  // API's stream, counts too); else null.
+  static CudaStream* small_blocks_of(Stream* stream, size_t bytes, int device) {
+    if (!stream || bytes == 0 || bytes > CudaStream::kSmallMax || stream->device() != device ||
+        stream->capture()) {
+      return nullptr;
+    }
+    auto* cs = dynamic_cast<CudaStream*>(stream);
+    if (!cs) return nullptr;
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(cs->get(), &status) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    return status == cudaStreamCaptureStatusNone ? cs : nullptr;
+  }
 
   // A GPU that none of the built-in kernels' images can run (no machine code for its architecture,
   // no PTX of a compute capability at or below its own) fails when it is opened, before anything

@@ -86,15 +86,42 @@ CudaStream::CudaStream(cudaStream_t s, bool owned, int device, StreamPriority p,
 
 // Neither path blocks: queued work still completes.
 CudaStream::~CudaStream() {
-  if (scratch_ && !health_->poisoned.load()) {
+  if (!health_->poisoned.load()) {
     const DeviceScope scope(device(), std::nothrow);
-    if (scope.ok() && cudaFreeAsync(scratch_, stream_) != cudaSuccess) cudaGetLastError();
+    if (scope.ok()) {
+      if (scratch_ && cudaFreeAsync(scratch_, stream_) != cudaSuccess) cudaGetLastError();
+      for (const std::vector<void*>& kept : small_) {
+        for (void* p : kept) {
+          if (cudaFreeAsync(p, stream_) != cudaSuccess) cudaGetLastError();
+        }
+      }
+    }
   }
   if (registry_) {
     registry_->retire(stream_, device(), owned_);
   } else if (owned_) {
     DestroyStream{device()}(stream_);
   }
+}
+
+void* CudaStream::take_small(size_t bytes) {
+  if (bytes == 0 || bytes > kSmallMax) return nullptr;
+  std::lock_guard lock(scratch_mutex_);
+  std::vector<void*>& kept = small_[(bytes - 1) / kSmallGranule];
+  if (kept.empty()) return nullptr;
+  void* p = kept.back();
+  kept.pop_back();
+  return p;
+}
+
+bool CudaStream::keep_small(void* p, size_t bytes) {
+  if (bytes == 0 || bytes > kSmallMax) return false;
+  std::lock_guard lock(scratch_mutex_);
+  std::vector<void*>& kept = small_[(bytes - 1) / kSmallGranule];
+  if (kept.size() >= kSmallKept) return false;
+  if (kept.capacity() == 0) kept.reserve(kSmallKept);
+  kept.push_back(p);
+  return true;
 }
 
 void* CudaStream::scratch(cudaMemPool_t pool) {

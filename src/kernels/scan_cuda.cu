@@ -10,12 +10,16 @@
 //  - include_initial's leading identities are a fill of the first column.
 // The common cases need no staging: the contiguous f32, f64, complex, i64 and u64 scans read the
 // input and write the output directly (i64 and u64 share the uint64 scan: the same bits, wrapping).
+// Sums of reals and integers go to culua's own single-pass scan (scan_lookback.cu) instead of
+// CUB's; it also reads an i32 input directly (no staging cast). CUB keeps products, complex sums
+// and misaligned data.
 #include <cuda_runtime.h>
 
 #include "core/backend/scan_call.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/scan.cuh"
 #include "kernels/scan_cuda_typed.hpp"
+#include "kernels/scan_lookback.cuh"
 #include "kernels/stream_temp.cuh"
 
 namespace culua::detail::kernels::cuda {
@@ -106,24 +110,36 @@ int scan(const ScanCall& c, const Launch& l) {
   }
   if (M * R == 0) return cudaSuccess;
   const DType acc = acc_dtype(c.out.dtype);
-  const size_t bytes = static_cast<size_t>(M * R) * itemsize(acc);
+  const int64_t n = M * R;
+  const size_t bytes = static_cast<size_t>(n) * itemsize(acc);
   Temp temp(l);
-  // The accumulator's dtype is the result's (or F32 for f16/bf16 results): an input of that dtype
-  // is scanned where it lies when contiguous.
   const auto same_bits = [&](DType t) { return t == acc; };
-  const void* in = c.in.data;
-  if (!(c.in.is_contiguous() && same_bits(c.in.dtype))) {
-    void* p = nullptr;
-    if (const cudaError_t e = temp.bytes(&p, bytes); e != cudaSuccess) return e;
-    if (const int e = copy_cast(contiguous(p, acc, c.in), c.in, l); e != cudaSuccess) return e;
-    in = p;
-  }
   const bool direct = out.is_contiguous() && same_bits(out.dtype);
   void* dst = out.data;
   if (!direct) {
     if (const cudaError_t e = temp.bytes(&dst, bytes); e != cudaSuccess) return e;
   }
-  if (const int e = scan_acc(acc, prod, in, dst, M, R, l); e != cudaSuccess) return e;
+  // The accumulator's dtype is the result's (or F32 for f16/bf16 results): an input of that dtype
+  // is scanned where it lies when contiguous, and so is an i32 input of a sum that the look-back
+  // scan takes (it widens the items as it reads them).
+  const auto lookback = [&](DType t, const void* p) {
+    return !prod && lookback_applies(t, acc, p, dst, n);
+  };
+  DType in_dtype = c.in.dtype;
+  const void* in = c.in.data;
+  if (!(c.in.is_contiguous() && (same_bits(in_dtype) || lookback(in_dtype, in)))) {
+    void* p = nullptr;
+    if (const cudaError_t e = temp.bytes(&p, bytes); e != cudaSuccess) return e;
+    if (const int e = copy_cast(contiguous(p, acc, c.in), c.in, l); e != cudaSuccess) return e;
+    in = p;
+    in_dtype = acc;
+  }
+  // Sums of reals and integers (f16/bf16 and the narrower integers staged above): the look-back
+  // scan, at every size (one tile is one launch, CUB's scan two); products, complex sums and
+  // misaligned data (an offset view, include_initial's output): CUB.
+  const int e = lookback(in_dtype, in) ? scan_lookback(in_dtype, acc, in, dst, M, R, l)
+                                       : scan_acc(acc, prod, in, dst, M, R, l);
+  if (e != cudaSuccess) return e;
   if (!direct) return copy_cast(out, contiguous(dst, acc, out), l);
   return cudaSuccess;
 }

@@ -184,7 +184,7 @@ for _, host in ipairs({ false, true }) do
   end)
 
   T.case("scans of many tiles, each path (" .. where .. ")", function()
-    -- Long rows: CUB's scans run many tiles (look-back between blocks); contiguous views take
+    -- Long rows: the GPU scans run many tiles (look-back between blocks); contiguous views take
     -- the direct path, a column the strided one. Exact: whole numbers below 2^24.
     local n = 300001
     local ones = host and cu.host.ones({ n }, "f32") or cu.ones({ n }, "f32")
@@ -206,7 +206,7 @@ for _, host in ipairs({ false, true }) do
   end)
 
   T.case("a long scan and reduction (" .. where .. ")", function()
-    -- Long enough for the host's split rows and for several CUB tiles and reduction blocks.
+    -- Long enough for the host's split rows and for several scan tiles and reduction blocks.
     local n = 300000
     local a = cu.arange(0, n, 1, "i64")
     if host then a = a:to_host() end

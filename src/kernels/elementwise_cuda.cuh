@@ -6,7 +6,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/elementwise.cuh"
 #include "kernels/kernels.hpp"
@@ -148,11 +150,11 @@ struct ElementwiseLaunch {
 // The general path walks any strides element by element. Two common shapes get kernels of their
 // own, for binary operations whose array operands hold the compute type and whose output holds
 // the result type, once the views are coalesced to 2-D rows x cols with the output's columns
-// adjacent:
+// adjacent (a column-major output is handled as the transposed operation):
 //  - rows: each operand's columns are adjacent or broadcast (inner stride 1 or 0): a row vector
 //    added to every row, a column to every column, a padded slice. 16-byte vectors per thread.
-//  - tiles: an operand is column-major (a transposed view, a:T()): it is staged through a 32 x 32
-//    tile in shared memory, so that its reads are coalesced as the output's writes are.
+//  - tiles: an operand is column-major (a transposed view, a:T()): it is staged through a tile in
+//    shared memory, so that its reads are coalesced 16-byte vectors as the output's writes are.
 
 struct Operand2D {
   const void* data;  // null: the scalar
@@ -214,104 +216,213 @@ __global__ void __launch_bounds__(256, 6)
   });
 }
 
-// 32 x 32 output tiles, 32 x 8 threads, 4 rows each; a column-major operand (s0 == 1) is read
-// along its columns into shared memory first. The output holds the operation's result type.
-// Fixed: the operation, for the four arithmetic ones (their own kernels, a few registers each), or
-// void: any operation, chosen at run time (one switch per tile row of 4 elements). That kernel
-// holds every operation, and is held to 32 registers (8 blocks of 256 threads per SM): the
-// heaviest operation's registers would otherwise halve the blocks in flight for all of them (an
-// f32 add at 48 registers ran at 60% of memcpy on an H100; at 32, 67%); heavy operations may
-// spill instead.
-template <class S, class Fixed>
-__global__ void __launch_bounds__(256, 8) binary_tiles(BinaryOp op, Binary2D<S> p) {
+// Element j of a vector of 16 bytes held as 4 words, and its assignment.
+template <class S>
+__device__ inline S get_element(const Vec<uint32_t, 4>& v, int j) {
+  S s;
+  memcpy(&s, reinterpret_cast<const unsigned char*>(v.v) + j * sizeof(S), sizeof(S));
+  return s;
+}
+template <class S>
+__device__ inline void put_element(Vec<uint32_t, 4>& v, int j, const S& s) {
+  memcpy(reinterpret_cast<unsigned char*>(v.v) + j * sizeof(S), &s, sizeof(S));
+}
+
+// N elements as one store of N x sizeof(O) bytes (2 to 16), aligned for it. Through __stcg
+// (st.global.cg, the default caching of stores): assigned as a struct or a uint4, a vector became
+// scalar stores.
+template <class O, int N>
+__device__ inline void store_packed(O* dst, const O (&o)[N]) {
+  constexpr size_t kBytes = N * sizeof(O);
+  static_assert(kBytes == 2 || kBytes == 4 || kBytes == 8 || kBytes == 16, "a 2- to 16-byte store");
+  using W = std::conditional_t<
+      kBytes == 16, uint4,
+      std::conditional_t<kBytes == 8, uint2,
+                         std::conditional_t<kBytes == 4, unsigned int, unsigned short>>>;
+  W w;
+  memcpy(&w, o, kBytes);
+  __stcg(reinterpret_cast<W*>(dst), w);
+}
+
+// N results of one kind as one store at element `at` of an output of dtype
+// result_storage<S>(kind), aligned for it.
+template <class S, int N, class T>
+__device__ inline void store_vector(void* base, uint8_t kind, const T (&x)[N], int64_t at) {
   using C = compute_t<S>;
+  using Re = typename real_type<C>::type;
+  auto put = [&](auto* dst) {
+    using O = std::remove_pointer_t<decltype(dst)>;
+    O o[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) o[j] = convert<O>(x[j]);
+    store_packed(dst + at, o);
+  };
+  if (kind == kResultBool) {
+    put(static_cast<bool*>(base));
+    return;
+  }
+  if constexpr (!std::is_same_v<Re, C>) {
+    if (kind == kResultReal) {
+      put(static_cast<Re*>(base));
+      return;
+    }
+  }
+  put(static_cast<S*>(base));
+}
+
+// Which operands of binary_tiles are column-major (staged through shared memory) and which
+// accesses may use 16-byte vectors (aligned; whole tiles only).
+enum : uint32_t {
+  kTileATransposed = 1,
+  kTileBTransposed = 2,
+  kTileAVector = 4,
+  kTileBVector = 8,
+  kTileOutVector = 16
+};
+struct TileGrid {
+  uint32_t tiles_r, tiles_c;  // tiles down and across the output
+  uint32_t flags;
+};
+
+// One tile of TileLayout (kernels/elementwise_access.cuh: R x 64, R elements = 256 bytes) per block
+// of 256 threads. First every global load of the tile is issued: a column-major operand (s0 == 1)
+// as 4 vectors per thread down its columns, a row-major one as 4 vectors per thread along its
+// rows, held in registers; then the column-major vectors go to shared memory, and after a barrier
+// each thread computes and stores 4 vectors of the output, reading column-major operands across
+// the shared tile. One round trip to memory per tile, 128 bytes of loads in flight per thread.
+// Partial tiles, unaligned operands and the other layouts (a broadcast column, any strides) load
+// element by element into the same registers; the scalar is no load. The output holds the
+// operation's result type. Fixed: the operation, for the four arithmetic ones (their own
+// kernels), or void: any operation, chosen at run time (one switch per 4 elements). Held to 64
+// registers: 4 blocks of 256 threads per SM, 128 KiB of loads in flight at most, far more than the
+// memory needs to stay busy.
+template <class S, class Fixed>
+__global__ void __launch_bounds__(TileLayout<sizeof(S)>::kThreads, 4)
+    binary_tiles(BinaryOp op, Binary2D<S> p, TileGrid g) {
+  using C = compute_t<S>;
+  using L = TileLayout<sizeof(S)>;
+  constexpr int V = L::V, R = L::R;
   // Raw storage: element types with constructors cannot be __shared__ variables.
-  __shared__ alignas(S) unsigned char storage[2 * 32 * 33 * sizeof(S)];
-  auto tiles = reinterpret_cast<S(*)[32][33]>(storage);
-  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  const S* a = static_cast<const S*>(p.a.data);
-  const S* b = static_cast<const S*>(p.b.data);
-  const bool at = a && p.a.s0 == 1 && p.a.s1 != 1 && p.a.s1 != 0;
-  const bool bt = b && p.b.s0 == 1 && p.b.s1 != 1 && p.b.s1 != 0;
-  for (int64_t r0 = static_cast<int64_t>(blockIdx.y) * 32; r0 < p.rows;
-       r0 += static_cast<int64_t>(gridDim.y) * 32) {
-    for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * 32; c0 < p.cols;
-         c0 += static_cast<int64_t>(gridDim.x) * 32) {
-      if constexpr (!std::is_void_v<Fixed>) {
-        using R = decltype(Fixed::apply(C{}, C{}));
-        using O = out_storage_t<S, R>;
-        O* out = static_cast<O*>(p.out);
-        if (r0 + 32 <= p.rows && c0 + 32 <= p.cols) {
-          // A whole tile (the common case): no bounds checks, offsets from the tile's corner.
-          const S* ta = at ? a + r0 + c0 * p.a.s1 : nullptr;
-          const S* tb = bt ? b + r0 + c0 * p.b.s1 : nullptr;
-          const S* da = a && !at ? a + r0 * p.a.s0 + c0 * p.a.s1 : nullptr;
-          const S* db = b && !bt ? b + r0 * p.b.s0 + c0 * p.b.s1 : nullptr;
-          O* o = out + r0 * p.os + c0;
+  extern __shared__ __align__(16) unsigned char tile_storage[];
+  const unsigned t = threadIdx.x;
+  const bool transposed[2] = {(g.flags & kTileATransposed) != 0, (g.flags & kTileBTransposed) != 0};
+  S* const tile[2] = {reinterpret_cast<S*>(tile_storage),
+                      reinterpret_cast<S*>(tile_storage) + (transposed[0] ? R * L::C : 0)};
+  // One tile per block: with a loop over tiles, every per-thread offset stayed in registers.
+  uint32_t tr, tc;
+  tile_of_block(blockIdx.x, g.tiles_r, g.tiles_c, &tr, &tc);
+  const int64_t r0 = static_cast<int64_t>(tr) * R, c0 = static_cast<int64_t>(tc) * L::C;
+  const bool full = r0 + R <= p.rows && c0 + L::C <= p.cols;
+  const int oc = L::out_col(t);
+  // 16 bytes per vector as 4 words: 2-byte elements stay two to a register.
+  Vec<uint32_t, 4> held[2][4] = {};  // a scalar operand's stay zero, unread
 #pragma unroll
-          for (int j = 0; j < 32; j += 8) {
-            if (ta) tiles[0][ty + j][tx] = ta[tx + (ty + j) * p.a.s1];
-            if (tb) tiles[1][ty + j][tx] = tb[tx + (ty + j) * p.b.s1];
-          }
-          __syncthreads();
+  for (int k = 0; k < 2; ++k) {
+    const Operand2D& q = k ? p.b : p.a;
+    const S* base = static_cast<const S*>(q.data);
+    if (!base) continue;
+    const bool cm = transposed[k];
+    const bool vec = full && (g.flags & (k ? kTileBVector : kTileAVector)) != 0;
 #pragma unroll
-          for (int j = 0; j < 32; j += 8) {
-            const int rr = ty + j;
-            const C x = !a   ? p.av
-                        : ta ? to_compute(tiles[0][tx][rr])
-                             : to_compute(da[rr * p.a.s0 + tx * p.a.s1]);
-            const C y = !b   ? p.bv
-                        : tb ? to_compute(tiles[1][tx][rr])
-                             : to_compute(db[rr * p.b.s0 + tx * p.b.s1]);
-            o[rr * p.os + tx] = convert<O>(apply_op<Fixed, S>(x, y));
-          }
-          __syncthreads();
-          continue;
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < 32; j += 8) {
-        const int64_t r = r0 + tx, c = c0 + ty + j;
-        if (r < p.rows && c < p.cols) {
-          if (at) tiles[0][ty + j][tx] = a[r + c * p.a.s1];
-          if (bt) tiles[1][ty + j][tx] = b[r + c * p.b.s1];
-        }
-      }
-      __syncthreads();
-      C x[4], y[4];
-      int64_t to[4] = {};
-      unsigned mask = 0;
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int j = 8 * k;
-        const int64_t r = r0 + ty + j, c = c0 + tx;
-        if (r < p.rows && c < p.cols) {
-          x[k] = !a   ? p.av
-                 : at ? to_compute(tiles[0][tx][ty + j])
-                      : to_compute(a[r * p.a.s0 + c * p.a.s1]);
-          y[k] = !b   ? p.bv
-                 : bt ? to_compute(tiles[1][tx][ty + j])
-                      : to_compute(b[r * p.b.s0 + c * p.b.s1]);
-          to[k] = r * p.os + c;
-          mask |= 1u << k;
-        }
-      }
-      if constexpr (std::is_void_v<Fixed>) {
-        const uint8_t kind = apply_binary<S>(op, x, y, mask);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          if (mask >> k & 1u) store_result<S>(p.out, kind, x[k], to[k]);
-        }
+    for (int i = 0; i < 4; ++i) {
+      // The vector's first element; the next ones down the column of a column-major operand,
+      // along the row of the others.
+      const int64_t r = r0 + (cm ? L::stage_row(t) : L::out_row(t, i));
+      const int64_t c = c0 + (cm ? L::stage_col(t, i) : oc);
+      const S* src = base + r * q.s0 + c * q.s1;
+      if (vec) {
+        held[k][i] = *reinterpret_cast<const Vec<uint32_t, 4>*>(src);
       } else {
-        using R = decltype(Fixed::apply(C{}, C{}));
-        using O = out_storage_t<S, R>;
+        // The vector's elements inside the output: its first `room`.
+        const int64_t room = cm ? (c < p.cols ? p.rows - r : 0) : (r < p.rows ? p.cols - c : 0);
+        const int64_t step = cm ? q.s0 : q.s1;
 #pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          if (mask >> k & 1u)
-            static_cast<O*>(p.out)[to[k]] = convert<O>(apply_op<Fixed, S>(x[k], y[k]));
+        for (int j = 0; j < V; ++j) put_element(held[k][i], j, j < room ? src[j * step] : S{});
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    if (!transposed[k]) continue;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      reinterpret_cast<Vec<uint32_t, 4>*>(
+          tile[k])[L::vector_at(L::stage_row(t), L::stage_col(t, i))] = held[k][i];
+    }
+  }
+  __syncthreads();
+  // Not unrolled: the operation's code (and the f16/bf16 conversions, with their NaN paths) once,
+  // not once per pass. The held vectors move down one place per pass (an index would put them in
+  // local memory; selects had the compiler copy the loop's body per pass).
+#pragma unroll 1
+  for (int i = 0; i < 4; ++i) {
+    const int rr = L::out_row(t, i);
+    const int64_t r = r0 + rr, c = c0 + oc;
+    const int at = L::at(rr, oc);  // element j of the vector: at + j R
+    C x[2][V];
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const Operand2D& q = k ? p.b : p.a;
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        // Selects rather than branches (reading the shared tile is safe for any operand: tile[k]
+        // is inside it); with branches on these invariants the compiler copied the loop per case.
+        const S e = transposed[k] ? tile[k][at + j * R] : get_element<S>(held[k][0], j);
+        x[k][j] = q.data ? to_compute(e) : (k ? p.bv : p.av);
+      }
+    }
+    const int64_t room = r < p.rows && c < p.cols ? min(p.cols - c, int64_t{V}) : 0;
+    const unsigned mask = (1u << room) - 1;  // the elements inside the output
+    const int64_t off = r * p.os + c;
+    const bool vec = full && (g.flags & kTileOutVector) != 0;
+    if constexpr (std::is_void_v<Fixed>) {
+      // At most 4 elements per switch (its code is once per element): f16/bf16 vectors in halves.
+      constexpr int N = V < 4 ? V : 4;
+#pragma unroll 1
+      for (int h = 0; h < V / N; ++h) {
+        C y[2][N];
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+#pragma unroll
+          for (int j = 0; j < N; ++j) {
+            if constexpr (N == V) {
+              y[k][j] = x[k][j];
+            } else {
+              y[k][j] = h == 0 ? x[k][j] : x[k][N + j];
+            }
+          }
+        }
+        const unsigned m = mask >> (h * N) & ((1u << N) - 1);
+        const uint8_t kind = apply_binary<S>(op, y[0], y[1], m);
+        if (vec) {
+          store_vector<S>(p.out, kind, y[0], off + h * N);
+        } else {
+#pragma unroll
+          for (int j = 0; j < N; ++j) {
+            if (m >> j & 1u) store_result<S>(p.out, kind, y[0][j], off + h * N + j);
+          }
         }
       }
-      __syncthreads();
+    } else {
+      using O = out_storage_t<S, decltype(Fixed::apply(C{}, C{}))>;
+      static_assert(sizeof(O) == sizeof(S), "the arithmetic operations keep the element type");
+      O o[V];
+#pragma unroll
+      for (int j = 0; j < V; ++j) o[j] = convert<O>(apply_op<Fixed, S>(x[0][j], x[1][j]));
+      O* dst = static_cast<O*>(p.out) + off;
+      if (vec) {
+        store_packed(dst, o);
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if (mask >> j & 1u) dst[j] = o[j];
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+#pragma unroll
+      for (int n = 0; n < 3; ++n) held[k][n] = held[k][n + 1];
     }
   }
 }
@@ -342,6 +453,14 @@ bool try_binary_2d(const ElementwiseCall& c, const Launch& l, int* result) {
       }
     }
     coalesce(views, count);
+    if (views[0].ndim == 2 && views[0].strides[0] == 1 && views[0].strides[1] != 1) {
+      // A column-major output (an out= array's transpose): the same operation over the transposed
+      // views, whose output is row-major.
+      for (int v = 0; v < count; ++v) {
+        std::swap(views[v].shape[0], views[v].shape[1]);
+        std::swap(views[v].strides[0], views[v].strides[1]);
+      }
+    }
     const StridedView& out = views[0];
     if (out.ndim != 2 || out.strides[1] != 1 || out.size == 0 || out.size >= (int64_t{1} << 31)) {
       return false;
@@ -405,17 +524,41 @@ bool try_binary_2d(const ElementwiseCall& c, const Launch& l, int* result) {
         binary_rows<S, 1><<<blocks, 256, 0, stream>>>(op, p, per_row);
       }
     } else {
-      const dim3 block(32, 8);
-      const dim3 grid(static_cast<unsigned>(std::min<int64_t>((p.cols + 31) / 32, 65535)),
-                      static_cast<unsigned>(std::min<int64_t>((p.rows + 31) / 32, 65535)));
+      using L = TileLayout<sizeof(S)>;
+      auto aligned = [](const void* base, size_t bytes) {
+        return reinterpret_cast<uintptr_t>(base) % bytes == 0;
+      };
+      uint32_t flags = 0;
+      int staged = 0;
+      for (int k = 0; k < 2; ++k) {
+        const Operand2D& q = ops[k];
+        if (!q.data) continue;
+        // Column-major: vectors down its columns; row-major: along its rows.
+        const bool cm = q.s0 == 1 && q.s1 != 1 && q.s1 != 0;
+        const bool vec = cm ? q.s1 % L::V == 0 : q.s1 == 1 && q.s0 % L::V == 0;
+        if (cm) {
+          flags |= k ? kTileBTransposed : kTileATransposed;
+          ++staged;
+        }
+        if (vec && aligned(q.data, 16)) flags |= k ? kTileBVector : kTileAVector;
+      }
+      if (p.os % L::V == 0 && aligned(out.data, L::V * itemsize(out.dtype))) {
+        flags |= kTileOutVector;
+      }
+      const TileGrid g{static_cast<uint32_t>((p.rows + L::R - 1) / L::R),
+                       static_cast<uint32_t>((p.cols + L::C - 1) / L::C), flags};
+      const unsigned blocks = g.tiles_r * g.tiles_c;
+      const size_t shared = static_cast<size_t>(staged) * L::kBytes;
       visit_binary_host(op, [&](auto o) {
         using Op = decltype(o);
-        if constexpr (std::is_same_v<Op, AddOp> || std::is_same_v<Op, SubOp> ||
-                      std::is_same_v<Op, MulOp> || std::is_same_v<Op, DivOp>) {
-          binary_tiles<S, Op><<<grid, block, 0, stream>>>(op, p);
-        } else {
-          binary_tiles<S, void><<<grid, block, 0, stream>>>(op, p);
+        if constexpr (kHotArithmetic<Op>) {
+          // CULUA_ELEMENTWISE_SWITCH=1: the shared kernel for these too (to test it).
+          if (!switch_only()) {
+            binary_tiles<S, Op><<<blocks, L::kThreads, shared, stream>>>(op, p, g);
+            return;
+          }
         }
+        binary_tiles<S, void><<<blocks, L::kThreads, shared, stream>>>(op, p, g);
       });
     }
     *result = cudaGetLastError();

@@ -99,6 +99,29 @@ T.case("transposed operands: one, both, with a scalar, with a broadcast", functi
   end
 end)
 
+-- The CUDA tiles are 256 bytes of rows by 64 columns (64 x 64 f32, 128 x 64 f16, 32 x 64 f64 and
+-- c64), 16-byte vectors: shapes across those edges, views at offsets (unaligned), the output
+-- transposed.
+T.case("transposed operands across the edges of 256-byte tiles", function()
+  for _, dt in ipairs({ "f32", "f64", "f16", "c64", "i64" }) do
+    for _, sh in ipairs({ { 130, 70 }, { 65, 129 }, { 33, 256 } }) do
+      local r, c = sh[1], sh[2]
+      local what = string.format("%s %dx%d", dt, r, c)
+      local a = make(r, c, dt, av)
+      local b = make(c, r, dt, function(i, j) return bv(j, i) end):transpose()
+      check(a + b, function(i, j) return av(i, j) + bv(i, j) end, what .. " a + b:transpose()")
+      local at = make(c, r, dt, function(i, j) return av(j, i) end):transpose()
+      check(cu.sub(at, b), function(i, j) return av(i, j) - bv(i, j) end, what .. " a:transpose() - b:transpose()")
+      local wide = make(c + 3, r + 2, dt, function(i, j) return bv(j - 1, i - 2) end)
+      local bo = wide:narrow(1, 3, c):narrow(2, 2, r):transpose() -- bo[i][j] = bv(i, j), at an offset
+      check(a * bo, function(i, j) return av(i, j) * bv(i, j) end, what .. " a * (b at an offset):transpose()")
+      local out = cu.zeros({ c, r }, dt)
+      cu.add(a, bo, { out = out:transpose() })
+      check(out, function(i, j) return av(j, i) + bv(j, i) end, what .. " add into out:transpose()")
+    end
+  end
+end)
+
 T.case("mixed dtypes and outputs of another dtype still compute right", function()
   local a = make(33, 40, "f32", av)
   local b = make(40, 33, "i32", function(i, j) return bv(j, i) end):transpose()

@@ -29,8 +29,10 @@ struct LuaKernel {
   std::vector<uint32_t> accepts;  // pointer parameters: the dtypes taken, as a bit mask
   std::vector<Buffer*> buffers;   // the arrays of one launch (reused)
   std::vector<ArrayBox*> boxes;   // per parameter: the array passed, when it is one (reused)
-  // The script line of the latest launch, formatted once per call site.
-  const char* site_source = nullptr;
+  // The script line of the latest launch, formatted once per call site: the calling function (a
+  // collected function's address may come back for another one; at the same line the text could
+  // then name the old one's file) and the line.
+  const void* site_source = nullptr;
   int site_line = -1;
   char site[256] = {};
   LaunchSite launch_site{site, 0};
@@ -282,13 +284,18 @@ void launch_with(lua_State* L, LuaKernel& lk, const LaunchDims& d, Stream* strea
   }
   for (size_t i = 0; i < nbuf; ++i) lk.buffers[i]->record_use(s);
 
-  // The script line of this launch, for the message of an asynchronous fault.
+  // The script line of this launch, for the message of an asynchronous fault. The calling
+  // function and its line identify it ("fl": the source's name, "S", costs as much again and is
+  // asked for only when they change).
   lua_Debug ar;
-  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
-    if (ar.source != lk.site_source || ar.currentline != lk.site_line) {
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "fl", &ar)) {
+    const void* fn = lua_topointer(L, -1);
+    lua_pop(L, 1);
+    if (fn != lk.site_source || ar.currentline != lk.site_line) {
+      lua_getinfo(L, "S", &ar);
       std::snprintf(lk.site, sizeof lk.site, "kernel '%s' launched at %s:%d", k.name().c_str(),
                     ar.short_src, ar.currentline);
-      lk.site_source = ar.source;
+      lk.site_source = fn;
       lk.site_line = ar.currentline;
       lk.launch_site.version = ++ctx.launch_site_version;
     }

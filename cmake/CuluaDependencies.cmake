@@ -39,23 +39,28 @@ set_target_properties(culua::edit PROPERTIES
   INTERFACE_LINK_LIBRARIES "${EDIT_STATIC};${BSD_STATIC};${MD_STATIC};${TINFO_LIBRARY}")
 
 # OpenBLAS for the host backend's matmul and dot, linked statically so the binary runs where
-# OpenBLAS is not installed. The serial variant (libopenblas-serial-dev): the pthread one starts a
-# thread per core from a static constructor in every culua process (60 ms of start-up on a
-# 16-core machine, even on the CUDA backend). Only CBLAS symbols are used, so
-# none of the library's Fortran (LAPACK) objects, nor libgfortran, are pulled in.
-find_path(OPENBLAS_SERIAL_INCLUDE_DIR cblas.h NO_DEFAULT_PATH
-  PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-serial /usr/include/openblas-serial)
-find_library(OPENBLAS_SERIAL_STATIC NAMES libopenblas.a NO_DEFAULT_PATH
-  PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-serial /usr/lib/openblas-serial)
-if(NOT OPENBLAS_SERIAL_INCLUDE_DIR OR NOT OPENBLAS_SERIAL_STATIC)
-  message(FATAL_ERROR "OpenBLAS not found (openblas-serial/cblas.h and libopenblas.a): the host "
-                      "backend's matmul and dot need it. Install libopenblas-serial-dev (tools/dev setup).")
+# OpenBLAS is not installed. The pthread variant (libopenblas-pthread-dev): a product runs on
+# OpenBLAS's own threads, one product at a time (src/host/host_blas.cpp). Not the serial variant:
+# Debian builds it without USE_LOCKING, so its buffer table is unlocked and concurrent calls gave
+# wrong bytes; the pthread build takes its buffers under a lock. Its static constructor would start
+# a thread per core in every culua process (60 ms of start-up on a 16-core machine, even on the CUDA
+# backend): host_blas.cpp runs OpenBLAS's set-up itself with one thread, and starts the others at
+# the first product large enough to use them. Only CBLAS symbols are used, so none of the library's
+# Fortran (LAPACK) objects, nor libgfortran, are pulled in. (The cache names differ from the serial
+# variant's, so that an existing build directory finds this one.)
+find_path(CULUA_OPENBLAS_INCLUDE_DIR cblas.h NO_DEFAULT_PATH
+  PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-pthread /usr/include/openblas-pthread)
+find_library(CULUA_OPENBLAS_STATIC NAMES libopenblas.a NO_DEFAULT_PATH
+  PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-pthread /usr/lib/openblas-pthread)
+if(NOT CULUA_OPENBLAS_INCLUDE_DIR OR NOT CULUA_OPENBLAS_STATIC)
+  message(FATAL_ERROR "OpenBLAS not found (openblas-pthread/cblas.h and libopenblas.a): the host "
+                      "backend's matmul and dot need it. Install libopenblas-pthread-dev (tools/dev setup).")
 endif()
 add_library(culua::openblas STATIC IMPORTED)
 set_target_properties(culua::openblas PROPERTIES
-  IMPORTED_LOCATION ${OPENBLAS_SERIAL_STATIC}
-  INTERFACE_INCLUDE_DIRECTORIES ${OPENBLAS_SERIAL_INCLUDE_DIR}
-  INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${OPENBLAS_SERIAL_INCLUDE_DIR}
+  IMPORTED_LOCATION ${CULUA_OPENBLAS_STATIC}
+  INTERFACE_INCLUDE_DIRECTORIES ${CULUA_OPENBLAS_INCLUDE_DIR}
+  INTERFACE_SYSTEM_INCLUDE_DIRECTORIES ${CULUA_OPENBLAS_INCLUDE_DIR}
   INTERFACE_LINK_LIBRARIES "Threads::Threads;m")
 
 # kissfft (BSD-3-Clause; libkissfft-dev) for the host backend's cu.fft: its C++ header kissfft.hh

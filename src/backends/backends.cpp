@@ -6,7 +6,6 @@
 
 #include "core/base/error.hpp"
 #include "host/host_backend.hpp"
-#include "host/host_blas.hpp"
 #include "kernels/host_executor.hpp"
 #include "kernels/host_pool.hpp"
 #if defined(CULUA_HAVE_CUDA)
@@ -46,7 +45,6 @@ std::shared_ptr<Backend> make(const RuntimeOptions& options) {
 
 void check_environment() {
   kernels::host::pool_threads();
-  host::blas_calls();
 }
 
 RuntimeOptions engines(RuntimeOptions options) {

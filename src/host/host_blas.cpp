@@ -2,13 +2,19 @@
 
 #include <cblas.h>
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <array>
-#include <climits>
-#include <condition_variable>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "core/backend/blas_call.hpp"
@@ -25,87 +31,68 @@ using kernels::host::parallel_for;
 
 namespace {
 
-// Matrix products run block by block of C, each block a serial BLAS call on a thread of the host
-// pool. The blocks' sizes depend on the shape only (not on the pool's size), so every element is
-// computed by the same call whatever the pool's size: about 64 blocks (an 8 x 8 grid) of at least
-// kMinBlock x kMinBlock, so that large products have few, large blocks (each call packs its
-// blocks of A and B: the fewer the blocks, the less packing), and a 512^3 product still has 16
-// (with 256 x 256 blocks it had 4, and 4 of a 16-thread machine's threads did all the work:
-// 123 GFLOP/s at 4, 8 or 16 threads, H100 host, 2026-11-26).
-constexpr int64_t kMinBlock = 128;
-constexpr int64_t kGrid = 64;
-
-// The block size along a dimension of `extent`, cut into about `parts`.
-int64_t block_size(int64_t extent, int64_t parts) {
-  const int64_t size = (extent + parts - 1) / parts;
-  return std::max(kMinBlock, (size + 63) / 64 * 64);
-}
+// Matrix products run on OpenBLAS's own threads (Debian 12's pthread build of OpenBLAS 0.3.21),
+// one product at a time, as numpy runs them; products too small for OpenBLAS's threads run on
+// the calling thread, several at once (the items of a batch on the host pool), and so do the
+// items of a batch of many small products, OpenBLAS's threads set to one meanwhile.
+//
+// Why one at a time: OpenBLAS's thread server hands a product's pieces to whichever of its
+// threads are idle, and several callers at once share that server (not shown safe in 0.3.21),
+// so threaded calls are serialized by a lock. A product OpenBLAS runs on the calling thread
+// touches the thread server not at all and takes its buffers from a table under OpenBLAS's own
+// lock (driver/others/memory.c, built with SMP), so those run concurrently: Debian's serial
+// build, used before, lacks that lock (built without USE_LOCKING), and concurrent calls into it
+// gave wrong bytes (6 of 50 runs, 2026-11-27). tests/unit/test_host_blas.cpp compares the bytes
+// of 200 concurrent products with each product alone.
+//
+// Bits: a product's bits depend on how many threads OpenBLAS runs it on (its threaded driver
+// splits K and tiles C by thread count), not on the host pool's size: OpenBLAS keeps its own
+// count (blas_threads()).
 
 // Floating-point operations a piece of parallel work should have at least (about 50 us).
 constexpr int64_t kMinFlops = int64_t{1} << 20;
-// Elements of a dot product's piece: partial products of fixed pieces are added in order.
-constexpr int64_t kDotPiece = 32 * 1024;
+// At most this many floating-point operations in one OpenBLAS call (about 30 ms on 16 threads):
+// a larger product runs in pieces of columns, between which a cut-short or abandoned task stops
+// and the process may exit (2048^3 is half of it: one call).
+constexpr double kMaxCallFlops = 34359738368.0;  // 2^35
+// At most this many floating-point operations in an item of a batch whose items run at once on
+// the pool (256^3: about 0.2 ms on one thread).
+constexpr double kMaxItemFlops = 2.0 * 256 * 256 * 256;
+// Elements of a dot product's piece: partial products of fixed pieces are added in order. At most
+// 10000: OpenBLAS 0.3.21's ddot and zdot run longer vectors on its threads (kernel/x86_64/ddot.c),
+// whose bits would then follow the thread count, and pieces run on the pool at once.
+constexpr int64_t kDotPiece = 8 * 1024;
 
-// One product of a batch: element offsets of A, B and C.
-struct Item {
-  int64_t a, b, c;
-};
-
-std::vector<Item> batch_items(const MatmulCall& c) {
-  std::vector<Item> items;
-  for_each_gemm_batch(c, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa,
-                             int64_t sb, int64_t sc) {
-    for (int64_t i = 0; i < count; ++i) items.push_back({oa + i * sa, ob + i * sb, oc + i * sc});
-  });
-  return items;
+// OpenBLAS 0.3.21's gemm runs on the calling thread when m n k is at most 65536 * 4 (real) or
+// 8192 * 4 (complex) (interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD), on its
+// threads above.
+bool uses_blas_threads(int64_t m, int64_t n, int64_t k, bool complex) {
+  const double mnk = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  return mnk > (complex ? 8192.0 : 65536.0) * 4;
 }
 
-// Runs block(item, i0, j0, rows, cols) for every block of C of every item, on the pool.
-template <class Block>
-void for_each_block(const MatmulCall& c, const std::vector<Item>& items, const Block& block) {
-  // An 8 x 8 grid, or more blocks along the longer side when the other is short.
-  int64_t mb = block_size(c.m, 8), nb = block_size(c.n, 8);
-  const auto count = [](int64_t extent, int64_t size) {
-    return std::max<int64_t>(1, (extent + size - 1) / size);
-  };
-  if (c.m >= c.n) {
-    mb = block_size(c.m, std::max<int64_t>(1, kGrid / count(c.n, nb)));
-  } else {
-    nb = block_size(c.n, std::max<int64_t>(1, kGrid / count(c.m, mb)));
-  }
-  const int64_t bm = count(c.m, mb), bn = count(c.n, nb);
-  const int64_t flops = 2 * std::min(c.m, mb) * std::min(c.n, nb) * std::max<int64_t>(c.k, 1);
-  const auto per_item = bm * bn;
-  parallel_for(static_cast<int64_t>(items.size()) * per_item,
-               std::max<int64_t>(1, kMinFlops / std::max<int64_t>(1, flops)),
-               [&](int64_t lo, int64_t hi) {
-                 for (int64_t t = lo; t < hi; ++t) {
-                   const Item& item = items[static_cast<size_t>(t / per_item)];
-                   const int64_t r = t % per_item;
-                   const int64_t i0 = r % bm * mb, j0 = r / bm * nb;
-                   block(item, i0, j0, std::min(mb, c.m - i0), std::min(nb, c.n - j0));
-                 }
-               });
-}
-
-// Element offsets of the block of op(A) starting at row i0 and of op(B) starting at column j0.
-int64_t a_block(const MatmulCall& c, int64_t i0) {
-  return c.a.trans ? i0 * c.a.ld : i0;
-}
-int64_t b_block(const MatmulCall& c, int64_t j0) {
-  return c.b.trans ? j0 : j0 * c.b.ld;
-}
-
-// Which OpenBLAS kernels run. Debian 12's OpenBLAS 0.3.21 (DYNAMIC_ARCH) picks its kernels from
-// the CPU's family and model, and falls back to its Prescott (SSE3) kernels on models it does not
-// know, such as the virtualized Xeons of cloud machines: f32 gemm at 31-32 GFLOP/s a thread where
-// its SkylakeX kernels reach 139-151 (2026-11-26, both the build machine and the H100 machine's
-// host picked Prescott). So before OpenBLAS sets itself up, the core type follows the CPU's
-// features (what the kernels need, checked with the OS's support for the registers): AVX-512
-// F/CD/BW/DQ/VL -> SkylakeX, else AVX2 and FMA -> Haswell, else OpenBLAS's own choice. A user's
-// OPENBLAS_CORETYPE wins. This runs in a constructor of priority 101, before OpenBLAS's own
-// (default priority: it then finds itself set up), while the process has one thread: the variable
-// is set for OpenBLAS's set-up only, then removed, so child processes do not inherit it.
+// --- OpenBLAS's set-up ---
+//
+// Which kernels run. Debian 12's OpenBLAS 0.3.21 (DYNAMIC_ARCH) picks its kernels from the CPU's
+// family and model, and falls back to its Prescott (SSE3) kernels on models it does not know,
+// such as the virtualized Xeons of cloud machines: f32 gemm at 31-32 GFLOP/s a thread where its
+// SkylakeX kernels reach 139-151 (2026-11-26, both the build machine and the H100 machine's host
+// picked Prescott). So the core type follows the CPU's features (what the kernels need, checked
+// with the OS's support for the registers): AVX-512 F/CD/BW/DQ/VL -> SkylakeX, else AVX2 and FMA
+// -> Haswell, else OpenBLAS's own choice. A user's OPENBLAS_CORETYPE wins.
+//
+// Threads. OpenBLAS's own constructor would start a thread per core in every culua process (60 ms
+// of start-up on a 16-core machine, even on the CUDA backend). So a constructor of priority 101,
+// before OpenBLAS's (default priority: it then finds itself set up), runs the set-up with
+// OPENBLAS_NUM_THREADS=1 (no thread started); the others start at the first product that uses
+// them (on_blas_threads). Idle OpenBLAS threads spin (sched_yield) before they sleep, for 2^28
+// TSC ticks by default (about 0.1 s), taking cores from the host pool's work that follows a
+// product; OPENBLAS_THREAD_TIMEOUT=20 makes it 2^20 (about 0.4 ms), still longer than the gap
+// between products of a loop (waking 15 sleeping threads costs tens of microseconds, a tenth of a
+// 512^3 product). A user's OPENBLAS_THREAD_TIMEOUT wins.
+//
+// The variables are set for the set-up only, while the process has one thread, then restored, so
+// the script and its children see the user's environment.
 extern "C" void gotoblas_init(void) __attribute__((weak));
 
 const char* core_for_cpu() {
@@ -119,66 +106,207 @@ const char* core_for_cpu() {
   return nullptr;
 }
 
-__attribute__((constructor(101))) void choose_openblas_core() {
-  if (gotoblas_init == nullptr || std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
-  const char* core = core_for_cpu();
-  if (core == nullptr) return;
-  if (::setenv("OPENBLAS_CORETYPE", core, 0) != 0) return;
-  gotoblas_init();
-  ::unsetenv("OPENBLAS_CORETYPE");
-}
-
-// At most blas_calls() matrix products inside OpenBLAS at once: $CULUA_HOST_BLAS_CALLS (1 to
-// 64), else 1 (see blas_calls()). Each serial OpenBLAS gemm takes a buffer from a table under a
-// lock; with 17 calls at once (16 pool threads and the stream's worker, an 8 x 8 grid of blocks,
-// H100 host, 2026-11-26) Debian's OpenBLAS 0.3.21 printed "BLAS : Bad memory unallocation!" once;
-// with at most 16 it never did (the helper's runs, the suite, and 200 products of 8 x 8 blocks with
-// 16 threads, H100 host, 2026-11-26).
-constexpr int kMaxBlasCalls = 64;
-
-// (A mutex and a condition variable count the calls: std::counting_semaphore of GCC 12's
-// libstdc++ lost a wakeup under load — a process of the tuning experiment waited forever in
-// acquire() with no product running, 5 of 12 runs on 2 busy cores, 2026-11-29.)
-class BlasSlot {
+// An environment variable set to `value` (when not null, and when the user has not set it unless
+// `replace`) while it lives; the user's value, or none, comes back after.
+class SetUpVariable {
  public:
-  BlasSlot() {
-    Slots& s = slots();
-    std::unique_lock<std::mutex> lock(s.m);
-    s.cv.wait(lock, [&] { return s.free > 0; });
-    --s.free;
+  SetUpVariable(const char* name, const char* value, bool replace) : name_(name) {
+    const char* user = std::getenv(name);
+    if (user != nullptr) user_ = user;
+    had_ = user != nullptr;
+    if (value != nullptr && (replace || !had_)) set_ = ::setenv(name, value, 1) == 0;
   }
-  ~BlasSlot() {
-    Slots& s = slots();
-    {
-      std::lock_guard<std::mutex> lock(s.m);
-      ++s.free;
+  ~SetUpVariable() {
+    if (!set_) return;
+    if (had_) {
+      ::setenv(name_, user_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
     }
-    s.cv.notify_one();
   }
-  BlasSlot(const BlasSlot&) = delete;
-  BlasSlot& operator=(const BlasSlot&) = delete;
+  SetUpVariable(const SetUpVariable&) = delete;
+  SetUpVariable& operator=(const SetUpVariable&) = delete;
 
  private:
-  struct Slots {
-    std::mutex m;
-    std::condition_variable cv;
-    int free = blas_calls();
-  };
-  static Slots& slots() {
-    static Slots s;
-    return s;
-  }
+  const char* name_;
+  std::string user_;
+  bool had_ = false;
+  bool set_ = false;
 };
 
-// OpenBLAS sets itself up on its first call; that one runs alone, later ones run concurrently on
-// the pool (Debian's serial OpenBLAS takes its buffers under a lock: built with USE_LOCKING).
-void blas_ready() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    float a = 1, b = 1, out = 0;
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &out,
-                1);
+__attribute__((constructor(101))) void set_up_openblas() {
+  if (gotoblas_init == nullptr) return;
+  const SetUpVariable core("OPENBLAS_CORETYPE", core_for_cpu(), false);
+  const SetUpVariable threads("OPENBLAS_NUM_THREADS", "1", true);
+  const SetUpVariable timeout("OPENBLAS_THREAD_TIMEOUT", "20", false);
+  gotoblas_init();
+}
+
+// --- Calls and the exit ---
+//
+// OpenBLAS's destructor (gotoblas_quit, an ELF destructor of the library that holds it) stops its
+// threads: it marks each and joins it. A thread still busy with a piece of a product then
+// overwrites the mark when it finishes, and the exit hangs in the join (seen: os.exit while a
+// product ran; a plain program crashed instead, 3 of 3). So every call into OpenBLAS is counted
+// (BlasCall), and an exit handler (stop_blas_threads), registered when the threads start and so
+// run before the libraries' destructors, waits for the calls in progress (a piece of a product at
+// most, kMaxCallFlops), then stops the threads itself. Products after it (static objects'
+// destructors, a worker still running) run on the calling thread.
+extern "C" int blas_thread_shutdown_(void);
+// Nonzero while OpenBLAS's threads run (driver/others/blas_server.c).
+extern "C" int blas_server_avail;
+
+std::atomic<int> g_calls{0};
+std::atomic<bool> g_stopping{false};
+// One product at a time on OpenBLAS's threads.
+std::mutex g_threaded;
+bool g_threads_started = false;  // under g_threaded
+bool g_threads_stopped = false;  // under g_threaded: by stop_blas_threads, for good
+
+class BlasCall {
+ public:
+  BlasCall() {
+    // Sequentially consistent with stop_blas_threads: it sees this call, or this call sees it.
+    while (g_calls.fetch_add(1), g_stopping.load()) {
+      g_calls.fetch_sub(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ~BlasCall() { g_calls.fetch_sub(1); }
+  BlasCall(const BlasCall&) = delete;
+  BlasCall& operator=(const BlasCall&) = delete;
+};
+
+void stop_blas_threads() {
+  g_stopping.store(true);
+  while (g_calls.load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  {
+    const std::lock_guard<std::mutex> lock(g_threaded);  // free: its holders are counted calls
+    g_threads_stopped = true;                            // nothing sets OpenBLAS's threads again
+    // Not when they are stopped already: by OpenBLAS's destructor (a library unloaded by dlclose
+    // runs this handler after its destructors) or a fork; openblas_set_num_threads would restart
+    // them.
+    if (blas_server_avail != 0) {
+      openblas_set_num_threads(1);  // from now on on the calling thread
+      blas_thread_shutdown_();
+    }
+  }
+  g_stopping.store(false);
+}
+
+// OpenBLAS's threads inherit the signal mask of the thread that starts them: none is theirs to
+// take (Ctrl-C goes to the application's threads, as with the host pool's). They start at the
+// first threaded call, and again after a fork (OpenBLAS's fork handler stops them).
+class SignalsBlocked {
+ public:
+  SignalsBlocked() {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous_);
+  }
+  ~SignalsBlocked() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  SignalsBlocked(const SignalsBlocked&) = delete;
+  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
+// Runs gemm() (one OpenBLAS call that may use its threads) alone on OpenBLAS's threads.
+template <class Gemm>
+void on_blas_threads(const Gemm& gemm) {
+  kernels::host::check_stop();
+  const BlasCall call;
+  const std::lock_guard<std::mutex> lock(g_threaded);
+  const SignalsBlocked blocked;
+  if (!g_threads_started) {
+    g_threads_started = true;
+    if (blas_threads() > 1) {
+      openblas_set_num_threads(blas_threads());
+      std::atexit(stop_blas_threads);
+    }
+  }
+  gemm();
+}
+
+// Runs f() — OpenBLAS calls on the pool, none of them nesting a BlasCall — with OpenBLAS's
+// threads set to one meanwhile, so that every product runs on its calling thread whatever its
+// size (the lock held: no product runs on OpenBLAS's threads meanwhile).
+template <class F>
+void with_one_blas_thread(const F& f) {
+  kernels::host::check_stop();
+  const BlasCall call;
+  const std::lock_guard<std::mutex> lock(g_threaded);
+  const SignalsBlocked blocked;
+  const bool many = g_threads_started && !g_threads_stopped && blas_threads() > 1;
+  if (many) openblas_set_num_threads(1);
+  try {
+    f();
+  } catch (...) {
+    if (many) openblas_set_num_threads(blas_threads());
+    throw;
+  }
+  if (many) openblas_set_num_threads(blas_threads());
+}
+
+// One item of a batch: element offsets of A, B and C.
+struct Item {
+  int64_t a, b, c;
+};
+
+std::vector<Item> batch_items(const MatmulCall& c) {
+  std::vector<Item> items;
+  for_each_gemm_batch(c, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa,
+                             int64_t sb, int64_t sc) {
+    for (int64_t i = 0; i < count; ++i) items.push_back({oa + i * sa, ob + i * sb, oc + i * sc});
   });
+  return items;
+}
+
+// Element offset of the columns of op(B) from j0.
+int64_t b_columns(const MatmulCall& c, int64_t j0) {
+  return c.b.trans ? j0 : j0 * c.b.ld;
+}
+
+// Runs gemm(item, j0, cols) — the columns [j0, j0 + cols) of C of one item, one OpenBLAS call —
+// over every item (what runs where depends on the shape alone):
+// - products OpenBLAS runs on the calling thread: whole items, at once on the pool;
+// - a batch of at least as many items as OpenBLAS has threads, each item at most kMaxItemFlops:
+//   whole items at once on the pool, OpenBLAS's threads set to one meanwhile (a product of a few
+//   million flops spends much of its time handing pieces to 16 threads and waiting for them);
+// - else one call after another on OpenBLAS's threads, in pieces of columns of at most about
+//   kMaxCallFlops.
+template <class Gemm>
+void run_products(const MatmulCall& c, bool complex, const Gemm& gemm) {
+  const std::vector<Item> items = batch_items(c);
+  const double flops = 2.0 * static_cast<double>(c.m) * static_cast<double>(c.n) *
+                       static_cast<double>(std::max<int64_t>(c.k, 1)) * (complex ? 4 : 1);
+  const auto count = static_cast<int64_t>(items.size());
+  const int64_t grain =
+      std::max<int64_t>(1, kMinFlops / static_cast<int64_t>(std::max(1.0, flops)));
+  if (!uses_blas_threads(c.m, c.n, c.k, complex)) {
+    parallel_for(count, grain, [&](int64_t lo, int64_t hi) {
+      const BlasCall call;
+      for (int64_t i = lo; i < hi; ++i) gemm(items[static_cast<size_t>(i)], 0, c.n);
+    });
+    return;
+  }
+  if (count > 1 && count >= blas_threads() && flops <= kMaxItemFlops) {
+    with_one_blas_thread([&] {
+      parallel_for(count, grain, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) gemm(items[static_cast<size_t>(i)], 0, c.n);
+      });
+    });
+    return;
+  }
+  const auto pieces = static_cast<int64_t>(std::ceil(flops / kMaxCallFlops));
+  int64_t width = c.n;
+  if (pieces > 1) width = std::min(c.n, ((c.n + pieces - 1) / pieces + 63) / 64 * 64);
+  for (const Item& item : items) {
+    for (int64_t j0 = 0; j0 < c.n; j0 += width) {
+      on_blas_threads([&] { gemm(item, j0, std::min(width, c.n - j0)); });
+    }
+  }
 }
 
 CBLAS_TRANSPOSE op(bool trans) {
@@ -227,67 +355,56 @@ void small_float_gemm(const MatmulCall& c) {
     if (read_c) {
       widen(static_cast<const T*>(dst), m, n, c.c.ld, out);
     } else {
-      out.assign(static_cast<size_t>(m * n), 0.0f);
+      out.resize(static_cast<size_t>(m * n));  // beta 0: OpenBLAS writes every element
     }
-    // The packed operands as a one-item product: blocks of it on the pool.
+    // The packed operands as a one-item f32 product.
     MatmulCall packed = c;
+    packed.dtype = DType::F32;
+    packed.batch_ndim = 0;
     packed.a.ld = lda;
     packed.b.ld = ldb;
-    for_each_block(packed, {Item{0, 0, 0}},
-                   [&](const Item&, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
-                     {
-                       const BlasSlot slot;
-                       cblas_sgemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(rows), bi(cols),
-                                   bi(k), alpha, a.data() + a_block(packed, i0), bi(lda),
-                                   b.data() + b_block(packed, j0), bi(ldb), beta,
-                                   out.data() + i0 + j0 * ldo, bi(ldo));
+    run_products(packed, false, [&](const Item&, int64_t j0, int64_t cols) {
+      cblas_sgemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(m), bi(cols), bi(k), alpha,
+                  a.data(), bi(lda), b.data() + b_columns(packed, j0), bi(ldb), beta,
+                  out.data() + j0 * ldo, bi(ldo));
+    });
+    parallel_for(n, std::max<int64_t>(1, grain_for(6) / std::max<int64_t>(1, m)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t col = lo; col < hi; ++col) {
+                     for (int64_t row = 0; row < m; ++row) {
+                       dst[row + col * c.c.ld] =
+                           convert<T>(out[static_cast<size_t>(row + col * ldo)]);
                      }
-                     for (int64_t col = j0; col < j0 + cols; ++col) {
-                       for (int64_t row = i0; row < i0 + rows; ++row) {
-                         dst[row + col * c.c.ld] =
-                             convert<T>(out[static_cast<size_t>(row + col * m)]);
-                       }
-                     }
-                   });
+                   }
+                 });
   }
 }
 
+// beta = 0 must not read C (it may hold NaN): OpenBLAS 0.3.21 stores zeros then, never scaling C
+// (its gemm_beta kernels, gemm_beta.S, zgemm_beta.S and the SkylakeX ones, and its small-matrix
+// kernels for beta 0), so C is not cleared here (a serial memset of C cost up to a tenth of a
+// threaded product).
 template <class T, class Gemm>
 void real_gemm(const MatmulCall& c, Gemm gemm) {
   const T alpha = static_cast<T>(c.alpha[0]), beta = static_cast<T>(c.beta[0]);
-  for_each_block(
-      c, batch_items(c), [&](const Item& item, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
-        T* dst = at<T>(c.c.data, item.c + i0 + j0 * c.c.ld);
-        if (beta == 0) {
-          // beta = 0 must not read C (it may hold NaN); BLAS implementations differ in that.
-          for (int64_t col = 0; col < cols; ++col)
-            std::memset(dst + col * c.c.ld, 0, sizeof(T) * rows);
-        }
-        const BlasSlot slot;
-        gemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(rows), bi(cols), bi(c.k), alpha,
-             at<const T>(c.a.data, item.a + a_block(c, i0)), bi(c.a.ld),
-             at<const T>(c.b.data, item.b + b_block(c, j0)), bi(c.b.ld), beta, dst, bi(c.c.ld));
-      });
+  run_products(c, false, [&](const Item& item, int64_t j0, int64_t cols) {
+    gemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(c.m), bi(cols), bi(c.k), alpha,
+         at<const T>(c.a.data, item.a), bi(c.a.ld),
+         at<const T>(c.b.data, item.b + b_columns(c, j0)), bi(c.b.ld), beta,
+         at<T>(c.c.data, item.c + j0 * c.c.ld), bi(c.c.ld));
+  });
 }
 
 template <class R, class Gemm>
 void complex_gemm(const MatmulCall& c, Gemm gemm) {
   const R alpha[2] = {static_cast<R>(c.alpha[0]), static_cast<R>(c.alpha[1])};
   const R beta[2] = {static_cast<R>(c.beta[0]), static_cast<R>(c.beta[1])};
-  for_each_block(
-      c, batch_items(c), [&](const Item& item, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
-        complex<R>* dst = at<complex<R>>(c.c.data, item.c + i0 + j0 * c.c.ld);
-        if (beta[0] == 0 && beta[1] == 0) {
-          for (int64_t col = 0; col < cols; ++col) {
-            std::memset(static_cast<void*>(dst + col * c.c.ld), 0, sizeof(complex<R>) * rows);
-          }
-        }
-        const BlasSlot slot;
-        gemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(rows), bi(cols), bi(c.k), alpha,
-             at<const complex<R>>(c.a.data, item.a + a_block(c, i0)), bi(c.a.ld),
-             at<const complex<R>>(c.b.data, item.b + b_block(c, j0)), bi(c.b.ld), beta, dst,
-             bi(c.c.ld));
-      });
+  run_products(c, true, [&](const Item& item, int64_t j0, int64_t cols) {
+    gemm(CblasColMajor, op(c.a.trans), op(c.b.trans), bi(c.m), bi(cols), bi(c.k), alpha,
+         at<const complex<R>>(c.a.data, item.a), bi(c.a.ld),
+         at<const complex<R>>(c.b.data, item.b + b_columns(c, j0)), bi(c.b.ld), beta,
+         at<complex<R>>(c.c.data, item.c + j0 * c.c.ld), bi(c.c.ld));
+  });
 }
 
 // Adds piece(lo, hi) over fixed pieces of [0, n) in order (add(x, y)), the pieces computed on the
@@ -295,10 +412,14 @@ void complex_gemm(const MatmulCall& c, Gemm gemm) {
 template <class Acc, class Piece, class Add>
 Acc piecewise(int64_t n, int64_t bytes_per_index, const Piece& piece, const Add& add) {
   const int64_t pieces = (n + kDotPiece - 1) / kDotPiece;
-  if (pieces <= 1) return piece(0, n);
+  if (pieces <= 1) {
+    const BlasCall call;
+    return piece(0, n);
+  }
   std::vector<Acc> part(static_cast<size_t>(pieces));
   parallel_for(pieces, std::max<int64_t>(1, grain_for(bytes_per_index) / kDotPiece),
                [&](int64_t lo, int64_t hi) {
+                 const BlasCall call;
                  for (int64_t p = lo; p < hi; ++p) {
                    part[static_cast<size_t>(p)] =
                        piece(p * kDotPiece, std::min(n, (p + 1) * kDotPiece));
@@ -382,7 +503,6 @@ void blas_matmul(const MatmulCall& c) {
     kernels::host::integer_gemm(c);  // no BLAS
     return;
   }
-  blas_ready();
   switch (c.dtype) {
     case DType::F32:
       real_gemm<float>(c, cblas_sgemm);
@@ -430,22 +550,21 @@ size_t blas_scratch_bytes(const DotCall& c) {
   return static_cast<size_t>(bytes);
 }
 
-int blas_calls() {
+int blas_threads() {
+  // As OpenBLAS would choose at its set-up (driver/others/memory.c, blas_get_cpu_number): the first
+  // positive of OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS and OMP_NUM_THREADS, else one per processor
+  // this process may run on; at most that many, and at most 64 (Debian's build, MAX_THREADS).
   static const int n = [] {
-    const char* env = std::getenv("CULUA_HOST_BLAS_CALLS");
-    // Default 1: concurrent serial OpenBLAS 0.3.21 calls (Debian 12) gave different bytes for the
-    // same f64 block products (tests/unit/test_host_pool.cpp's pool-size case failed 6 of 50 runs
-    // with 16, 5 of 50 with 2, 0 of 50 with 1; 2026-11-27): correct results first.
-    if (env == nullptr || *env == 0) return 1;
-    char* end = nullptr;
-    const long v = std::strtol(env, &end, 10);
-    if (*end != 0 || v < 1 || v > kMaxBlasCalls) {
-      fail(ErrorKind::Value,
-           "CULUA_HOST_BLAS_CALLS: cannot use '{}' as the number of concurrent BLAS calls (an "
-           "integer from 1 to {})",
-           env, kMaxBlasCalls);
+    int wanted = 0;
+    for (const char* name : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
+      const char* value = std::getenv(name);
+      if (value != nullptr && std::atoi(value) > 0) {
+        wanted = std::atoi(value);
+        break;
+      }
     }
-    return static_cast<int>(v);
+    const int procs = std::min(std::max(1, openblas_get_num_procs()), 64);
+    return wanted > 0 ? std::min(wanted, procs) : procs;
   }();
   return n;
 }
@@ -455,11 +574,12 @@ std::string blas_library() {
   const size_t name_end = config.find(' ');
   const size_t version_end =
       name_end == std::string::npos ? name_end : config.find(' ', name_end + 1);
-  return config.substr(0, version_end) + ", " + openblas_get_corename() + " kernels";
+  const int threads = blas_threads();
+  return config.substr(0, version_end) + ", " + openblas_get_corename() + " kernels, " +
+         std::to_string(threads) + (threads == 1 ? " thread" : " threads");
 }
 
 void blas_dot(const DotCall& c) {
-  blas_ready();
   switch (c.dtype) {
     case DType::F32:
       *static_cast<float*>(c.result) = real_dot<float>(c, cblas_sdot);

@@ -19,11 +19,13 @@ void blas_dot(const DotCall& c);
 size_t blas_scratch_bytes(const MatmulCall& c);
 size_t blas_scratch_bytes(const DotCall& c);
 
-// Matrix products inside OpenBLAS at once: $CULUA_HOST_BLAS_CALLS (1 to 64), else 16; a bad value
-// raises (checked when cu loads).
-int blas_calls();
+// The threads OpenBLAS runs a large product on (the calling one included): as OpenBLAS chooses,
+// from OPENBLAS_NUM_THREADS (else GOTO_NUM_THREADS, OMP_NUM_THREADS), else one per processor; not
+// the host pool's size (CULUA_HOST_THREADS). They start at the first product that uses them.
+int blas_threads();
 
-// The BLAS library and the kernels it runs, such as "OpenBLAS 0.3.21, SkylakeX kernels".
+// The BLAS library, the kernels and threads it runs, such as
+// "OpenBLAS 0.3.21, SkylakeX kernels, 16 threads".
 std::string blas_library();
 
 }  // namespace culua::detail::host

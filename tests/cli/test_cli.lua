@@ -385,34 +385,46 @@ T.case("host BLAS: kernels from the CPU's features, OPENBLAS_CORETYPE wins and i
   T.truthy(out:find("host BLAS: OpenBLAS [%d.]+, Prescott kernels"), out)
 end)
 
-T.case("CULUA_HOST_BLAS_CALLS caps concurrent OpenBLAS products; a bad value is named before anything runs", function()
-  for _, bad in ipairs({ "0", "many", "-2", "65", "1x" }) do
-    local out, code = run("--backend host -e 'print(\"ran\")'", { env = "CULUA_HOST_BLAS_CALLS=" .. bad })
-    T.eq(code, 1, out)
-    T.truthy(out:find("CULUA_HOST_BLAS_CALLS", 1, true), out)
-    T.truthy(not out:find("ran", 1, true), "refused before the script ran: " .. out)
-  end
-  local script = "local a = cu.arange(600 * 500, \"f64\"):reshape({600, 500}) % 7 "
-    .. "local b = cu.ones({500, 700}, \"f64\") local c = cu.matmul(a, b) "
+T.case("host BLAS: OpenBLAS's threads start at the first product that uses them; exit during one", function()
+  -- The process's threads (Linux) before any product, after a product OpenBLAS runs on the
+  -- calling thread, after one on its threads: OPENBLAS_NUM_THREADS - 1 more, and only then
+  -- (the host pool has no helpers with CULUA_HOST_THREADS=1). The product's bytes do not depend
+  -- on OpenBLAS's threads here (small integers: exact).
+  local script = "local function threads() local f = io.open(\"/proc/self/status\") "
+    .. "local n = f:read(\"a\"):match(\"Threads:%s*(%d+)\") f:close() return tonumber(n) end "
+    .. "local w = cu.ones({4}) + 1 cu.sync() local before = threads() "
+    .. "local s = cu.matmul(cu.ones({40, 40}), cu.ones({40, 40})) cu.sync() local small = threads() "
+    .. "local a = cu.arange(600 * 500, \"f64\"):reshape({600, 500}) % 7 "
+    .. "local b = cu.ones({500, 700}, \"f64\") local c = cu.matmul(a, b) cu.sync() "
     .. "local want = 0 for j = 0, 499 do want = want + (599 * 500 + j) % 7 end "
-    .. "print(c[600][700] == want, c:sum():item())"
+    .. "print(small - before, threads() - before, c[600][700] == want, c:sum():item())"
   local sums = {}
-  for _, n in ipairs({ 1, 3 }) do
-    local out, code = run("--backend host -e '" .. script .. "'", { env = "CULUA_HOST_BLAS_CALLS=" .. n })
+  for _, n in ipairs({ "1", "2", "" }) do
+    local env = (n == "" and "env -u OPENBLAS_NUM_THREADS" or "OPENBLAS_NUM_THREADS=" .. n)
+      .. " CULUA_HOST_THREADS=1"
+    local v = run("--backend host -v -e ''", { env = env })
+    local blas = tonumber(v:match("host BLAS: OpenBLAS [%d.]+, %w+ kernels, (%d+) threads?"))
+    T.truthy(blas, v)
+    if n ~= "" then T.truthy(blas <= tonumber(n), v) end
+    local out, code = run("--backend host -e '" .. script .. "'", { env = env })
     T.eq(code, 0, out)
-    -- (Concurrent calls into Debian's serial OpenBLAS 0.3.21 may print "BLAS : Bad memory
-    -- unallocation!" on stderr, one run in a few on 2 cores: the reason the cap defaults to 1;
-    -- the products here are of small integers, exact whatever the blocks.)
-    local line = out:match("true\t[^\n]*")
-    T.truthy(line, out)
-    sums[#sums + 1] = line
+    local small, big, right, sum = out:match("^(%-?%d+)\t(%-?%d+)\t(%a+)\t([^\n]+)")
+    T.eq(small, "0", "no OpenBLAS thread for a small product: " .. out)
+    T.eq(tonumber(big), blas - 1, "OpenBLAS's threads after a large product: " .. out)
+    T.eq(right, "true", out)
+    sums[#sums + 1] = sum
   end
   T.eq(sums[2], sums[1])
-  -- The largest cap is accepted (not run with products: 64 concurrent OpenBLAS 0.3.21 calls on a
-  -- 16-core machine failed in OpenBLAS, "Bad memory unallocation", 2026-11-29; docs/cli.md).
-  local out, code = run("--backend host -e 'print(\"ran\")'", { env = "CULUA_HOST_BLAS_CALLS=64" })
-  T.eq(code, 0, out)
-  T.truthy(out:find("ran", 1, true), out)
+  T.eq(sums[3], sums[1])
+  -- os.exit while products run on OpenBLAS's threads (40 queued, 2000^3 f64, about 0.3 s each
+  -- on 2 cores, 30 ms on 16): the exit waits for the OpenBLAS call in progress, not for the queue
+  -- (OpenBLAS's own destructor hung under a running product).
+  local out, code, seconds = run_timed("env OPENBLAS_NUM_THREADS=2 " .. shell_quote(exe)
+    .. " --backend host -e 'local a = cu.ones({2000, 2000}, \"f64\") local c = cu.matmul(a, a) cu.sync() "
+    .. "for _ = 1, 40 do cu.matmul(a, a, {out = c}) end "
+    .. "local t = cu.clock{warn = false} while cu.clock{warn = false} - t < 0.3 do end os.exit(3)'", 60)
+  T.eq(code, 3, out)
+  T.truthy(seconds < 30, "exit took " .. seconds .. " s")
 end)
 
 T.case("result and trace files that cannot be written stop the run before it starts", function()

@@ -1748,8 +1748,8 @@ function cu.nanmax(a, opts) end
 function cu.nanmin(a, opts) end
 
 --- The cumulative sum along `axis` (the Array API's cumulative_sum): integers and bool give i64
---- (wrapping), f16/bf16 accumulate in f32. GPU: culua's single-pass scan (CUB's for products,
---- complex numbers and unaligned data). Queued. Also a:cumulative_sum().
+--- (wrapping), f16/bf16 accumulate in f32. GPU: culua's single-pass scan (CUB's for one long
+--- row, products, complex numbers and unaligned data). Queued. Also a:cumulative_sum().
 ---@param a cu.Array
 ---@param opts? cu.ScanOptions
 ---@return cu.Array

@@ -16,7 +16,8 @@
 //
 // The prefix. Totals form a tree of fan-out 32: level 0 holds each tile's total, entry e of level
 // L >= 1 the sum of entries 32e .. 32e + 31 of level L - 1, published by the tile that completes
-// it (the last of the group, which reads the other 31). The tiles before tile t are, level by
+// it (the last of the group, which reads the other 31, as soon as its own total is known: never
+// after its prefix, or each group's totals would wait for the group before). The tiles before tile t are, level by
 // level, the first d_L = (t >> 5L) & 31 entries of t's group at each level, so the look-back
 // reads at most 31 entries per level (all levels in one round trip) and sums them in a fixed
 // order. A tile never waits for another tile's prefix, only for totals, which each tile publishes
@@ -175,6 +176,14 @@ __device__ void sync_data_warps() {
 }
 __device__ void sync_block() {
   asm volatile("barrier.sync 0;" ::: "memory");
+}
+// Barrier 2: the first data warp has the tile's total (it arrives), the look-back warp of a tile
+// that completes a group waits for it (both warps: 64 threads).
+__device__ void arrive_total() {
+  asm volatile("barrier.arrive 2, 64;" ::: "memory");
+}
+__device__ void wait_total() {
+  asm volatile("barrier.sync 2, 64;" ::: "memory");
 }
 
 // --- status entries ---
@@ -397,9 +406,16 @@ __global__ void __launch_bounds__(kBlock)
   }
   const int64_t tile_start = tile * kTile;
 
+  const bool completes_group = st.words && (tile & 31) == 31;
   if (warp == kWarps) {
-    // The look-back warp: the prefix while the data warps load and scan, then the group totals
-    // that this tile completes.
+    // The look-back warp: the group totals that this tile completes, as soon as its total is
+    // known (they must not wait for the tile's prefix: the next group's tiles need them for
+    // theirs, and a chain of prefixes from group to group would serialize the scan), then the
+    // prefix, while the data warps load and scan.
+    if (completes_group) {
+      wait_total();
+      publish_groups<kRows>(st, tile, Part<A>{s_total, s_total_head}, lane);
+    }
     Part<A> prefix = none<A>();
     const bool starts_row = kRows && tile_start % R == 0;  // then the prefix does not matter
     if (st.words && tile > 0 && !starts_row) prefix = tile_prefix<kRows, A>(st, tile, lane);
@@ -408,9 +424,6 @@ __global__ void __launch_bounds__(kBlock)
       s_prefix_head = prefix.head;
     }
     sync_block();
-    if (st.words && (tile & 31) == 31) {
-      publish_groups<kRows>(st, tile, Part<A>{s_total, s_total_head}, lane);
-    }
     return;
   }
 
@@ -507,6 +520,10 @@ __global__ void __launch_bounds__(kBlock)
       if (st.words) publish(st, tile, total);
       s_total = total.v;
       s_total_head = total.head;
+    }
+    if (completes_group) {
+      __syncwarp();
+      arrive_total();
     }
     // each lane overwrites the total that it read itself
     if (lane < kWarps) {

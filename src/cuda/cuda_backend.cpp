@@ -218,13 +218,13 @@ class CudaBackend final : public Backend {
       case Location::Device: {
         // The hot path of every allocation: no device switch is needed to allocate from a pool.
         DeviceState& d = ready_state(device);
+        cudaStream_t s = stream ? cu(*stream) : cu(*default_stream(device));
+        const DeviceScope scope(device, *health_);  // before any call: the caller's context stays
         if (CudaStream* small = small_blocks_of(stream, bytes, device)) {
           if (void* kept = small->take_small(bytes)) return kept;
         }
         // Every small block has its class's size, whichever stream frees it (and keeps it).
         if (bytes > 0 && bytes <= CudaStream::kSmallMax) bytes = CudaStream::small_size(bytes);
-        cudaStream_t s = stream ? cu(*stream) : cu(*default_stream(device));
-        const DeviceScope scope(device, *health_);
         void* p = nullptr;
         CULUA_CUDA_CHECK(*health_, cudaMallocFromPoolAsync(&p, bytes, d.pool.get(), s));
         return p;
@@ -248,9 +248,6 @@ class CudaBackend final : public Backend {
     switch (loc) {
       case Location::Device: {
         if (health_->poisoned.load()) return;  // the context is gone; nothing can be freed
-        if (CudaStream* small = small_blocks_of(stream, bytes, device)) {
-          if (small->keep_small(p, bytes)) return;
-        }
         cudaStream_t s = stream ? cu(*stream) : nullptr;
         if (!s) {
           try {
@@ -259,8 +256,12 @@ class CudaBackend final : public Backend {
             return;
           }
         }
-        const DeviceScope scope(device, std::nothrow);
-        if (scope.ok() && cudaFreeAsync(p, s) != cudaSuccess) cudaGetLastError();
+        const DeviceScope scope(device, std::nothrow);  // before any call (small_blocks_of's too)
+        if (!scope.ok()) return;
+        if (CudaStream* small = small_blocks_of(stream, bytes, device)) {
+          if (small->keep_small(p, bytes)) return;
+        }
+        if (cudaFreeAsync(p, s) != cudaSuccess) cudaGetLastError();
         return;
       }
       case Location::Pinned: {
@@ -638,7 +639,7 @@ class CudaBackend final : public Backend {
   // The stream whose kept small blocks serve (or take back) a device block of `bytes` on
   // `device`: one of this backend's streams of that device, not capturing (a capture records
   // its allocations and frees as graph nodes; one begun outside culua, through the embedding
-  // API's stream, counts too); else null.
+  // API's stream, counts too); else null. The caller holds a DeviceScope for `device`.
   static CudaStream* small_blocks_of(Stream* stream, size_t bytes, int device) {
     if (!stream || bytes == 0 || bytes > CudaStream::kSmallMax || stream->device() != device ||
         stream->capture()) {

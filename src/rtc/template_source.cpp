@@ -57,7 +57,7 @@ ${preamble}
 
 // An operand's pointer parameter as its element type (const for inputs).
 constexpr std::string_view kTypedPointer =
-    R"(${constness}${type}* const culua_${name} = static_cast<${constness}${type}*>(culua_${name}_p);
+    R"(${constness}${type}* const culua_v_${name} = static_cast<${constness}${type}*>(culua_v_${name}_p);
 )";
 
 // One operand of a specialization with its name: inputs in order, then outputs.
@@ -128,11 +128,11 @@ std::string scalar_params(const std::vector<Operand>& ops) {
   for (const Operand& o : ops) {
     if (!o.spec.scalar) continue;
     if (is_complex(o.spec.dtype)) {
-      s += fill(", ${part} culua_${name}_re, ${part} culua_${name}_im",
+      s += fill(", ${part} culua_v_${name}_re, ${part} culua_v_${name}_im",
                 {{"part", o.spec.dtype == DType::C64 ? "float" : "double"}, {"name", o.name}});
     } else {
-      s +=
-          fill(", ${type} culua_${name}_s", {{"type", value_type(o.spec.dtype)}, {"name", o.name}});
+      s += fill(", ${type} culua_v_${name}_s",
+                {{"type", value_type(o.spec.dtype)}, {"name", o.name}});
     }
   }
   return s;
@@ -141,10 +141,10 @@ std::string scalar_params(const std::vector<Operand>& ops) {
 // The value of a scalar input inside the kernel.
 std::string scalar_value(const Operand& o) {
   if (is_complex(o.spec.dtype)) {
-    return fill("${type}(culua_${name}_re, culua_${name}_im)",
+    return fill("${type}(culua_v_${name}_re, culua_v_${name}_im)",
                 {{"type", value_type(o.spec.dtype)}, {"name", o.name}});
   }
-  return fill("culua_${name}_s", {{"name", o.name}});
+  return fill("culua_v_${name}_s", {{"name", o.name}});
 }
 
 // The pointer parameters of the operands that are not scalars, separated by commas (never empty:
@@ -154,7 +154,7 @@ std::string pointer_params(const std::vector<Operand>& ops) {
   for (const Operand& o : ops) {
     if (o.spec.scalar) continue;
     if (!s.empty()) s += ", ";
-    s += fill("void* culua_${name}_p", {{"name", o.name}});
+    s += fill("void* culua_v_${name}_p", {{"name", o.name}});
   }
   return s;
 }
@@ -213,10 +213,11 @@ ${element}
 )";
 
 constexpr std::string_view kChunkLoad =
-    "const ${vec} culua_${name}_in = reinterpret_cast<const ${vec}*>(culua_${name})[culua_c];\n";
-constexpr std::string_view kChunkOutput = "${vec} culua_${name}_out;\n";
+    "const ${vec} culua_v_${name}_in = reinterpret_cast<const "
+    "${vec}*>(culua_v_${name})[culua_c];\n";
+constexpr std::string_view kChunkOutput = "${vec} culua_v_${name}_out;\n";
 constexpr std::string_view kChunkStore =
-    "reinterpret_cast<${vec}*>(culua_${name})[culua_c] = culua_${name}_out;\n";
+    "reinterpret_cast<${vec}*>(culua_v_${name})[culua_c] = culua_v_${name}_out;\n";
 
 // Strided: the flat index decomposed into one coordinate per dimension, innermost first, each
 // moving every array operand's offset by its stride.
@@ -256,7 +257,7 @@ std::string element(const std::vector<Operand>& ops, std::string_view index, Loa
       if (o.spec.scalar) {
         arguments += ", " + scalar_value(o);
       } else if (o.spec.raw) {
-        arguments += fill(", culua_${name}", {{"name", o.name}});
+        arguments += fill(", culua_v_${name}", {{"name", o.name}});
       } else {
         arguments += fill(", culua_value(${at})", {{"at", load(o)}});
       }
@@ -264,11 +265,12 @@ std::string element(const std::vector<Operand>& ops, std::string_view index, Loa
     }
     const std::string type = value_type(o.spec.dtype);
     values += o.spec.load
-                  ? fill("${type} culua_${name}_v = culua_value(${at});\n",
+                  ? fill("${type} culua_v_${name}_v = culua_value(${at});\n",
                          {{"type", type}, {"name", o.name}, {"at", load(o)}})
-                  : fill("${type} culua_${name}_v{};\n", {{"type", type}, {"name", o.name}});
-    arguments += fill(", culua_${name}_v", {{"name", o.name}});
-    stores += fill("culua_store(${at}, culua_${name}_v);\n", {{"at", store(o)}, {"name", o.name}});
+                  : fill("${type} culua_v_${name}_v{};\n", {{"type", type}, {"name", o.name}});
+    arguments += fill(", culua_v_${name}_v", {{"name", o.name}});
+    stores +=
+        fill("culua_store(${at}, culua_v_${name}_v);\n", {{"at", store(o)}, {"name", o.name}});
   }
   return fill(
       kElement,
@@ -291,10 +293,10 @@ std::string vector_loop(const std::vector<Operand>& ops, int vector, const std::
   const std::string chunk_element = element(
       ops, chunk,
       [](const Operand& o) {
-        return fill("culua_${name}_in.v[culua_j]", {{"name", o.name}});
+        return fill("culua_v_${name}_in.v[culua_j]", {{"name", o.name}});
       },
       [](const Operand& o) {
-        return fill("culua_${name}_out.v[culua_j]", {{"name", o.name}});
+        return fill("culua_v_${name}_out.v[culua_j]", {{"name", o.name}});
       });
   return fill(kVectorLoop, {{"vector", vector},
                             {"chunk_loads", loads},
@@ -307,7 +309,7 @@ std::string strided_loop(const std::vector<Operand>& ops, const ElementwiseSpec&
   const char* index = spec.index32 ? "unsigned int" : "culua_index";
   std::string offsets;
   for (const Operand& o : ops) {
-    if (o.array()) offsets += fill("culua_index culua_${name}_o = 0;\n", {{"name", o.name}});
+    if (o.array()) offsets += fill("culua_index culua_v_${name}_o = 0;\n", {{"name", o.name}});
   }
   std::string dimensions;
   for (int d = spec.ndim - 1; d >= 0; --d) {
@@ -316,14 +318,14 @@ std::string strided_loop(const std::vector<Operand>& ops, const ElementwiseSpec&
     std::string steps;
     for (const Operand& o : ops) {
       if (o.array()) {
-        steps += fill("culua_${name}_o += (culua_index)culua_c * culua_${name}_s${d};\n",
+        steps += fill("culua_v_${name}_o += (culua_index)culua_c * culua_v_${name}_s${d};\n",
                       {{"name", o.name}, {"d", d}});
       }
     }
     dimensions += fill(kStridedDimension, {{"coordinate", coordinate}, {"steps", steps}});
   }
   const auto at = [](const Operand& o) {
-    return fill("culua_${name}[culua_${name}_o]", {{"name", o.name}});
+    return fill("culua_v_${name}[culua_v_${name}_o]", {{"name", o.name}});
   };
   return fill(kStridedLoop, {{"index", index},
                              {"offsets", offsets},
@@ -351,7 +353,7 @@ std::string elementwise_source(const TemplateSignature& sig, const ElementwiseSp
   for (const Operand& o : ops) {
     if (!o.array()) continue;
     for (int d = 0; d < spec.ndim; ++d) {
-      strides += fill(", culua_index culua_${name}_s${d}", {{"name", o.name}, {"d", d}});
+      strides += fill(", culua_index culua_v_${name}_s${d}", {{"name", o.name}, {"d", d}});
     }
   }
 
@@ -360,7 +362,7 @@ std::string elementwise_source(const TemplateSignature& sig, const ElementwiseSp
     loop = strided_loop(ops, spec);
   } else {
     const auto at = [](const Operand& o) {
-      return fill("culua_${name}[culua_i]", {{"name", o.name}});
+      return fill("culua_v_${name}[culua_i]", {{"name", o.name}});
     };
     const std::string flat = element(ops, "culua_i", at, at);
     loop = spec.vector > 1 ? vector_loop(ops, spec.vector, flat)
@@ -526,13 +528,13 @@ ${coordinates}
 std::string kept_offsets(const std::vector<Operand>& ops, int kept) {
   std::string bases;
   for (const Operand& o : ops) {
-    if (o.array()) bases += fill("culua_index culua_${name}_base = 0;\n", {{"name", o.name}});
+    if (o.array()) bases += fill("culua_index culua_v_${name}_base = 0;\n", {{"name", o.name}});
   }
   const std::string steps = coordinates("krem", "kd", kept, [&](int d) {
     std::string s;
     for (const Operand& o : ops) {
       if (o.array()) {
-        s += fill("culua_${name}_base += culua_c * culua_${name}_k${d};\n",
+        s += fill("culua_v_${name}_base += culua_c * culua_v_${name}_k${d};\n",
                   {{"name", o.name}, {"d", d}});
       }
     }
@@ -555,17 +557,18 @@ std::string map_element(const std::vector<Operand>& inputs, int reduced) {
     if (o.spec.scalar) {
       arguments += ", " + scalar_value(o);
     } else if (o.spec.raw) {
-      arguments += fill(", culua_${name}", {{"name", o.name}});
+      arguments += fill(", culua_v_${name}", {{"name", o.name}});
     } else {
-      offsets += fill("culua_index culua_${name}_off = culua_${name}_base;\n", {{"name", o.name}});
-      arguments += fill(", culua_value(culua_${name}[culua_${name}_off])", {{"name", o.name}});
+      offsets +=
+          fill("culua_index culua_v_${name}_off = culua_v_${name}_base;\n", {{"name", o.name}});
+      arguments += fill(", culua_value(culua_v_${name}[culua_v_${name}_off])", {{"name", o.name}});
     }
   }
   const std::string steps = coordinates("rrem", "rd", reduced, [&](int d) {
     std::string s;
     for (const Operand& o : inputs) {
       if (o.array()) {
-        s += fill("culua_${name}_off += culua_c * culua_${name}_r${d};\n",
+        s += fill("culua_v_${name}_off += culua_c * culua_v_${name}_r${d};\n",
                   {{"name", o.name}, {"d", d}});
       }
     }
@@ -589,10 +592,10 @@ std::string finish(const std::vector<Operand>& inputs, const std::vector<Operand
     if (o.spec.scalar) arguments += ", " + scalar_value(o);
   }
   for (const Operand& o : outputs) {
-    values += fill("${type} culua_${name}_v{};\n",
+    values += fill("${type} culua_v_${name}_v{};\n",
                    {{"type", value_type(o.spec.dtype)}, {"name", o.name}});
-    arguments += fill(", culua_${name}_v", {{"name", o.name}});
-    stores += fill("culua_store(culua_${name}[culua_${name}_base], culua_${name}_v);\n",
+    arguments += fill(", culua_v_${name}_v", {{"name", o.name}});
+    stores += fill("culua_store(culua_v_${name}[culua_v_${name}_base], culua_v_${name}_v);\n",
                    {{"name", o.name}});
   }
   return fill(kFinish, {{"output_bases", kept_offsets(outputs, kept)},
@@ -633,15 +636,15 @@ std::string reduction_source(const TemplateSignature& sig, const ReductionSpec& 
   for (const Operand& o : inputs) {
     if (!o.array()) continue;
     for (int d = 0; d < K; ++d) {
-      input_strides += fill(", culua_index culua_${name}_k${d}", {{"name", o.name}, {"d", d}});
+      input_strides += fill(", culua_index culua_v_${name}_k${d}", {{"name", o.name}, {"d", d}});
     }
     for (int d = 0; d < R; ++d) {
-      input_strides += fill(", culua_index culua_${name}_r${d}", {{"name", o.name}, {"d", d}});
+      input_strides += fill(", culua_index culua_v_${name}_r${d}", {{"name", o.name}, {"d", d}});
     }
   }
   for (const Operand& o : outputs) {
     for (int d = 0; d < K; ++d) {
-      output_strides += fill(", culua_index culua_${name}_k${d}", {{"name", o.name}, {"d", d}});
+      output_strides += fill(", culua_index culua_v_${name}_k${d}", {{"name", o.name}, {"d", d}});
     }
   }
 

@@ -75,6 +75,22 @@ T.case("repeated calls reuse the plan of the same layout only", function()
   T.eq(f.specializations, 5, "vector, scalar, strided, f64 and scalar-operand specializations")
 end)
 
+-- Operand names that the generated code's own variables once shared (the chunk index culua_c, the
+-- loop's culua_j, culua_first, ...): an output named c was written through the chunk index.
+T.case("operands named like the generated code's variables", function()
+  local f = cu.elementwise("f32 j, f32 first -> f32 c, f32 stride, f32 chunks, f32 index, f32 vec",
+    "c = j + first; stride = j - first; chunks = j * first; index = 2 * j; vec = first")
+  for _, n in ipairs({ 3001, 4096, 5 }) do
+    local x, y = cu.rand(n), cu.rand(n)
+    local c, stride, chunks, index, vec = f(x, y)
+    T.eq(maxdiff(c, x + y), 0, "c, n = " .. n)
+    T.eq(maxdiff(stride, x - y), 0, "stride, n = " .. n)
+    T.eq(maxdiff(chunks, x * y), 0, "chunks, n = " .. n)
+    T.eq(maxdiff(index, x * 2), 0, "index, n = " .. n)
+    T.eq(maxdiff(vec, y), 0, "vec, n = " .. n)
+  end
+end)
+
 T.case("several outputs, out= and in-place updates", function()
   local f = cu.elementwise("f32 x, f32 y -> f32 s, f32 d", "s = x + y; d = x - y")
   local x, y = cu.rand(1000), cu.rand(1000)
@@ -147,12 +163,12 @@ T.case("complex arithmetic and functions equal the built-in operations", functio
       T.truthy(err <= tol, string.format("%s %s: relative error %g", dt, fn, err))
     end
     local real = dt == "c64" and "f32" or "f64"
-    local parts = cu.elementwise(dt .. " x -> " .. real .. " a, " .. real .. " r, " .. real .. " i, " .. real .. " m",
-      "a = abs(x); r = x.real() + real(x); i = x.imag() - imag(x) + arg(x); m = norm(x)")
-    local a, r, i, m = parts(x)
+    local parts = cu.elementwise(dt .. " x -> " .. real .. " a, " .. real .. " r, " .. real .. " g, " .. real .. " m",
+      "a = abs(x); r = x.real() + real(x); g = x.imag() - imag(x) + arg(x); m = norm(x)")
+    local a, r, g, m = parts(x)
     T.truthy(maxdiff(a, cu.abs(x)) <= tol * 4, dt .. " abs")
     T.truthy(maxdiff(r, cu.real(x) * 2) <= tol * 4, dt .. " real")
-    T.truthy(maxdiff(i, cu.atan2(cu.imag(x), cu.real(x))) <= tol * 8, dt .. " arg")
+    T.truthy(maxdiff(g, cu.atan2(cu.imag(x), cu.real(x))) <= tol * 8, dt .. " arg")
     T.truthy(maxdiff(m, cu.real(x) ^ 2 + cu.imag(x) ^ 2) <= tol * 16, dt .. " norm")
     -- pow of a whole exponent is the built-in's repeated product; polar and mixed real operands.
     local misc = cu.elementwise(dt .. " x, " .. real .. " h -> " .. dt .. " p, " .. dt .. " e",

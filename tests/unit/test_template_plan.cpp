@@ -131,7 +131,8 @@ TEST_CASE("template plan: a contiguous elementwise call is vectorized", "[rtc][t
   const std::string src = rtc::elementwise_source(t, plan);
   const rtc::KernelDecl decl = declaration(src, rtc::kElementwiseKernel);
   CHECK(decl.extern_c);
-  CHECK(decl.param_names == std::vector<std::string>{"culua_x_p", "culua_z_p", "culua_s_s", "n"});
+  CHECK(decl.param_names ==
+        std::vector<std::string>{"culua_v_x_p", "culua_v_z_p", "culua_v_s_s", "n"});
   CHECK(decl.param_types == std::vector<std::string>{"void*", "void*", "float", "culua_index"});
   auto k = kernel_of(decl);
   rtc::ArgumentWriter w(*k);

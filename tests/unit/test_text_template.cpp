@@ -105,15 +105,15 @@ y = 2 * x
 ;
 }
 #line 11 "culua_elementwise.cu"
-extern "C" __global__ void culua_elementwise(void* culua_x_p, void* culua_y_p, culua_index n) {
-const float* const culua_x = static_cast<const float*>(culua_x_p);
-float* const culua_y = static_cast<float*>(culua_y_p);
+extern "C" __global__ void culua_elementwise(void* culua_v_x_p, void* culua_v_y_p, culua_index n) {
+const float* const culua_v_x = static_cast<const float*>(culua_v_x_p);
+float* const culua_v_y = static_cast<float*>(culua_v_y_p);
 const culua_index culua_stride = (culua_index)gridDim.x * blockDim.x;
 const culua_index culua_first = (culua_index)blockIdx.x * blockDim.x + threadIdx.x;
 for (culua_index culua_i = culua_first; culua_i < n; culua_i += culua_stride) {
-float culua_y_v{};
-culua_body(culua_i, n, culua_value(culua_x[culua_i]), culua_y_v);
-culua_store(culua_y[culua_i], culua_y_v);
+float culua_v_y_v{};
+culua_body(culua_i, n, culua_value(culua_v_x[culua_i]), culua_v_y_v);
+culua_store(culua_v_y[culua_i], culua_v_y_v);
 }
 }
 )");

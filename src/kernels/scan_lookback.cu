@@ -17,13 +17,13 @@
 // The prefix. Totals form a tree of fan-out 32: level 0 holds each tile's total, entry e of level
 // L >= 1 the sum of entries 32e .. 32e + 31 of level L - 1, published by the tile that completes
 // it (the last of the group, which reads the other 31, as soon as its own total is known: never
-// after its prefix, or each group's totals would wait for the group before). The tiles before tile t are, level by
-// level, the first d_L = (t >> 5L) & 31 entries of t's group at each level, so the look-back
-// reads at most 31 entries per level (all levels in one round trip) and sums them in a fixed
-// order. A tile never waits for another tile's prefix, only for totals, which each tile publishes
-// right after its loads; and every sum is a fixed tree over a fixed set of values, so results are
-// the same bits run to run for a given tile shape, unlike a look-back that stops at the first
-// predecessor whose inclusive prefix happens to be ready (CUB's, whose float results vary).
+// after its prefix, or each group's totals would wait for the group before). The tiles before tile
+// t are, level by level, the first d_L = (t >> 5L) & 31 entries of t's group at each level, so the
+// look-back reads at most 31 entries per level (all levels in one round trip) and sums them in a
+// fixed order. A tile never waits for another tile's prefix, only for totals, which each tile
+// publishes right after its loads; and every sum is a fixed tree over a fixed set of values, so
+// results are the same bits run to run for a given tile shape, unlike a look-back that stops at the
+// first predecessor whose inclusive prefix happens to be ready (CUB's, whose float results vary).
 //
 // Status entries. A 32-bit value is one 64-bit word {marker, value}, a 64-bit value two words,
 // each with a marker and half the value. The marker's valid bit says the word is written (each

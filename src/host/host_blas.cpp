@@ -238,15 +238,19 @@ void with_one_blas_thread(const F& f) {
   const BlasCall call;
   const std::lock_guard<std::mutex> lock(g_threaded);
   const SignalsBlocked blocked;
-  const bool many = g_threads_started && !g_threads_stopped && blas_threads() > 1;
-  if (many) openblas_set_num_threads(1);
-  try {
-    f();
-  } catch (...) {
-    if (many) openblas_set_num_threads(blas_threads());
-    throw;
-  }
-  if (many) openblas_set_num_threads(blas_threads());
+  // OpenBLAS's threads back when f() returns or throws.
+  struct OneThread {
+    bool many = g_threads_started && !g_threads_stopped && blas_threads() > 1;
+    OneThread() {
+      if (many) openblas_set_num_threads(1);
+    }
+    ~OneThread() {
+      if (many) openblas_set_num_threads(blas_threads());
+    }
+    OneThread(const OneThread&) = delete;
+    OneThread& operator=(const OneThread&) = delete;
+  } const one;
+  f();
 }
 
 // One item of a batch: element offsets of A, B and C.
